@@ -1,0 +1,318 @@
+//! The `cgsim assign` wire format (DESIGN.md "Interfaces"): one JSON object per line in, one per
+//! line out. Input members keep their order (it stands for the leader's HashMap insertion order);
+//! unknown top-level keys are ignored because the reference cases carry extra ones.
+
+use super::{
+    by_name, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, RebalanceProtocol, Topic,
+    TopicPartition,
+};
+use crate::java::{string_compare, Uuid};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One parsed input line.
+pub struct AssignCase {
+    pub id: String,
+    pub assignor: &'static dyn Assignor,
+    pub group: GroupSpec,
+    /// Things Kafka would log and carry on with (a subscribed topic missing from metadata).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct RawCase {
+    id: String,
+    assignor: String,
+    topics: Map<String, Value>,
+    #[serde(default)]
+    topic_ids: Option<Map<String, Value>>,
+    #[serde(default)]
+    protocol: Option<String>,
+    members: Vec<RawMember>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMember {
+    member_id: String,
+    #[serde(default)]
+    group_instance_id: Option<String>,
+    topics: Vec<String>,
+    #[serde(default)]
+    owned: Option<Map<String, Value>>,
+    #[serde(default)]
+    generation: Option<i64>,
+}
+
+/// Parses one input line into a case, or says what is wrong with it.
+pub fn parse_case(line: &str) -> Result<AssignCase, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("malformed JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("expected a JSON object".into());
+    }
+    let raw: RawCase = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let id = raw.id;
+    let assignor = by_name(&raw.assignor).map_err(|e| e.0)?;
+
+    let mut topics = Vec::with_capacity(raw.topics.len());
+    for (name, count) in &raw.topics {
+        let partitions = count.as_i64().ok_or_else(|| {
+            format!("topic {name:?}: partition count must be an integer, got {count}")
+        })?;
+        if partitions < 0 {
+            return Err(format!(
+                "topic {name:?}: negative partition count {partitions}"
+            ));
+        }
+        let partitions = i32::try_from(partitions)
+            .map_err(|_| format!("topic {name:?}: partition count {partitions} is too large"))?;
+        topics.push(Topic {
+            name: name.clone(),
+            partitions,
+            id: None,
+        });
+    }
+    topics.sort_by(|a, b| string_compare(&a.name, &b.name));
+    for (name, id) in raw.topic_ids.iter().flatten() {
+        let text = id
+            .as_str()
+            .ok_or_else(|| format!("topic_ids: id of {name:?} must be a string"))?;
+        let uuid = Uuid::parse(text).map_err(|e| format!("topic_ids: {e}"))?;
+        if let Ok(i) = topics.binary_search_by(|t| string_compare(&t.name, name)) {
+            topics[i].id = Some(uuid);
+        }
+    }
+
+    let protocol = match raw.protocol.as_deref() {
+        None => assignor.default_protocol(),
+        Some("eager") => RebalanceProtocol::Eager,
+        Some("cooperative") => RebalanceProtocol::Cooperative,
+        Some(other) => {
+            return Err(format!(
+                "unknown protocol {other:?} (expected \"eager\" or \"cooperative\")"
+            ))
+        }
+    };
+    if !assignor.supported_protocols().contains(&protocol) {
+        return Err(format!(
+            "assignor {:?} does not support the {} protocol",
+            assignor.name(),
+            protocol.name()
+        ));
+    }
+
+    let mut group = GroupSpec {
+        topics,
+        members: Vec::with_capacity(raw.members.len()),
+        protocol,
+    };
+    let mut warnings = Vec::new();
+    let mut seen_ids = BTreeSet::new();
+    for raw_member in raw.members {
+        let member = parse_member(&group, raw_member, &mut warnings)?;
+        if !seen_ids.insert(member.member_id.clone()) {
+            return Err(format!("duplicate member_id {:?}", member.member_id));
+        }
+        group.members.push(member);
+    }
+    Ok(AssignCase {
+        id,
+        assignor,
+        group,
+        warnings,
+    })
+}
+
+fn parse_member(
+    group: &GroupSpec,
+    raw: RawMember,
+    warnings: &mut Vec<String>,
+) -> Result<Member, String> {
+    let who = &raw.member_id;
+    if who.is_empty() {
+        return Err("a member has an empty member_id".into());
+    }
+    let mut subscription = raw.topics;
+    subscription.sort_by(|a, b| string_compare(a, b));
+    subscription.dedup();
+    let mut topics = Vec::with_capacity(subscription.len());
+    for name in &subscription {
+        match group.topic_index(name) {
+            Some(t) => topics.push(t),
+            None => warnings.push(format!(
+                "member {who:?} subscribes to topic {name:?}, which is not in topics: skipped, as \
+                 Kafka skips topics missing from metadata"
+            )),
+        }
+    }
+    let mut owned = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (name, parts) in raw.owned.iter().flatten() {
+        let parts = parts.as_array().ok_or_else(|| {
+            format!("member {who:?}: owned[{name:?}] must be a list of partitions")
+        })?;
+        let topic = group.topic_index(name);
+        for p in parts {
+            let p = p.as_i64().ok_or_else(|| {
+                format!("member {who:?}: owned[{name:?}] holds {p}, not a partition number")
+            })?;
+            let Some(t) = topic else { continue };
+            let count = group.topic(t).partitions;
+            if p < 0 || p >= i64::from(count) {
+                return Err(format!(
+                    "member {who:?}: owns {name}-{p}, but {name:?} has {count} partitions"
+                ));
+            }
+            let tp = TopicPartition::new(t, p as i32);
+            if !seen.insert(tp) {
+                return Err(format!("member {who:?}: owns {name}-{p} twice"));
+            }
+            owned.push(tp);
+        }
+    }
+    let generation = match raw.generation {
+        // Kafka turns a negative generation into Optional.empty().
+        Some(g) if g >= 0 => Some(
+            i32::try_from(g).map_err(|_| format!("member {who:?}: generation {g} is too large"))?,
+        ),
+        _ => None,
+    };
+    Ok(Member {
+        member_id: raw.member_id,
+        group_instance_id: raw.group_instance_id,
+        subscription,
+        topics,
+        owned,
+        generation,
+    })
+}
+
+/// member id -> topic -> partitions: members and topics sorted, partitions ascending, topics
+/// with no partitions left out, every member present.
+pub type NamedAssignment = BTreeMap<String, BTreeMap<String, Vec<i32>>>;
+
+/// Names an assignment; with `skip_empty`, members that get nothing are left out (the
+/// cooperative `withheld`/`revoked`/`added` maps).
+pub fn named_assignment(
+    group: &GroupSpec,
+    parts: &MemberPartitions,
+    skip_empty: bool,
+) -> NamedAssignment {
+    let mut out = BTreeMap::new();
+    for (member, tps) in group.members.iter().zip(parts) {
+        if skip_empty && tps.is_empty() {
+            continue;
+        }
+        let mut topics: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        for tp in tps {
+            topics
+                .entry(group.topic(tp.topic).name.clone())
+                .or_default()
+                .push(tp.partition);
+        }
+        for ps in topics.values_mut() {
+            ps.sort_unstable();
+        }
+        out.insert(member.member_id.clone(), topics);
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct CooperativeOut {
+    added: NamedAssignment,
+    algorithm: &'static str,
+    rejoin_requested_by: Vec<String>,
+    revoked: NamedAssignment,
+    target: NamedAssignment,
+    withheld: NamedAssignment,
+    withheld_count: usize,
+}
+
+// Fields in alphabetical order: the output has sorted keys.
+#[derive(Serialize)]
+struct AssignOut<'a> {
+    assignment: NamedAssignment,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cooperative: Option<CooperativeOut>,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subscription_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unmatched: Option<Vec<i32>>,
+}
+
+/// The output line for a case and its result.
+pub fn render(case: &AssignCase, result: &AssignResult) -> String {
+    let group = &case.group;
+    let cooperative = result.cooperative.as_ref().map(|c| {
+        let mut rejoin: Vec<String> = c
+            .rejoin_requested_by
+            .iter()
+            .map(|&m| group.members[m].member_id.clone())
+            .collect();
+        rejoin.sort();
+        CooperativeOut {
+            added: named_assignment(group, &c.added, true),
+            algorithm: c.algorithm,
+            rejoin_requested_by: rejoin,
+            revoked: named_assignment(group, &c.revoked, true),
+            target: named_assignment(group, &c.target, false),
+            withheld: named_assignment(group, &c.withheld, true),
+            withheld_count: c.withheld.iter().map(Vec::len).sum(),
+        }
+    });
+    let out = AssignOut {
+        assignment: named_assignment(group, &result.assignment, false),
+        cooperative,
+        id: &case.id,
+        protocol: (group.protocol != case.assignor.default_protocol())
+            .then(|| group.protocol.name()),
+        subscription_type: result.subscription_type.map(|s| s.name()),
+        unmatched: result.unmatched.clone(),
+    };
+    serde_json::to_string(&out).expect("assignment output serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_renders_a_range_case() {
+        let line = r#"{"id":"x","assignor":"range","category":"extra","topics":{"t0":3},
+            "members":[{"member_id":"m-2","topics":["t0"]},{"member_id":"m-1","topics":["t0","gone"]}]}"#;
+        let case = parse_case(line).unwrap();
+        assert_eq!(case.warnings.len(), 1);
+        let result = case.assignor.assign(&case.group).unwrap();
+        assert_eq!(
+            render(&case, &result),
+            r#"{"assignment":{"m-1":{"t0":[0,1]},"m-2":{"t0":[2]}},"id":"x"}"#
+        );
+    }
+
+    #[test]
+    fn rejects_bad_input_with_a_reason() {
+        let err = |l: &str| parse_case(l).err().unwrap();
+        assert!(err("{not json").starts_with("malformed JSON"));
+        assert!(
+            err(r#"{"id":"x","assignor":"nope","topics":{},"members":[]}"#)
+                .contains("unknown assignor")
+        );
+        assert!(
+            err(r#"{"id":"x","assignor":"range","topics":{"t":-1},"members":[]}"#)
+                .contains("negative")
+        );
+        let dup = r#"{"id":"x","assignor":"range","topics":{"t":1},"members":[
+            {"member_id":"a","topics":["t"]},{"member_id":"a","topics":["t"]}]}"#;
+        assert!(err(dup).contains("duplicate member_id"));
+        let typo = r#"{"id":"x","assignor":"range","topics":{"t":1},"members":[{"member_id":"a","topcs":["t"]}]}"#;
+        assert!(err(typo).contains("topcs"));
+        let coop =
+            r#"{"id":"x","assignor":"range","protocol":"cooperative","topics":{},"members":[]}"#;
+        assert!(err(coop).contains("does not support"));
+    }
+}

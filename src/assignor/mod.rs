@@ -1,0 +1,360 @@
+//! Partition assignors: pure functions from a group's subscriptions (and previous ownership) to
+//! an assignment, giving exactly what Apache Kafka 4.3.1 gives for the same input.
+//!
+//! One file per assignor; this module holds the shared input/output types, the trait, Kafka's
+//! member ordering and the registry by name. `json` is the `cgsim assign` wire format.
+
+pub mod co_partition;
+pub mod json;
+pub mod range;
+pub mod roundrobin;
+pub mod server_range;
+
+use crate::java::{string_compare, Uuid};
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Index of a topic in [`GroupSpec::topics`] (which is sorted by name, so index order is name
+/// order).
+pub type TopicIdx = u32;
+
+/// A partition of a topic of the group's metadata.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct TopicPartition {
+    pub topic: TopicIdx,
+    pub partition: i32,
+}
+
+impl TopicPartition {
+    pub fn new(topic: TopicIdx, partition: i32) -> Self {
+        TopicPartition { topic, partition }
+    }
+}
+
+/// A topic as the cluster metadata describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topic {
+    pub name: String,
+    pub partitions: i32,
+    /// The topic id, used by the server-side uniform assignor (it orders and hashes topic ids).
+    pub id: Option<Uuid>,
+}
+
+/// The rebalance protocol a client runs (KIP-429).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum RebalanceProtocol {
+    Eager,
+    Cooperative,
+}
+
+impl RebalanceProtocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            RebalanceProtocol::Eager => "eager",
+            RebalanceProtocol::Cooperative => "cooperative",
+        }
+    }
+}
+
+/// One member's subscription as the assignor sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub member_id: String,
+    /// `group.instance.id` of a static member (KIP-345).
+    pub group_instance_id: Option<String>,
+    /// Every subscribed topic name, sorted (Java order) and deduplicated, including topics missing
+    /// from the metadata (the KIP-848 subscription type counts names).
+    pub subscription: Vec<String>,
+    /// The subscribed topics present in the metadata, ascending.
+    pub topics: Vec<TopicIdx>,
+    /// Previous ownership in input order (sticky family: owned partitions; uniform: previous
+    /// target assignment). Partitions of topics missing from the metadata are left out.
+    pub owned: Vec<TopicPartition>,
+    /// Generation of that ownership; `None` for a brand-new member (Kafka's -1).
+    pub generation: Option<i32>,
+}
+
+impl Member {
+    pub fn subscribes(&self, topic: TopicIdx) -> bool {
+        self.topics.binary_search(&topic).is_ok()
+    }
+}
+
+/// The input to one assignor run: metadata, members in the leader's (or broker's) map insertion
+/// order, and the protocol the clients run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupSpec {
+    /// Sorted by name in Java `String` order.
+    pub topics: Vec<Topic>,
+    pub members: Vec<Member>,
+    pub protocol: RebalanceProtocol,
+}
+
+impl GroupSpec {
+    pub fn topic_index(&self, name: &str) -> Option<TopicIdx> {
+        self.topics
+            .binary_search_by(|t| string_compare(&t.name, name))
+            .ok()
+            .map(|i| i as TopicIdx)
+    }
+
+    pub fn topic(&self, idx: TopicIdx) -> &Topic {
+        &self.topics[idx as usize]
+    }
+
+    /// Topics at least one member subscribes to, ascending.
+    pub fn subscribed_topics(&self) -> Vec<TopicIdx> {
+        let mut all: Vec<TopicIdx> = self
+            .members
+            .iter()
+            .flat_map(|m| m.topics.iter().copied())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
+
+/// Per member (indexed like [`GroupSpec::members`]), the partitions it is given.
+pub type MemberPartitions = Vec<Vec<TopicPartition>>;
+
+/// KIP-848 subscription type, as the server-side assignors see it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SubscriptionType {
+    Homogeneous,
+    Heterogeneous,
+}
+
+impl SubscriptionType {
+    /// HOMOGENEOUS iff every subscribed topic name is subscribed by every member
+    /// (`ConsumerGroup.subscriptionType`).
+    pub fn of(group: &GroupSpec) -> SubscriptionType {
+        let first = group.members.first().map(|m| &m.subscription);
+        if group.members.iter().all(|m| Some(&m.subscription) == first) {
+            SubscriptionType::Homogeneous
+        } else {
+            SubscriptionType::Heterogeneous
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SubscriptionType::Homogeneous => "Homogeneous",
+            SubscriptionType::Heterogeneous => "Heterogeneous",
+        }
+    }
+}
+
+/// What cooperative-sticky decided beyond the assignment itself (KIP-429): the full sticky target,
+/// what was withheld because another member still owns it, and what each client revokes and adds.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct CooperativeDetails {
+    /// Which AbstractStickyAssignor builder ran: "constrained" or "general".
+    pub algorithm: &'static str,
+    pub target: MemberPartitions,
+    pub withheld: MemberPartitions,
+    pub revoked: MemberPartitions,
+    pub added: MemberPartitions,
+    /// Member indexes that revoked something and so call `requestRejoin`.
+    pub rejoin_requested_by: Vec<usize>,
+}
+
+/// An assignor's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct AssignResult {
+    pub assignment: MemberPartitions,
+    /// Server-side assignors report the subscription type they ran with.
+    pub subscription_type: Option<SubscriptionType>,
+    pub cooperative: Option<CooperativeDetails>,
+    /// Co-partition: partition indexes that exist in some subscribed topics but not all.
+    pub unmatched: Option<Vec<i32>>,
+}
+
+impl AssignResult {
+    pub fn plain(assignment: MemberPartitions) -> Self {
+        AssignResult {
+            assignment,
+            ..AssignResult::default()
+        }
+    }
+}
+
+/// Why an assignor could not answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssignError(pub String);
+
+impl fmt::Display for AssignError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AssignError {}
+
+/// A partition assignor, selected by name (`partition.assignment.strategy` /
+/// `group.remote.assignor`).
+pub trait Assignor: Sync {
+    /// Kafka's protocol name for it ("range", "cooperative-sticky", "uniform", ...).
+    fn name(&self) -> &'static str;
+    /// Rebalance protocols it supports (`ConsumerPartitionAssignor.supportedProtocols`);
+    /// EAGER-only unless it says otherwise, like Kafka's default.
+    fn supported_protocols(&self) -> &'static [RebalanceProtocol] {
+        &[RebalanceProtocol::Eager]
+    }
+    /// The protocol a client listing only this assignor runs: the highest supported.
+    fn default_protocol(&self) -> RebalanceProtocol {
+        *self
+            .supported_protocols()
+            .iter()
+            .max()
+            .expect("an assignor supports a protocol")
+    }
+    /// KIP-848 server-side assignors run on the broker and report the subscription type.
+    fn is_server_side(&self) -> bool {
+        false
+    }
+    fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError>;
+}
+
+/// Every assignor name `cgsim` knows, built or not.
+pub const ASSIGNOR_NAMES: &[&str] = &[
+    "range",
+    "roundrobin",
+    "sticky",
+    "cooperative-sticky",
+    "uniform",
+    "server-range",
+    "co-partition",
+];
+
+static RANGE: range::RangeAssignor = range::RangeAssignor;
+static ROUNDROBIN: roundrobin::RoundRobinAssignor = roundrobin::RoundRobinAssignor;
+static SERVER_RANGE: server_range::ServerRangeAssignor = server_range::ServerRangeAssignor;
+static CO_PARTITION: co_partition::CoPartitionAssignor = co_partition::CoPartitionAssignor;
+
+/// The assignor of that name, or why there is none.
+pub fn by_name(name: &str) -> Result<&'static dyn Assignor, AssignError> {
+    match name {
+        "range" => Ok(&RANGE),
+        "roundrobin" => Ok(&ROUNDROBIN),
+        "server-range" => Ok(&SERVER_RANGE),
+        "co-partition" => Ok(&CO_PARTITION),
+        "sticky" | "cooperative-sticky" | "uniform" => Err(AssignError(format!(
+            "assignor {name:?} is not supported yet"
+        ))),
+        _ => Err(AssignError(format!(
+            "unknown assignor {name:?} (known: {})",
+            ASSIGNOR_NAMES.join(", ")
+        ))),
+    }
+}
+
+/// `AbstractPartitionAssignor.MemberInfo` order, used by range, roundrobin, server-range and
+/// co-partition: static members first by `group.instance.id`, then the rest by member id, both
+/// in Java `String.compareTo` order. Returns member indexes.
+pub fn member_info_order(members: &[Member]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by(|&a, &b| member_info_cmp(&members[a], &members[b]));
+    order
+}
+
+fn member_info_cmp(a: &Member, b: &Member) -> Ordering {
+    match (&a.group_instance_id, &b.group_instance_id) {
+        (Some(x), Some(y)) => {
+            string_compare(x, y).then_with(|| string_compare(&a.member_id, &b.member_id))
+        }
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => string_compare(&a.member_id, &b.member_id),
+    }
+}
+
+/// Splits `n` partitions over `k` members in order: the first `n % k` take one extra, each a
+/// contiguous range (range and server-range). Returns `(start, count)` for member `i`.
+pub fn contiguous_share(n: i32, k: usize, i: usize) -> (i32, i32) {
+    let k = k as i32;
+    let i = i as i32;
+    let base = n / k;
+    let extra = n % k;
+    let start = base * i + i.min(extra);
+    let count = base + i32::from(i < extra);
+    (start, count)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// A group with the given topics (name, partitions) and members (id, topics).
+    pub fn group(topics: &[(&str, i32)], members: &[(&str, &[&str])]) -> GroupSpec {
+        let mut topics: Vec<Topic> = topics
+            .iter()
+            .map(|(n, p)| Topic {
+                name: n.to_string(),
+                partitions: *p,
+                id: None,
+            })
+            .collect();
+        topics.sort_by(|a, b| string_compare(&a.name, &b.name));
+        let mut spec = GroupSpec {
+            topics,
+            members: vec![],
+            protocol: RebalanceProtocol::Eager,
+        };
+        for (id, subs) in members {
+            let mut subscription: Vec<String> = subs.iter().map(|s| s.to_string()).collect();
+            subscription.sort_by(|a, b| string_compare(a, b));
+            let topics = subscription
+                .iter()
+                .filter_map(|s| spec.topic_index(s))
+                .collect();
+            spec.members.push(Member {
+                member_id: id.to_string(),
+                group_instance_id: None,
+                subscription,
+                topics,
+                owned: vec![],
+                generation: None,
+            });
+        }
+        spec
+    }
+
+    /// Member id -> "topic-partition" strings, sorted, for readable assertions.
+    pub fn named(spec: &GroupSpec, a: &MemberPartitions) -> Vec<(String, Vec<String>)> {
+        spec.members
+            .iter()
+            .zip(a)
+            .map(|(m, parts)| {
+                let mut ps = parts.clone();
+                ps.sort();
+                let names = ps
+                    .iter()
+                    .map(|tp| format!("{}-{}", spec.topic(tp.topic).name, tp.partition))
+                    .collect();
+                (m.member_id.clone(), names)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_share_gives_extras_first() {
+        let shares: Vec<_> = (0..4).map(|i| contiguous_share(10, 4, i)).collect();
+        assert_eq!(shares, [(0, 3), (3, 3), (6, 2), (8, 2)]);
+        assert_eq!(contiguous_share(2, 4, 3), (2, 0));
+    }
+
+    #[test]
+    fn static_members_sort_first() {
+        let mut g =
+            test_support::group(&[("t", 1)], &[("a", &["t"]), ("b", &["t"]), ("c", &["t"])]);
+        g.members[2].group_instance_id = Some("pod-1".into());
+        g.members[1].group_instance_id = Some("pod-0".into());
+        assert_eq!(member_info_order(&g.members), [1, 2, 0]);
+    }
+}

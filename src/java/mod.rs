@@ -1,0 +1,15 @@
+//! Java semantics that decide Kafka's answers: `java.util.HashMap`/`HashSet` iteration order,
+//! the hash codes of the keys Kafka puts in them, `String.compareTo`, and Kafka's `Uuid`.
+//!
+//! Kafka's assignors and group coordinator iterate hash maps, so ties (which member keeps an
+//! extra partition, which topic comes first) follow Java's bucket order. The simulator emulates
+//! that order here, once, instead of pretending the order is free
+//! (../shared/reference/ALGORITHMS.md section 0).
+
+mod hash_code;
+mod hash_map;
+mod uuid;
+
+pub use hash_code::{int_hash, string_compare, string_hash, topic_partition_hash, JavaHash};
+pub use hash_map::{bucket_index, iteration_order, Capacity, JavaHashMap, JavaHashSet};
+pub use uuid::{Uuid, UuidError};

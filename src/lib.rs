@@ -1,0 +1,8 @@
+//! cgsim: a deterministic discrete-event simulator of an Apache Kafka consumer group.
+//!
+//! Data flows one way: scenario -> simulation -> metrics -> report. The assignors and the
+//! partitioner are pure functions usable on their own (`cgsim assign`, `cgsim partition`).
+
+pub mod assignor;
+pub mod java;
+pub mod workload;

@@ -1,0 +1,3 @@
+//! The workload side: how producers place records in partitions.
+
+pub mod partitioner;
