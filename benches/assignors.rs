@@ -1,0 +1,103 @@
+//! Assignor benchmarks on the inputs of `benches/data/` (the reference's large groups, with
+//! Kafka's own timings in benches/data/README.md). Each (input, assignor) pair is parsed once,
+//! its result checked against Kafka's in `expected_sha256.json`, then only the `assign` call is
+//! timed. Assignors not built yet are skipped.
+//!
+//! `cargo bench --bench assignors [FILTER]`; `scripts/bench-table` prints our medians beside
+//! Kafka's.
+
+use cgsim::assignor::json::{named_assignment, parse_case, AssignCase};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use flate2::read::GzDecoder;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::time::Duration;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data");
+
+/// `(sha id, input file stem, assignor)` for every expected result.
+fn bench_inputs() -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(format!("{DATA}/expected_sha256.json"))
+        .expect("expected_sha256.json");
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).expect("valid JSON");
+    entries
+        .iter()
+        .map(|e| {
+            let id = e["id"].as_str().expect("id").to_string();
+            let (stem, assignor) = match id.split_once('/') {
+                Some((stem, a)) => (stem.to_string(), a.to_string()),
+                None => {
+                    let (_, a) = id.split_once("-prev-minus1-").expect("prev-minus1 id");
+                    (id.clone(), a.to_string())
+                }
+            };
+            (id, stem, assignor)
+        })
+        .collect()
+}
+
+fn expected_sha(id: &str) -> String {
+    let text = std::fs::read_to_string(format!("{DATA}/expected_sha256.json"))
+        .expect("expected_sha256.json");
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).expect("valid JSON");
+    entries
+        .iter()
+        .find(|e| e["id"] == id)
+        .and_then(|e| e["sha256"].as_str())
+        .expect("sha for id")
+        .to_string()
+}
+
+fn load(stem: &str, assignor: &str) -> Option<AssignCase> {
+    let mut text = String::new();
+    GzDecoder::new(std::fs::File::open(format!("{DATA}/{stem}.jsonl.gz")).expect("input file"))
+        .read_to_string(&mut text)
+        .expect("gzip");
+    let mut value: serde_json::Value = serde_json::from_str(text.trim()).expect("input JSON");
+    value["assignor"] = serde_json::Value::String(assignor.to_string());
+    parse_case(&value.to_string()).ok()
+}
+
+/// SHA-256 of the canonical assignment (members and topics sorted, compact JSON).
+fn canonical_sha(case: &AssignCase) -> String {
+    let result = case.assignor.assign(&case.group).expect("assign");
+    let named: BTreeMap<_, _> = named_assignment(&case.group, &result.assignment, false);
+    let bytes = serde_json::to_vec(&named).expect("serialize");
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn assignors(c: &mut Criterion) {
+    for (id, stem, assignor) in bench_inputs() {
+        let short = stem.split('-').next().unwrap_or(&stem).to_string();
+        let label = if stem.contains("-prev-minus1-") {
+            format!("{short}-minus1")
+        } else {
+            short
+        };
+        let Some(case) = load(&stem, &assignor) else {
+            eprintln!("skip {id}: assignor {assignor} not built");
+            continue;
+        };
+        assert_eq!(
+            canonical_sha(&case),
+            expected_sha(&id),
+            "{id}: result differs from Kafka's"
+        );
+        let mut group = c.benchmark_group(assignor.clone());
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3));
+        group.bench_function(BenchmarkId::from_parameter(&label), |b| {
+            b.iter(|| case.assignor.assign(&case.group).expect("assign"))
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, assignors);
+criterion_main!(benches);
