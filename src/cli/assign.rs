@@ -45,6 +45,13 @@ pub fn run(file: Option<&Path>) -> ExitCode {
         }
         match case.assignor.assign(&case.group) {
             Ok(result) => {
+                if let Some(unmatched) = result.unmatched.as_ref().filter(|u| !u.is_empty()) {
+                    eprintln!(
+                        "{source}line {n} ({}): warning: partition indexes {unmatched:?} do not \
+                         exist in every subscribed topic: those partitions are not co-partitioned",
+                        case.id
+                    );
+                }
                 if writeln!(out, "{}", render(&case, &result)).is_err() {
                     break;
                 }
