@@ -4,5 +4,12 @@
 //! partitioner are pure functions usable on their own (`cgsim assign`, `cgsim partition`).
 
 pub mod assignor;
+pub mod cluster;
+pub mod engine;
+pub mod group;
 pub mod java;
+pub mod metrics;
+pub mod report;
+pub mod scenario;
+pub mod sim;
 pub mod workload;

@@ -19,6 +19,25 @@ struct Args {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a scenario and print its report.
+    Run {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Overrides the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// A built-in variant (eager, cooperative, consumer) or one the scenario defines.
+        #[arg(long)]
+        variant: Option<String>,
+        /// KEY=VALUE: a dotted path into the scenario and a TOML value (a bare word is a string).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: cli::run::Format,
+        /// Print the event trace (one line per event, simulated time first) before the report.
+        #[arg(long)]
+        trace: bool,
+    },
     /// Run assignors on JSON lines (a file, or stdin): Kafka's exact assignment for each line.
     Assign {
         /// JSON-lines input; stdin when absent.
@@ -40,7 +59,29 @@ enum Command {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // Diagnostics for people, on stderr, with RUST_LOG; nothing asserted depends on them.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     match args.command {
+        Command::Run {
+            scenario,
+            seed,
+            variant,
+            sets,
+            format,
+            trace,
+        } => cli::run::run(
+            &scenario,
+            &cgsim::scenario::LoadOptions {
+                seed,
+                variant,
+                sets,
+            },
+            format,
+            trace,
+        ),
         Command::Assign { file } => cli::assign::run(file.as_deref()),
         Command::Partition {
             partitions,

@@ -97,7 +97,11 @@ fn co_partition_reports_unmatched_indexes() {
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["unmatched"], serde_json::json!([6, 7]));
-    assert!(text(&out.stderr).contains("[6, 7]"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("[6, 7]"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(
         v["assignment"]["pod-1"]["notifications"],
         serde_json::json!([0, 2, 4, 6])

@@ -3,9 +3,11 @@
 
 pub mod assign;
 pub mod partition;
+pub mod run;
 
 use std::process::ExitCode;
 
+pub const EXIT_VIOLATIONS: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
 
 pub fn bad_input() -> ExitCode {

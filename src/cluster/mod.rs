@@ -1,0 +1,55 @@
+//! The cluster: brokers, a leader per partition, the group coordinator's broker, and request
+//! latency. Broker failures come with their own issue; here every broker stays up.
+
+use crate::java::string_hash;
+use crate::scenario::Scenario;
+use crate::sim::rng::Stream;
+use crate::sim::time::Duration;
+
+pub struct Cluster {
+    pub brokers: u32,
+    /// Leader broker of each partition (global partition index).
+    pub leaders: Vec<u32>,
+    /// The `__consumer_offsets` partition the group id hashes to, and its leader: the
+    /// coordinator.
+    pub offsets_partition: u32,
+    pub coordinator_broker: u32,
+    latency_min_us: u64,
+    latency_max_us: u64,
+    latency: Stream,
+}
+
+impl Cluster {
+    pub fn new(scenario: &Scenario, mut placement: Stream, latency: Stream) -> Self {
+        let brokers = scenario.cluster.brokers;
+        // Kafka places a new topic's replicas round-robin from a random starting broker.
+        let mut leaders = Vec::new();
+        for t in &scenario.topics {
+            let start = placement.between(0, u64::from(brokers) - 1) as u32;
+            leaders.extend((0..t.partitions).map(|p| (start + p) % brokers));
+        }
+        // `Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions` (GroupCoordinator
+        // partitionFor); Utils.abs maps Integer.MIN_VALUE to 0.
+        let h = string_hash(&scenario.group.group_id);
+        let abs = if h == i32::MIN { 0 } else { h.unsigned_abs() };
+        let offsets_partition = abs % scenario.cluster.offsets_topic_partitions;
+        let offsets_start = placement.between(0, u64::from(brokers) - 1) as u32;
+        Cluster {
+            brokers,
+            leaders,
+            offsets_partition,
+            coordinator_broker: (offsets_start + offsets_partition) % brokers,
+            latency_min_us: scenario.cluster.latency_min_us,
+            latency_max_us: scenario.cluster.latency_max_us,
+            latency,
+        }
+    }
+
+    /// One-way latency of the next request or response.
+    pub fn one_way(&mut self) -> Duration {
+        Duration::from_micros(
+            self.latency
+                .between(self.latency_min_us, self.latency_max_us),
+        )
+    }
+}

@@ -1,0 +1,249 @@
+//! The event loop: builds the world from a scenario, pops events in (time, sequence) order and
+//! hands each to its owner (coordinator, member, timeline). A thin dispatcher: behaviour lives in
+//! `group/`, accounting in `metrics/`.
+
+use crate::cluster::Cluster;
+use crate::group::coordinator::{CoordTimer, Coordinator};
+use crate::group::member::{ClientTimer, Member};
+use crate::group::messages::{ClientRef, Request, Response};
+use crate::metrics::Metrics;
+use crate::report::Report;
+use crate::scenario::{Action, Scenario};
+use crate::sim::rng::Stream;
+use crate::sim::time::Duration;
+use crate::sim::{EventQueue, RngStreams, SimTime, Trace};
+use crate::workload::producer::Logs;
+
+#[derive(Debug)]
+pub enum Event {
+    /// Timeline entry `i` happens.
+    Timeline(usize),
+    /// A request arrives at the coordinator.
+    AtCoordinator {
+        from: ClientRef,
+        request: Request,
+    },
+    CoordinatorTimer(CoordTimer),
+    /// A response arrives at a member's process.
+    AtClient {
+        to: ClientRef,
+        response: Response,
+    },
+    ClientTimer {
+        to: ClientRef,
+        timer: ClientTimer,
+    },
+    /// The settle bound: the group must be Stable by now.
+    SettleCheck,
+    /// Test-only fault injection: make member `member` claim `partition` without an assignment.
+    #[doc(hidden)]
+    ForceOwnership {
+        member: usize,
+        partition: usize,
+    },
+}
+
+/// Everything the coordinator and members share: the clock and queue, the network, the logs,
+/// the trace and the metrics.
+pub struct Env<'s> {
+    pub scenario: &'s Scenario,
+    pub queue: EventQueue<Event>,
+    pub cluster: Cluster,
+    pub logs: Logs,
+    pub trace: Trace,
+    pub metrics: Metrics,
+    /// Member-id UUIDs (the coordinator's `UUID.randomUUID()`).
+    pub ids: Stream,
+    /// Fetch round trips.
+    pub fetch: Stream,
+    /// `topic-p` for each global partition index.
+    pub partition_names: Vec<String>,
+    pub partition_topic: Vec<usize>,
+}
+
+impl Env<'_> {
+    pub fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    pub fn to_coordinator(&mut self, from: ClientRef, request: Request) {
+        let at = self.now() + self.cluster.one_way();
+        self.queue
+            .schedule(at, Event::AtCoordinator { from, request });
+    }
+
+    pub fn to_client(&mut self, to: ClientRef, response: Response) {
+        let at = self.now() + self.cluster.one_way();
+        self.queue.schedule(at, Event::AtClient { to, response });
+    }
+
+    pub fn log(&mut self, line: String) {
+        let now = self.now();
+        self.trace.record(now, &line);
+    }
+
+    pub fn partition_list(&self, parts: &[usize]) -> String {
+        if parts.is_empty() {
+            return "[]".into();
+        }
+        let names: Vec<&str> = parts
+            .iter()
+            .map(|&p| self.partition_names[p].as_str())
+            .collect();
+        format!("[{}]", names.join(" "))
+    }
+
+    /// Partitions of the topics `topics` subscribes to, ascending.
+    pub fn partitions_of_topics(&self, topics: &[String]) -> Vec<usize> {
+        (0..self.partition_topic.len())
+            .filter(|&p| topics.contains(&self.scenario.topics[self.partition_topic[p]].name))
+            .collect()
+    }
+}
+
+/// Options that do not change what is simulated, only what is kept.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Keep the trace lines (for `--trace`).
+    pub keep_trace: bool,
+}
+
+/// The outcome of a run: its report, and the trace when asked for.
+pub struct RunOutput {
+    pub report: Report,
+    pub trace: Vec<String>,
+    pub events: u64,
+}
+
+/// Runs a scenario to its end.
+pub fn run(scenario: &Scenario, options: RunOptions) -> RunOutput {
+    run_with_faults(scenario, options, &[])
+}
+
+/// Runs with injected faults: `(at_ms, member, partition)` makes a member claim a partition it
+/// was never assigned, to prove the invariant checker catches double ownership.
+#[doc(hidden)]
+pub fn run_with_faults(
+    scenario: &Scenario,
+    options: RunOptions,
+    faults: &[(u64, usize, usize)],
+) -> RunOutput {
+    let streams = RngStreams::new(scenario.seed);
+    let mut partition_names = Vec::new();
+    let mut partition_topic = Vec::new();
+    for (t, topic) in scenario.topics.iter().enumerate() {
+        for p in 0..topic.partitions {
+            partition_names.push(format!("{}-{p}", topic.name));
+            partition_topic.push(t);
+        }
+    }
+    let logs = Logs::new(scenario, &partition_topic);
+    let mut env = Env {
+        scenario,
+        queue: EventQueue::new(),
+        cluster: Cluster::new(
+            scenario,
+            streams.stream("placement"),
+            streams.stream("latency"),
+        ),
+        metrics: Metrics::new(scenario, partition_names.clone()),
+        logs,
+        trace: Trace::new(options.keep_trace),
+        ids: streams.stream("member-ids"),
+        fetch: streams.stream("fetch"),
+        partition_names,
+        partition_topic,
+    };
+    env.log({
+        format!(
+            "run scenario={} seed={} variant={} coordinator=broker-{} (__consumer_offsets-{})",
+            scenario.name,
+            scenario.seed,
+            scenario.variant,
+            env.cluster.coordinator_broker,
+            env.cluster.offsets_partition
+        )
+    });
+
+    let mut coordinator = Coordinator::new(scenario);
+    let mut members: Vec<Member> = scenario
+        .members
+        .iter()
+        .enumerate()
+        .map(|(i, _)| Member::new(i))
+        .collect();
+    for (i, m) in scenario.members.iter().enumerate() {
+        if m.start_ms == Some(0) {
+            members[i].start(&mut env);
+        }
+    }
+    for (i, _) in scenario.timeline.iter().enumerate() {
+        env.queue.schedule(
+            SimTime::from_millis(scenario.timeline[i].at_ms),
+            Event::Timeline(i),
+        );
+    }
+    for &(at, member, partition) in faults {
+        env.queue.schedule(
+            SimTime::from_millis(at),
+            Event::ForceOwnership { member, partition },
+        );
+    }
+    let settle_at = settle_deadline_ms(scenario);
+    if settle_at <= scenario.duration_ms {
+        env.queue
+            .schedule(SimTime::from_millis(settle_at), Event::SettleCheck);
+    }
+    let end = SimTime::from_millis(scenario.duration_ms);
+
+    while let Some(t) = env.queue.peek_time() {
+        if t > end {
+            break;
+        }
+        let (_, event) = env.queue.pop().expect("peeked");
+        match event {
+            Event::Timeline(i) => {
+                let e = &scenario.timeline[i];
+                let m = &mut members[e.member];
+                match e.action {
+                    Action::Join | Action::Restart => m.start(&mut env),
+                    Action::Leave => m.close(&mut env),
+                    Action::Crash => m.crash(&mut env),
+                    Action::Stall => m.stall(&mut env, Duration::from_millis(e.duration_ms)),
+                }
+            }
+            Event::AtCoordinator { from, request } => coordinator.handle(&mut env, from, request),
+            Event::CoordinatorTimer(timer) => coordinator.on_timer(&mut env, timer),
+            Event::AtClient { to, response } => {
+                members[to.member].on_response(&mut env, to, response)
+            }
+            Event::ClientTimer { to, timer } => members[to.member].on_timer(&mut env, to, timer),
+            Event::SettleCheck => {
+                let stable = coordinator.is_stable() && members.iter().all(|m| !m.is_rebalancing());
+                env.metrics
+                    .settle_check(env.queue.now(), stable, coordinator.state_name());
+            }
+            Event::ForceOwnership { member, partition } => {
+                let now = env.now();
+                env.metrics.acquire(now, member, &[partition]);
+            }
+        }
+    }
+    // The run ends at `end`: close open intervals there.
+    let events = env.queue.popped();
+    let digest = env.trace.digest();
+    let report = env.metrics.finish(end, &digest, &env.logs, scenario);
+    RunOutput {
+        report,
+        trace: env.trace.lines().to_vec(),
+        events,
+    }
+}
+
+/// The group must be Stable within rebalance timeout + session timeout after the last timeline
+/// event has ended (DESIGN.md "What counts").
+pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
+    scenario.last_event_end_ms()
+        + scenario.group.max_poll_interval_ms
+        + scenario.group.session_timeout_ms
+}

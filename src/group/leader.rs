@@ -1,0 +1,88 @@
+//! What the elected leader does with the JoinGroup response (`ConsumerCoordinator
+//! .onLeaderElected`): rebuild every member's subscription as the assignor sees it, in the
+//! broker's member order, and run the group's assignor.
+
+use super::messages::JoinedMember;
+use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
+use crate::java::string_compare;
+use crate::scenario::Scenario;
+
+/// The leader's assignment: member id -> global partition indexes.
+pub fn assign(
+    scenario: &Scenario,
+    protocol: &str,
+    client_protocol: RebalanceProtocol,
+    members: &[JoinedMember],
+) -> Result<Vec<(String, Vec<usize>)>, String> {
+    let assignor = by_name(protocol).map_err(|e| e.0)?;
+    // Global partition index of (scenario topic, partition).
+    let mut first_partition = Vec::with_capacity(scenario.topics.len());
+    let mut next = 0usize;
+    for t in &scenario.topics {
+        first_partition.push(next);
+        next += t.partitions as usize;
+    }
+    let mut order: Vec<usize> = (0..scenario.topics.len()).collect();
+    order.sort_by(|&a, &b| string_compare(&scenario.topics[a].name, &scenario.topics[b].name));
+    let topics: Vec<Topic> = order
+        .iter()
+        .map(|&t| Topic {
+            name: scenario.topics[t].name.clone(),
+            partitions: scenario.topics[t].partitions as i32,
+            id: None,
+        })
+        .collect();
+    // Global partition -> (spec topic index, partition).
+    let to_spec = |global: usize| -> TopicPartition {
+        let t = first_partition
+            .iter()
+            .rposition(|&f| f <= global)
+            .expect("partition of some topic");
+        let spec_topic = order.iter().position(|&o| o == t).expect("topic in order") as u32;
+        TopicPartition::new(spec_topic, (global - first_partition[t]) as i32)
+    };
+    let mut group = GroupSpec {
+        topics,
+        members: Vec::with_capacity(members.len()),
+        protocol: client_protocol,
+    };
+    for m in members {
+        let mut subscription = m.subscription.topics.clone();
+        subscription.sort_by(|a, b| string_compare(a, b));
+        let topics = subscription
+            .iter()
+            .filter_map(|s| group.topic_index(s))
+            .collect();
+        // StickyAssignor reads its history from userData (the previous assignment), the
+        // others from ownedPartitions (empty under EAGER).
+        let history = if protocol == "sticky" {
+            &m.subscription.previous_assignment
+        } else {
+            &m.subscription.owned
+        };
+        let mut owned: Vec<TopicPartition> = history.iter().map(|&p| to_spec(p)).collect();
+        owned.sort();
+        group.members.push(Member {
+            member_id: m.member_id.clone(),
+            group_instance_id: m.group_instance_id.clone(),
+            subscription,
+            topics,
+            owned,
+            generation: m.subscription.generation,
+        });
+    }
+    let result = assignor.assign(&group).map_err(|e| e.0)?;
+    Ok(group
+        .members
+        .iter()
+        .zip(result.assignment)
+        .map(|(m, parts)| {
+            let mut global: Vec<usize> = parts
+                .iter()
+                .map(|tp| first_partition[order[tp.topic as usize]] + tp.partition as usize)
+                .collect();
+            global.sort_unstable();
+            (m.member_id.clone(), global)
+        })
+        .collect())
+}

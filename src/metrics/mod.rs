@@ -1,0 +1,642 @@
+//! What a run measured: the record of the truth (who owns which partition, who processes it),
+//! the invariant checker, pauses, rebalances and record accounting. The coordinator and members
+//! report what happened; nothing here feeds back into the simulation.
+//!
+//! Definitions are DESIGN.md's ("What is measured", "What counts"): a member owns a partition
+//! from its assignment until the first of its revoke or lost callback, its crash, or the
+//! coordinator removing it from the group.
+
+mod stats;
+
+pub use stats::{nearest_rank, Summary};
+
+use crate::report::{
+    Formation, Invariants, Lost, Moved, Pauses, RebalanceEntry, Rebalances, Records, Report,
+    ReportMember, Revocations, Violation, Zombie,
+};
+use crate::scenario::Scenario;
+use crate::sim::SimTime;
+use crate::workload::producer::Logs;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a rebalance started (DESIGN.md `rebalances.list[].trigger`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    MemberJoined,
+    MemberLeft,
+    MemberExpired,
+    PollTimeout,
+    FollowUp,
+    SubscriptionChanged,
+    MetadataChanged,
+    MemberRestarted,
+}
+
+impl Trigger {
+    pub fn name(self) -> &'static str {
+        match self {
+            Trigger::MemberJoined => "member_joined",
+            Trigger::MemberLeft => "member_left",
+            Trigger::MemberExpired => "member_expired",
+            Trigger::PollTimeout => "poll_timeout",
+            Trigger::FollowUp => "follow_up",
+            Trigger::SubscriptionChanged => "subscription_changed",
+            Trigger::MetadataChanged => "metadata_changed",
+            Trigger::MemberRestarted => "member_restarted",
+        }
+    }
+}
+
+/// A rebalance from PreparingRebalance until Stable.
+struct Running {
+    generation: i32,
+    trigger: Trigger,
+    member: Option<usize>,
+    start: SimTime,
+    cause: SimTime,
+    join_end: Option<SimTime>,
+    /// Members that owned partitions when it began (stop-the-world counts only them).
+    owners_at_start: BTreeSet<usize>,
+    /// Members in the group when it began.
+    members_at_start: BTreeSet<usize>,
+    revoked_by: BTreeMap<usize, u64>,
+    /// Each partition's last owner when it began, for `moved`.
+    last_owner_at_start: Vec<Option<usize>>,
+}
+
+pub struct Metrics {
+    member_names: Vec<String>,
+    member_ids: Vec<String>,
+    partition_names: Vec<String>,
+    incarnations: Vec<u32>,
+    started_at: Vec<SimTime>,
+    /// When the member last started joining as a new member (no member id).
+    joining_at: Vec<SimTime>,
+    close_requested_at: Vec<Option<SimTime>>,
+    crashed_at: Vec<Option<SimTime>>,
+    stall_started_at: Vec<Option<SimTime>>,
+    stalled_parts: Vec<Vec<usize>>,
+    in_group: Vec<bool>,
+    // Ownership and processing truth, per partition.
+    owner: Vec<Option<usize>>,
+    last_owner: Vec<Option<usize>>,
+    active: Vec<Option<usize>>,
+    unavailable_since: Vec<Option<SimTime>>,
+    unavailable_us: Vec<u64>,
+    // Group history.
+    first_rebalance_start: Option<SimTime>,
+    formation: Option<Formation>,
+    running: Option<Running>,
+    rebalances: Vec<RebalanceEntry>,
+    // Pauses.
+    paused_since: Vec<Option<SimTime>>,
+    stop_the_world_us: Vec<u64>,
+    stopped_members: BTreeSet<usize>,
+    // Counters.
+    revocations_total: u64,
+    revocations_by_staying: u64,
+    revocations_per_member: Vec<u64>,
+    lost_total: u64,
+    lost_by_crash: u64,
+    moved_total: u64,
+    moved_minimum: u64,
+    // Records.
+    accounted_upto: Vec<u64>,
+    processed: u64,
+    processed_twice: u64,
+    skipped: u64,
+    violations: Vec<Violation>,
+    zombies: Vec<Zombie>,
+    settle_checked: bool,
+    errors: Vec<String>,
+}
+
+fn ms(t: SimTime) -> u64 {
+    t.as_millis()
+}
+
+impl Metrics {
+    pub fn new(scenario: &Scenario, partition_names: Vec<String>) -> Self {
+        let n = scenario.members.len();
+        let p = partition_names.len();
+        Metrics {
+            member_names: scenario.members.iter().map(|m| m.name.clone()).collect(),
+            member_ids: vec![String::new(); n],
+            partition_names,
+            incarnations: vec![0; n],
+            started_at: vec![SimTime::ZERO; n],
+            joining_at: vec![SimTime::ZERO; n],
+            close_requested_at: vec![None; n],
+            crashed_at: vec![None; n],
+            stall_started_at: vec![None; n],
+            stalled_parts: vec![Vec::new(); n],
+            in_group: vec![false; n],
+            owner: vec![None; p],
+            last_owner: vec![None; p],
+            active: vec![None; p],
+            unavailable_since: vec![None; p],
+            unavailable_us: vec![0; p],
+            first_rebalance_start: None,
+            formation: None,
+            running: None,
+            rebalances: Vec::new(),
+            paused_since: vec![None; n],
+            stop_the_world_us: vec![0; n],
+            stopped_members: BTreeSet::new(),
+            revocations_total: 0,
+            revocations_by_staying: 0,
+            revocations_per_member: vec![0; n],
+            lost_total: 0,
+            lost_by_crash: 0,
+            moved_total: 0,
+            moved_minimum: 0,
+            accounted_upto: vec![0; p],
+            processed: 0,
+            processed_twice: 0,
+            skipped: 0,
+            violations: Vec::new(),
+            zombies: Vec::new(),
+            settle_checked: false,
+            errors: Vec::new(),
+        }
+    }
+
+    fn formed(&self) -> bool {
+        self.formation.is_some()
+    }
+
+    // ---- Member lifecycle ----
+
+    /// A member's process starts; returns its incarnation number.
+    pub fn process_started(&mut self, now: SimTime, m: usize) -> u32 {
+        self.incarnations[m] += 1;
+        self.started_at[m] = now;
+        self.close_requested_at[m] = None;
+        self.crashed_at[m] = None;
+        self.incarnations[m]
+    }
+
+    /// The member sends a JoinGroup without a member id: it joins as a new member.
+    pub fn joining(&mut self, now: SimTime, m: usize) {
+        self.joining_at[m] = now;
+    }
+
+    pub fn close_requested(&mut self, now: SimTime, m: usize) {
+        self.close_requested_at[m] = Some(now);
+    }
+
+    pub fn process_stopped(&mut self, _now: SimTime, m: usize) {
+        self.paused_since[m] = None;
+    }
+
+    pub fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
+        self.crashed_at[m] = Some(now);
+        self.paused_since[m] = None;
+        if self.formed() {
+            self.lost_by_crash += owned.len() as u64;
+        }
+        for &p in owned {
+            self.release(now, m, p);
+        }
+    }
+
+    pub fn stalled(&mut self, now: SimTime, m: usize, _until: SimTime) {
+        self.stall_started_at[m] = Some(now);
+        let parts: Vec<usize> = (0..self.active.len())
+            .filter(|&p| self.active[p] == Some(m))
+            .collect();
+        for &p in &parts {
+            self.stop_processing(now, p);
+        }
+        self.stalled_parts[m] = parts;
+    }
+
+    pub fn fatal_error(&mut self, now: SimTime, m: usize, what: &str) {
+        self.errors.push(format!(
+            "{} ms: {} failed: {what}",
+            ms(now),
+            self.member_names[m]
+        ));
+    }
+
+    // ---- Coordinator side ----
+
+    pub fn member_added(&mut self, m: usize, member_id: &str) {
+        self.member_ids[m] = member_id.to_string();
+        self.in_group[m] = true;
+    }
+
+    pub fn member_replaced(&mut self, m: usize, member_id: &str) {
+        self.member_added(m, member_id);
+    }
+
+    /// The coordinator removed the member: its ownership ends now.
+    pub fn member_removed(&mut self, now: SimTime, m: usize, member_id: &str) {
+        if self.member_ids[m] == member_id {
+            self.in_group[m] = false;
+        }
+        for p in 0..self.owner.len() {
+            if self.owner[p] == Some(m) {
+                self.release(now, m, p);
+            }
+        }
+        self.paused_since[m] = None;
+    }
+
+    pub fn rebalance_started(
+        &mut self,
+        now: SimTime,
+        generation: i32,
+        trigger: Trigger,
+        member: Option<usize>,
+    ) {
+        if !self.formed() {
+            self.first_rebalance_start.get_or_insert(now);
+            return;
+        }
+        let cause = member.map_or(now, |m| match trigger {
+            Trigger::MemberJoined => self.joining_at[m],
+            Trigger::MemberRestarted => self.started_at[m],
+            Trigger::MemberLeft => self.close_requested_at[m].unwrap_or(now),
+            Trigger::MemberExpired => self.crashed_at[m].unwrap_or(now),
+            Trigger::PollTimeout => self.stall_started_at[m].unwrap_or(now),
+            _ => now,
+        });
+        let owners: BTreeSet<usize> = self.owner.iter().flatten().copied().collect();
+        let members: BTreeSet<usize> = (0..self.in_group.len())
+            .filter(|&m| self.in_group[m])
+            .collect();
+        let (owners_at_start, members_at_start, last_owner_at_start) = match self.running.take() {
+            // Superseded before it was Stable: the pauses it began go on.
+            Some(r) => (
+                r.owners_at_start.union(&owners).copied().collect(),
+                r.members_at_start,
+                r.last_owner_at_start,
+            ),
+            None => (owners, members, self.last_owner.clone()),
+        };
+        self.running = Some(Running {
+            generation,
+            trigger,
+            member,
+            start: now,
+            cause: cause.min(now),
+            join_end: None,
+            owners_at_start,
+            members_at_start,
+            revoked_by: BTreeMap::new(),
+            last_owner_at_start,
+        });
+    }
+
+    pub fn join_completed(&mut self, now: SimTime, generation: i32) {
+        if let Some(r) = self.running.as_mut() {
+            r.generation = generation;
+            r.join_end = Some(now);
+        }
+    }
+
+    pub fn group_stable(&mut self, now: SimTime, generation: i32) {
+        if !self.formed() {
+            let start = self.first_rebalance_start.unwrap_or(now);
+            self.formation = Some(Formation {
+                generation,
+                start_ms: ms(start),
+                end_ms: ms(now),
+                duration_ms: ms(now) - ms(start),
+            });
+            return;
+        }
+        let Some(r) = self.running.take() else {
+            return;
+        };
+        for (&m, &n) in &r.revoked_by {
+            if self.in_group[m] && r.members_at_start.contains(&m) {
+                self.revocations_by_staying += n;
+            }
+        }
+        self.moved_minimum += self.minimum_moves(&r.last_owner_at_start);
+        let join_end = r.join_end.unwrap_or(now);
+        self.rebalances.push(RebalanceEntry {
+            generation,
+            trigger: r.trigger.name().to_string(),
+            member: r.member.map(|m| self.member_names[m].clone()),
+            start_ms: ms(r.start),
+            end_ms: ms(now),
+            duration_ms: ms(now) - ms(r.start),
+            detect_ms: ms(r.start) - ms(r.cause),
+            join_ms: ms(join_end) - ms(r.start),
+            sync_ms: ms(now) - ms(join_end),
+        });
+        self.stopped_members
+            .extend(r.owners_at_start.iter().filter(|&&m| self.in_group[m]));
+    }
+
+    pub fn group_empty(&mut self, _now: SimTime) {
+        self.running = None;
+    }
+
+    /// The fewest owner changes a balanced assignment of every partition over the members now
+    /// in the group needed, given each partition's last owner (identical subscriptions): the
+    /// partitions whose owner is gone, plus what each staying member holds above its quota (the
+    /// larger quotas going to the members that hold the most).
+    fn minimum_moves(&self, last_owner: &[Option<usize>]) -> u64 {
+        let members: Vec<usize> = (0..self.in_group.len())
+            .filter(|&m| self.in_group[m])
+            .collect();
+        if members.is_empty() {
+            return 0;
+        }
+        let total = last_owner.len() as u64;
+        let mut held: Vec<u64> = members
+            .iter()
+            .map(|&m| last_owner.iter().filter(|o| **o == Some(m)).count() as u64)
+            .collect();
+        held.sort_unstable_by(|a, b| b.cmp(a));
+        let n = members.len() as u64;
+        let (base, extra) = (total / n, total % n);
+        let kept: u64 = held
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| h.min(base + u64::from((i as u64) < extra)))
+            .sum();
+        total - kept
+    }
+
+    pub fn offset_regression(&mut self, now: SimTime, p: usize, old: u64, new: u64, m: usize) {
+        self.violations.push(Violation {
+            at_ms: ms(now),
+            kind: "offset_regression".into(),
+            detail: format!(
+                "{} committed {} for {} below the committed {}",
+                self.member_names[m], new, self.partition_names[p], old
+            ),
+        });
+    }
+
+    pub fn settle_check(&mut self, now: SimTime, stable: bool, state: &str) {
+        self.settle_checked = true;
+        if !stable {
+            self.violations.push(Violation {
+                at_ms: ms(now),
+                kind: "not_settled".into(),
+                detail: format!("the group is {state}, not Stable with every member settled"),
+            });
+        }
+    }
+
+    // ---- Member callbacks ----
+
+    /// A member receives partitions (SyncGroup): it owns them from now.
+    pub fn assigned(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        self.acquire(now, m, parts);
+        if parts.is_empty() {
+            self.end_pause(now, m);
+        }
+    }
+
+    /// Ownership starts; a partition still owned by another member is a violation.
+    pub fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        for &p in parts {
+            if let Some(o) = self.owner[p] {
+                if o != m {
+                    self.violations.push(Violation {
+                        at_ms: ms(now),
+                        kind: "double_ownership".into(),
+                        detail: format!(
+                            "{} owned by {} and {}",
+                            self.partition_names[p], self.member_names[o], self.member_names[m]
+                        ),
+                    });
+                }
+            }
+            if self.formed() && self.last_owner[p].is_some_and(|o| o != m) {
+                self.moved_total += 1;
+            }
+            self.owner[p] = Some(m);
+            self.last_owner[p] = Some(m);
+        }
+    }
+
+    pub fn revoked(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        if self.formed() {
+            self.revocations_total += parts.len() as u64;
+            self.revocations_per_member[m] += parts.len() as u64;
+            if let Some(r) = self.running.as_mut() {
+                *r.revoked_by.entry(m).or_default() += parts.len() as u64;
+            }
+        }
+        for &p in parts {
+            self.release(now, m, p);
+        }
+        let owns_nothing = !self.owner.contains(&Some(m));
+        let stops = self
+            .running
+            .as_ref()
+            .is_some_and(|r| r.owners_at_start.contains(&m));
+        if owns_nothing && stops {
+            self.paused_since[m].get_or_insert(now);
+        }
+    }
+
+    pub fn lost(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        if self.formed() {
+            self.lost_total += parts.len() as u64;
+        }
+        for &p in parts {
+            self.release(now, m, p);
+        }
+    }
+
+    /// The member has positions for these partitions and processes them from now.
+    pub fn processing_started(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        for &p in parts {
+            if self.owner[p] == Some(m) {
+                self.start_processing(now, m, p);
+            }
+        }
+        self.end_pause(now, m);
+    }
+
+    /// The stalled poll loop returned.
+    pub fn stall_ended(&mut self, now: SimTime, m: usize) {
+        for p in std::mem::take(&mut self.stalled_parts[m]) {
+            if self.owner[p] == Some(m) {
+                self.start_processing(now, m, p);
+            }
+        }
+    }
+
+    pub fn position_set(&mut self, p: usize, position: u64) {
+        if position > self.accounted_upto[p] {
+            self.skipped += position - self.accounted_upto[p];
+            self.accounted_upto[p] = position;
+        }
+    }
+
+    /// Records `[from, to)` of partition `p` were processed by member `m`.
+    pub fn processed(&mut self, now: SimTime, m: usize, p: usize, from: u64, to: u64) {
+        let n = to - from;
+        self.processed += n;
+        self.processed_twice += self.accounted_upto[p].min(to).saturating_sub(from);
+        self.accounted_upto[p] = self.accounted_upto[p].max(to);
+        if self.owner[p] != Some(m) {
+            self.zombies.push(Zombie {
+                at_ms: ms(now),
+                member: self.member_names[m].clone(),
+                partition: self.partition_names[p].clone(),
+                records: n,
+                owner: self.owner[p].map(|o| self.member_names[o].clone()),
+            });
+        }
+    }
+
+    fn release(&mut self, now: SimTime, m: usize, p: usize) {
+        if self.owner[p] == Some(m) {
+            self.owner[p] = None;
+        }
+        if self.active[p] == Some(m) {
+            self.stop_processing(now, p);
+        }
+    }
+
+    fn stop_processing(&mut self, now: SimTime, p: usize) {
+        self.active[p] = None;
+        if self.formed() {
+            self.unavailable_since[p].get_or_insert(now);
+        }
+    }
+
+    fn start_processing(&mut self, now: SimTime, m: usize, p: usize) {
+        self.active[p] = Some(m);
+        if let Some(since) = self.unavailable_since[p].take() {
+            self.unavailable_us[p] += (now - since).as_micros();
+        }
+    }
+
+    fn end_pause(&mut self, now: SimTime, m: usize) {
+        if let Some(since) = self.paused_since[m].take() {
+            self.stop_the_world_us[m] += (now - since).as_micros();
+        }
+    }
+
+    // ---- The report ----
+
+    pub fn finish(
+        mut self,
+        end: SimTime,
+        digest: &str,
+        logs: &Logs,
+        scenario: &Scenario,
+    ) -> Report {
+        let mut open_at_end = Vec::new();
+        for p in 0..self.unavailable_since.len() {
+            if let Some(since) = self.unavailable_since[p].take() {
+                self.unavailable_us[p] += (end - since).as_micros();
+                open_at_end.push(self.partition_names[p].clone());
+            }
+        }
+        let mut paused_at_end = Vec::new();
+        for m in 0..self.paused_since.len() {
+            if let Some(since) = self.paused_since[m].take() {
+                if self.in_group[m] {
+                    self.stop_the_world_us[m] += (end - since).as_micros();
+                    self.stopped_members.insert(m);
+                    paused_at_end.push(self.member_names[m].clone());
+                }
+            }
+        }
+        let stw: BTreeMap<String, u64> = self
+            .stopped_members
+            .iter()
+            .map(|&m| {
+                (
+                    self.member_names[m].clone(),
+                    self.stop_the_world_us[m] / 1000,
+                )
+            })
+            .collect();
+        let unavailable: BTreeMap<String, u64> = self
+            .partition_names
+            .iter()
+            .zip(&self.unavailable_us)
+            .map(|(n, us)| (n.clone(), us / 1000))
+            .collect();
+        let produced: u64 = (0..logs.partitions())
+            .map(|p| logs.end_offset(p, end))
+            .sum();
+        let unconsumed: u64 = (0..logs.partitions())
+            .map(|p| {
+                logs.end_offset(p, end)
+                    .saturating_sub(self.accounted_upto[p])
+            })
+            .sum();
+        let distinct = self.processed - self.processed_twice;
+        let never = produced.saturating_sub(distinct + self.skipped + unconsumed);
+        let members = scenario
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| ReportMember {
+                name: m.name.clone(),
+                member_id: self.member_ids[i].clone(),
+                assignors: m.assignors.clone(),
+                protocol: m.rebalance_protocol.name().to_string(),
+            })
+            .collect();
+        Report {
+            scenario: scenario.name.clone(),
+            seed: scenario.seed,
+            variant: scenario.variant.clone(),
+            digest: digest.to_string(),
+            duration_ms: scenario.duration_ms,
+            members,
+            formation: self.formation,
+            rebalances: Rebalances {
+                count: self.rebalances.len() as u64,
+                list: self.rebalances,
+            },
+            revocations: Revocations {
+                total: self.revocations_total,
+                by_staying_members: self.revocations_by_staying,
+                per_member: self
+                    .member_names
+                    .iter()
+                    .zip(&self.revocations_per_member)
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(name, &n)| (name.clone(), n))
+                    .collect(),
+            },
+            lost: Lost {
+                total: self.lost_total,
+                by_crash: self.lost_by_crash,
+            },
+            moved: Moved {
+                total: self.moved_total,
+                minimum: self.moved_minimum,
+            },
+            pauses: Pauses {
+                stop_the_world_ms: Summary::of(stw, paused_at_end),
+                unavailable_ms: Summary::of(unavailable, open_at_end),
+            },
+            join: Default::default(),
+            lag: Default::default(),
+            records: Records {
+                produced,
+                written: produced,
+                dropped: 0,
+                processed: self.processed,
+                processed_twice: self.processed_twice,
+                skipped_by_offset_reset: self.skipped,
+                unconsumed_at_end: unconsumed,
+                never_processed: never,
+            },
+            invariants: Invariants {
+                violations: self.violations,
+                zombie_processing: self.zombies,
+                settle_checked: self.settle_checked,
+            },
+            errors: self.errors,
+        }
+    }
+}

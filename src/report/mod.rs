@@ -1,0 +1,198 @@
+//! The run report: the JSON keys of DESIGN.md ("What is measured, and the JSON report") and the
+//! purpose-built text report that snapshots review.
+
+mod text;
+
+pub use text::render_text;
+
+use crate::metrics::Summary;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Report {
+    pub scenario: String,
+    pub seed: u64,
+    pub variant: String,
+    pub digest: String,
+    pub duration_ms: u64,
+    pub members: Vec<ReportMember>,
+    /// The group's first join, until it was first Stable; `null` if it never was.
+    pub formation: Option<Formation>,
+    pub rebalances: Rebalances,
+    pub revocations: Revocations,
+    pub lost: Lost,
+    pub moved: Moved,
+    pub pauses: Pauses,
+    pub join: JoinMetrics,
+    pub lag: Lag,
+    pub records: Records,
+    pub invariants: Invariants,
+    /// Members that failed (e.g. INCONSISTENT_GROUP_PROTOCOL).
+    pub errors: Vec<String>,
+}
+
+impl Report {
+    pub fn has_violations(&self) -> bool {
+        !self.invariants.violations.is_empty()
+    }
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct ReportMember {
+    pub name: String,
+    /// The Kafka member id it had last.
+    pub member_id: String,
+    pub assignors: Vec<String>,
+    /// The client's rebalance protocol (EAGER or COOPERATIVE).
+    pub protocol: String,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Formation {
+    pub generation: i32,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub duration_ms: u64,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Rebalances {
+    pub count: u64,
+    pub list: Vec<RebalanceEntry>,
+}
+
+#[derive(Serialize, Debug, Clone)]
+pub struct RebalanceEntry {
+    pub generation: i32,
+    pub trigger: String,
+    /// The member whose join, leave, expiry... started it.
+    pub member: Option<String>,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    /// PreparingRebalance to Stable = join_ms + sync_ms.
+    pub duration_ms: u64,
+    /// From the cause (a crash, a close, a start, a stall) to PreparingRebalance.
+    pub detect_ms: u64,
+    pub join_ms: u64,
+    pub sync_ms: u64,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Revocations {
+    pub total: u64,
+    pub by_staying_members: u64,
+    pub per_member: BTreeMap<String, u64>,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Lost {
+    pub total: u64,
+    pub by_crash: u64,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Moved {
+    pub total: u64,
+    pub minimum: u64,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Pauses {
+    #[serde(serialize_with = "per_member")]
+    pub stop_the_world_ms: Summary,
+    #[serde(serialize_with = "per_partition")]
+    pub unavailable_ms: Summary,
+}
+
+fn per_member<S: serde::Serializer>(s: &Summary, ser: S) -> Result<S::Ok, S::Error> {
+    summary_with(s, "per_member", "paused_at_end", ser)
+}
+
+fn per_partition<S: serde::Serializer>(s: &Summary, ser: S) -> Result<S::Ok, S::Error> {
+    summary_with(s, "per_partition", "open_at_end", ser)
+}
+
+fn summary_with<S: serde::Serializer>(
+    s: &Summary,
+    per: &'static str,
+    open: &'static str,
+    ser: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = ser.serialize_map(Some(6))?;
+    map.serialize_entry(per, &s.per)?;
+    map.serialize_entry("total", &s.total)?;
+    map.serialize_entry("p50", &s.p50)?;
+    map.serialize_entry("p99", &s.p99)?;
+    map.serialize_entry("max", &s.max)?;
+    map.serialize_entry(open, &s.open_at_end)?;
+    map.end()
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct JoinMisses {
+    pub not_co_located: u64,
+    pub no_price_yet: u64,
+    pub out_of_order: u64,
+    pub restoring: u64,
+    pub state_empty: u64,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p99: u64,
+}
+
+/// The partition-local join (zeros when the scenario has none).
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct JoinMetrics {
+    pub notifications: u64,
+    pub local_hits: u64,
+    pub misses: JoinMisses,
+    pub latency_ms: Percentiles,
+}
+
+/// Consumer lag (filled by the lag issue; empty until then).
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Lag {
+    pub peak: BTreeMap<String, u64>,
+    pub catch_up_ms: Vec<u64>,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Records {
+    pub produced: u64,
+    pub written: u64,
+    pub dropped: u64,
+    pub processed: u64,
+    pub processed_twice: u64,
+    pub skipped_by_offset_reset: u64,
+    pub unconsumed_at_end: u64,
+    pub never_processed: u64,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub at_ms: u64,
+    pub kind: String,
+    pub detail: String,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Zombie {
+    pub at_ms: u64,
+    pub member: String,
+    pub partition: String,
+    pub records: u64,
+    /// Who owned the partition when the zombie's batch finished.
+    pub owner: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Invariants {
+    pub violations: Vec<Violation>,
+    pub zombie_processing: Vec<Zombie>,
+    pub settle_checked: bool,
+}

@@ -1,0 +1,124 @@
+//! The text report: stable order, no host paths or timings, the figures a reviewer reads in a
+//! snapshot diff ("cooperative now revokes 5 instead of 4 on scale-out").
+
+use super::Report;
+use std::fmt::Write;
+
+pub fn render_text(r: &Report) -> String {
+    let mut o = String::new();
+    let w = &mut o;
+    let _ = writeln!(
+        w,
+        "scenario {}  seed {}  variant {}",
+        r.scenario, r.seed, r.variant
+    );
+    let _ = writeln!(w, "digest   {}", r.digest);
+    let _ = writeln!(w, "members");
+    for m in &r.members {
+        let _ = writeln!(
+            w,
+            "  {:<8} {:<11} [{}]  {}",
+            m.name,
+            m.protocol,
+            m.assignors.join(", "),
+            m.member_id
+        );
+    }
+    match &r.formation {
+        Some(f) => {
+            let _ = writeln!(
+                w,
+                "formation: generation {} stable at {} ms ({} ms from the first join)",
+                f.generation, f.end_ms, f.duration_ms
+            );
+        }
+        None => {
+            let _ = writeln!(w, "formation: never stable");
+        }
+    }
+    let _ = writeln!(w, "rebalances after formation: {}", r.rebalances.count);
+    for e in &r.rebalances.list {
+        let _ = writeln!(
+            w,
+            "  gen {:>3}  {:<20} {:<6} start {:>7} ms  end {:>7} ms  took {:>6} ms (join {} + sync {})  detect {} ms",
+            e.generation,
+            e.trigger,
+            e.member.as_deref().unwrap_or("-"),
+            e.start_ms,
+            e.end_ms,
+            e.duration_ms,
+            e.join_ms,
+            e.sync_ms,
+            e.detect_ms
+        );
+    }
+    let _ = writeln!(
+        w,
+        "revocations: {} (by staying members {})",
+        r.revocations.total, r.revocations.by_staying_members
+    );
+    for (m, n) in &r.revocations.per_member {
+        let _ = writeln!(w, "  {m:<8} {n}");
+    }
+    let _ = writeln!(
+        w,
+        "lost: {} (owned by crashed members {})",
+        r.lost.total, r.lost.by_crash
+    );
+    let _ = writeln!(w, "moved: {} (minimum {})", r.moved.total, r.moved.minimum);
+    let s = &r.pauses.stop_the_world_ms;
+    let _ = writeln!(
+        w,
+        "stop-the-world ms: total {} p50 {} p99 {} max {}",
+        s.total, s.p50, s.p99, s.max
+    );
+    for (m, v) in &s.per {
+        let _ = writeln!(w, "  {m:<8} {v}");
+    }
+    let u = &r.pauses.unavailable_ms;
+    let _ = writeln!(
+        w,
+        "partition unavailable ms: total {} p50 {} p99 {} max {}{}",
+        u.total,
+        u.p50,
+        u.p99,
+        u.max,
+        if u.open_at_end.is_empty() {
+            String::new()
+        } else {
+            format!(" (open at end: {})", u.open_at_end.join(" "))
+        }
+    );
+    let rec = &r.records;
+    let _ = writeln!(
+        w,
+        "records: produced {} processed {} twice {} skipped by offset reset {} unconsumed at end {} never processed {}",
+        rec.produced, rec.processed, rec.processed_twice, rec.skipped_by_offset_reset, rec.unconsumed_at_end, rec.never_processed
+    );
+    let inv = &r.invariants;
+    let _ = writeln!(
+        w,
+        "invariants: {} violation(s), {} zombie batch(es), settle checked {}",
+        inv.violations.len(),
+        inv.zombie_processing.len(),
+        inv.settle_checked
+    );
+    for v in &inv.violations {
+        let _ = writeln!(w, "  VIOLATION {} at {} ms: {}", v.kind, v.at_ms, v.detail);
+    }
+    for z in &inv.zombie_processing {
+        let _ = writeln!(
+            w,
+            "  zombie {} processed {} records of {} at {} ms (owner {})",
+            z.member,
+            z.records,
+            z.partition,
+            z.at_ms,
+            z.owner.as_deref().unwrap_or("none")
+        );
+    }
+    for e in &r.errors {
+        let _ = writeln!(w, "error: {e}");
+    }
+    o
+}

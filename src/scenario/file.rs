@@ -1,0 +1,249 @@
+//! The scenario file as written: every key optional except the essentials, Kafka's defaults
+//! everywhere else, unknown keys refused.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub duration_ms: Spanned<u64>,
+    #[serde(default)]
+    pub cluster: ClusterFile,
+    pub topics: Vec<Spanned<TopicFile>>,
+    #[serde(default)]
+    pub group: GroupFile,
+    pub members: Vec<Spanned<MemberFile>>,
+    #[serde(default)]
+    pub producers: Vec<Spanned<ProducerFile>>,
+    #[serde(default)]
+    pub timeline: Vec<Spanned<TimelineFile>>,
+    #[serde(default)]
+    pub variants: BTreeMap<String, Spanned<VariantFile>>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterFile {
+    #[serde(default = "default_brokers")]
+    pub brokers: Spanned<u32>,
+    #[serde(default = "default_latency")]
+    pub request_latency_ms: Spanned<LatencyFile>,
+    /// `offsets.topic.num.partitions` (Kafka default 50).
+    #[serde(default = "default_offsets_partitions")]
+    pub offsets_topic_partitions: u32,
+}
+
+impl Default for ClusterFile {
+    fn default() -> Self {
+        ClusterFile {
+            brokers: default_brokers(),
+            request_latency_ms: default_latency(),
+            offsets_topic_partitions: default_offsets_partitions(),
+        }
+    }
+}
+
+fn default_brokers() -> Spanned<u32> {
+    Spanned::new(0..0, 3)
+}
+
+fn default_offsets_partitions() -> u32 {
+    50
+}
+
+/// One-way latency of a request or response, uniform in `[min, max]` milliseconds (drawn in
+/// microseconds).
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyFile {
+    pub min: u64,
+    pub max: u64,
+}
+
+fn default_latency() -> Spanned<LatencyFile> {
+    Spanned::new(0..0, LatencyFile { min: 1, max: 5 })
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct TopicFile {
+    pub name: String,
+    pub partitions: u32,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// The classic group protocol (JoinGroup/SyncGroup), Kafka's default `group.protocol`.
+    Classic,
+    /// KIP-848's consumer protocol.
+    Consumer,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OffsetResetFile {
+    Earliest,
+    Latest,
+}
+
+/// Group-wide consumer and broker settings, named after Kafka's configs, Kafka's defaults.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct GroupFile {
+    #[serde(default = "default_group_id")]
+    pub group_id: String,
+    #[serde(default = "default_protocol")]
+    pub protocol: Spanned<Protocol>,
+    /// `partition.assignment.strategy`, Kafka's default `[range, cooperative-sticky]`.
+    #[serde(default = "default_assignors")]
+    pub assignors: Spanned<Vec<String>>,
+    #[serde(default = "default_session_timeout")]
+    pub session_timeout_ms: Spanned<u64>,
+    #[serde(default = "default_heartbeat_interval")]
+    pub heartbeat_interval_ms: Spanned<u64>,
+    #[serde(default = "default_max_poll_interval")]
+    pub max_poll_interval_ms: Spanned<u64>,
+    /// Broker: `group.initial.rebalance.delay.ms`.
+    #[serde(default = "default_initial_delay")]
+    pub initial_rebalance_delay_ms: u64,
+    #[serde(default = "default_true")]
+    pub enable_auto_commit: bool,
+    #[serde(default = "default_auto_commit_interval")]
+    pub auto_commit_interval_ms: u64,
+    #[serde(default = "default_offset_reset")]
+    pub auto_offset_reset: OffsetResetFile,
+    #[serde(default = "default_max_poll_records")]
+    pub max_poll_records: Spanned<u64>,
+    /// Application time to process one record (microseconds).
+    #[serde(default)]
+    pub record_processing_us: u64,
+    #[serde(default = "default_fetch_max_wait")]
+    pub fetch_max_wait_ms: u64,
+    #[serde(default = "default_retry_backoff")]
+    pub retry_backoff_ms: u64,
+}
+
+impl Default for GroupFile {
+    fn default() -> Self {
+        toml::from_str("").expect("every group key has a default")
+    }
+}
+
+fn default_group_id() -> String {
+    "cgsim-group".into()
+}
+fn default_protocol() -> Spanned<Protocol> {
+    Spanned::new(0..0, Protocol::Classic)
+}
+fn default_assignors() -> Spanned<Vec<String>> {
+    Spanned::new(0..0, vec!["range".into(), "cooperative-sticky".into()])
+}
+fn default_session_timeout() -> Spanned<u64> {
+    Spanned::new(0..0, 45_000)
+}
+fn default_heartbeat_interval() -> Spanned<u64> {
+    Spanned::new(0..0, 3_000)
+}
+fn default_max_poll_interval() -> Spanned<u64> {
+    Spanned::new(0..0, 300_000)
+}
+fn default_initial_delay() -> u64 {
+    3_000
+}
+fn default_true() -> bool {
+    true
+}
+fn default_auto_commit_interval() -> u64 {
+    5_000
+}
+fn default_offset_reset() -> OffsetResetFile {
+    OffsetResetFile::Latest
+}
+fn default_max_poll_records() -> Spanned<u64> {
+    Spanned::new(0..0, 500)
+}
+fn default_fetch_max_wait() -> u64 {
+    500
+}
+fn default_retry_backoff() -> u64 {
+    100
+}
+
+/// A member, or with `count` a family of members named `name1..nameN`.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct MemberFile {
+    pub name: String,
+    pub count: Option<u32>,
+    pub client_id: Option<String>,
+    pub group_instance_id: Option<String>,
+    /// Overrides the group's `assignors` for this member.
+    pub assignors: Option<Vec<String>>,
+    /// Subscribed topics; every topic when absent.
+    pub topics: Option<Vec<String>>,
+}
+
+/// A constant-rate producer.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct ProducerFile {
+    pub topic: String,
+    pub records_per_sec: u64,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// The member's process starts and joins the group.
+    Join,
+    /// Clean close: revoke, then LeaveGroup (a static member sends none).
+    Leave,
+    /// The process dies: nothing more is sent.
+    Crash,
+    /// A new process for a member that left or crashed.
+    Restart,
+    /// The poll loop is blocked for `duration_ms` (a long batch, a GC pause, a slow call).
+    Stall,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Join => "join",
+            Action::Leave => "leave",
+            Action::Crash => "crash",
+            Action::Restart => "restart",
+            Action::Stall => "stall",
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineFile {
+    pub at_ms: u64,
+    pub action: Action,
+    pub member: String,
+    pub duration_ms: Option<u64>,
+}
+
+/// A named variant: replaces the group's assignor list (and clears members' own lists) and may
+/// set the protocol.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct VariantFile {
+    pub assignors: Option<Vec<String>>,
+    pub protocol: Option<Protocol>,
+}

@@ -1,0 +1,205 @@
+//! Reading a scenario: the file, then `--set` overrides (applied to the TOML document so line
+//! numbers still point into the file), then `--seed` and `--variant`, then validation.
+
+use super::file::ScenarioFile;
+use super::validate::validate;
+use super::Scenario;
+use std::fmt;
+use std::path::Path;
+
+/// What the command line adds to a scenario file.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    pub seed: Option<u64>,
+    pub variant: Option<String>,
+    /// `KEY=VALUE`: a dotted path into the scenario and a TOML value (a bare word is a string).
+    pub sets: Vec<String>,
+}
+
+/// Bad input: which file, which line (when one can be named) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}: line {}: {}", self.file, line, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    load_str(&file, &text, options)
+}
+
+/// Loads a scenario from text; `file` names it in errors.
+pub fn load_str(file: &str, text: &str, options: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    let err = |line: Option<usize>, message: String| ScenarioError {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    let text = apply_sets(text, &options.sets).map_err(|m| err(None, m))?;
+    let parsed: ScenarioFile = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| line_of(&text, s.start));
+        err(line, e.message().trim().to_string())
+    })?;
+    validate(parsed, &text, options).map_err(|(span, message)| {
+        let line = span
+            .filter(|s| !s.is_empty())
+            .map(|s| line_of(&text, s.start));
+        err(line, message)
+    })
+}
+
+/// 1-based line of a byte offset.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Applies `KEY=VALUE` overrides to the TOML document.
+fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
+    if sets.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| format!("not valid TOML: {}", e.message()))?;
+    for set in sets {
+        let (key, raw) = set
+            .split_once('=')
+            .ok_or_else(|| format!("--set {set:?}: expected KEY=VALUE"))?;
+        let value = parse_value(raw.trim());
+        let path: Vec<&str> = key.trim().split('.').collect();
+        if path.iter().any(|p| p.is_empty()) {
+            return Err(format!("--set {set:?}: empty key segment"));
+        }
+        set_path(doc.as_item_mut(), &path, value).map_err(|m| format!("--set {set:?}: {m}"))?;
+    }
+    Ok(doc.to_string())
+}
+
+/// A TOML value, or a bare word taken as a string.
+fn parse_value(raw: &str) -> toml_edit::Value {
+    let doc = format!("v = {raw}");
+    match doc.parse::<toml_edit::DocumentMut>() {
+        Ok(d) => match d.get("v").and_then(|i| i.as_value()) {
+            Some(v) => v.clone(),
+            None => toml_edit::Value::from(raw),
+        },
+        Err(_) => toml_edit::Value::from(raw),
+    }
+}
+
+fn set_path(
+    item: &mut toml_edit::Item,
+    path: &[&str],
+    value: toml_edit::Value,
+) -> Result<(), String> {
+    let (head, rest) = path.split_first().expect("non-empty path");
+    if let Ok(index) = head.parse::<usize>() {
+        let len;
+        let target = match item {
+            toml_edit::Item::ArrayOfTables(a) => {
+                len = a.len();
+                a.get_mut(index).map(|t| t as &mut toml_edit::Table)
+            }
+            _ => {
+                return Err(format!(
+                    "{head:?} indexes something that is not an array of tables"
+                ))
+            }
+        };
+        let table =
+            target.ok_or_else(|| format!("index {index} is out of range (there are {len})"))?;
+        return set_in_table(table, rest, value);
+    }
+    match item {
+        toml_edit::Item::None => {
+            *item = toml_edit::Item::Table(toml_edit::Table::new());
+            set_path(item, path, value)
+        }
+        toml_edit::Item::Table(t) => set_in_table(t, path, value),
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => {
+            if rest.is_empty() {
+                t.insert(*head, value);
+                Ok(())
+            } else {
+                Err(format!(
+                    "{head:?}: nested keys inside an inline table are not supported"
+                ))
+            }
+        }
+        _ => Err(format!("{head:?}: the parent is not a table")),
+    }
+}
+
+fn set_in_table(
+    table: &mut toml_edit::Table,
+    path: &[&str],
+    value: toml_edit::Value,
+) -> Result<(), String> {
+    let Some((head, rest)) = path.split_first() else {
+        return Err("the key names a table, not a value".into());
+    };
+    if rest.is_empty() {
+        table.insert(head, toml_edit::Item::Value(value));
+        return Ok(());
+    }
+    let entry = table.entry(head).or_insert(toml_edit::Item::None);
+    set_path(entry, rest, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_overrides_nested_keys_and_parses_values() {
+        let text = "a = 1\n[group]\nx = 2\n";
+        let out = apply_sets(
+            text,
+            &[
+                "group.x=5".into(),
+                "group.assignors=[\"range\"]".into(),
+                "name=hello".into(),
+            ],
+        )
+        .unwrap();
+        let v: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(v["group"]["x"].as_integer(), Some(5));
+        assert_eq!(v["group"]["assignors"][0].as_str(), Some("range"));
+        assert_eq!(v["name"].as_str(), Some("hello"));
+    }
+
+    #[test]
+    fn set_into_an_array_of_tables() {
+        let text = "[[members]]\nname = \"c\"\n[[members]]\nname = \"d\"\n";
+        let out = apply_sets(text, &["members.1.group_instance_id=pod-1".into()]).unwrap();
+        let v: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(v["members"][1]["group_instance_id"].as_str(), Some("pod-1"));
+        assert!(apply_sets(text, &["members.7.name=x".into()])
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(apply_sets(text, &["nokey".into()])
+            .unwrap_err()
+            .contains("KEY=VALUE"));
+    }
+}

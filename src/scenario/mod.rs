@@ -1,0 +1,114 @@
+//! Scenario files: TOML with snake_case keys and Kafka's defaults, parsed into a raw form
+//! (`file.rs`, `deny_unknown_fields`), overridden (`--set`, `--seed`, `--variant`), then
+//! validated into the typed [`Scenario`] the simulator runs (`validate.rs`). Bad input is an
+//! [`ScenarioError`] naming the file, the line and what is wrong.
+
+mod file;
+mod load;
+mod validate;
+
+pub use file::{Action, Protocol};
+pub use load::{load, load_str, LoadOptions, ScenarioError};
+
+use crate::assignor::RebalanceProtocol;
+
+/// A validated scenario, ready to run.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub variant: String,
+    pub duration_ms: u64,
+    pub cluster: ClusterSpec,
+    pub topics: Vec<TopicSpec>,
+    pub group: GroupSpec,
+    pub members: Vec<MemberSpec>,
+    pub producers: Vec<ProducerSpec>,
+    pub timeline: Vec<TimelineEvent>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClusterSpec {
+    pub brokers: u32,
+    /// One-way request latency, uniform in `[min, max]` microseconds.
+    pub latency_min_us: u64,
+    pub latency_max_us: u64,
+    /// `offsets.topic.num.partitions`: where the group's coordinator lives.
+    pub offsets_topic_partitions: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct TopicSpec {
+    pub name: String,
+    pub partitions: u32,
+}
+
+/// Group-wide settings (Kafka client and broker configs, Kafka's defaults).
+#[derive(Clone, Debug)]
+pub struct GroupSpec {
+    pub group_id: String,
+    pub protocol: Protocol,
+    pub session_timeout_ms: u64,
+    pub heartbeat_interval_ms: u64,
+    pub max_poll_interval_ms: u64,
+    pub initial_rebalance_delay_ms: u64,
+    pub enable_auto_commit: bool,
+    pub auto_commit_interval_ms: u64,
+    pub auto_offset_reset: OffsetReset,
+    pub max_poll_records: u64,
+    pub record_processing_us: u64,
+    pub fetch_max_wait_ms: u64,
+    pub retry_backoff_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffsetReset {
+    Earliest,
+    Latest,
+}
+
+#[derive(Clone, Debug)]
+pub struct MemberSpec {
+    pub name: String,
+    pub client_id: String,
+    pub group_instance_id: Option<String>,
+    /// `partition.assignment.strategy`, in preference order.
+    pub assignors: Vec<String>,
+    /// The client's rebalance protocol: the highest one every listed assignor supports.
+    pub rebalance_protocol: RebalanceProtocol,
+    pub topics: Vec<String>,
+    /// When the member's process starts; `None` until a timeline `join` starts it.
+    pub start_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ProducerSpec {
+    pub topic: usize,
+    pub records_per_sec: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct TimelineEvent {
+    pub at_ms: u64,
+    pub member: usize,
+    pub action: Action,
+    /// For `stall`: how long the poll loop is blocked.
+    pub duration_ms: u64,
+}
+
+impl Scenario {
+    pub fn topic_index(&self, name: &str) -> Option<usize> {
+        self.topics.iter().position(|t| t.name == name)
+    }
+
+    /// When the last timeline event has ended (a stall ends when its poll loop resumes).
+    pub fn last_event_end_ms(&self) -> u64 {
+        self.timeline
+            .iter()
+            .map(|e| e.at_ms + e.duration_ms)
+            .chain(self.members.iter().filter_map(|m| m.start_ms))
+            .max()
+            .unwrap_or(0)
+    }
+}

@@ -1,0 +1,427 @@
+//! From the file as written to the typed scenario: defaults resolved, variant applied, every
+//! cross-reference checked. Errors carry the byte span of the offending entry for its line.
+
+use super::file::{Action, OffsetResetFile, Protocol, ScenarioFile};
+use super::{
+    ClusterSpec, GroupSpec, LoadOptions, MemberSpec, OffsetReset, ProducerSpec, Scenario,
+    TimelineEvent, TopicSpec,
+};
+use crate::assignor::{by_name, RebalanceProtocol};
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+type Invalid = (Option<Range<usize>>, String);
+
+/// Kafka's broker bounds on a classic member's session timeout
+/// (`group.min.session.timeout.ms`, `group.max.session.timeout.ms`).
+const MIN_SESSION_TIMEOUT_MS: u64 = 6_000;
+const MAX_SESSION_TIMEOUT_MS: u64 = 1_800_000;
+
+/// Variants every scenario has (DESIGN.md "Interfaces").
+pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer"];
+
+pub fn validate(
+    file: ScenarioFile,
+    _text: &str,
+    options: &LoadOptions,
+) -> Result<Scenario, Invalid> {
+    let whole = |m: String| -> Invalid { (None, m) };
+    let duration_ms = *file.duration_ms.get_ref();
+    if duration_ms == 0 {
+        return Err((
+            Some(file.duration_ms.span()),
+            "duration_ms must be positive".into(),
+        ));
+    }
+
+    // Topics.
+    let mut topics = Vec::new();
+    for t in &file.topics {
+        let span = Some(t.span());
+        let t = t.get_ref();
+        if t.partitions == 0 {
+            return Err((
+                span,
+                format!("topic {:?}: partitions must be at least 1", t.name),
+            ));
+        }
+        if topics.iter().any(|x: &TopicSpec| x.name == t.name) {
+            return Err((span, format!("topic {:?} is declared twice", t.name)));
+        }
+        topics.push(TopicSpec {
+            name: t.name.clone(),
+            partitions: t.partitions,
+        });
+    }
+    if topics.is_empty() {
+        return Err(whole(
+            "a scenario needs at least one [[topics]] entry".into(),
+        ));
+    }
+
+    // Cluster.
+    let brokers = *file.cluster.brokers.get_ref();
+    if brokers == 0 {
+        return Err((
+            Some(file.cluster.brokers.span()),
+            "cluster.brokers must be at least 1".into(),
+        ));
+    }
+    let latency = *file.cluster.request_latency_ms.get_ref();
+    if latency.min > latency.max {
+        return Err((
+            Some(file.cluster.request_latency_ms.span()),
+            format!(
+                "cluster.request_latency_ms: min {} is above max {}",
+                latency.min, latency.max
+            ),
+        ));
+    }
+    if file.cluster.offsets_topic_partitions == 0 {
+        return Err(whole(
+            "cluster.offsets_topic_partitions must be at least 1".into(),
+        ));
+    }
+
+    // Variant: replaces the group's assignor list and clears members' own lists.
+    let g = &file.group;
+    let mut protocol = *g.protocol.get_ref();
+    let mut group_assignors = g.assignors.get_ref().clone();
+    let mut assignors_span = Some(g.assignors.span());
+    let mut clear_member_assignors = false;
+    let variant = options.variant.clone().unwrap_or_else(|| "default".into());
+    if let Some(name) = &options.variant {
+        if let Some(v) = file.variants.get(name) {
+            assignors_span = Some(v.span());
+            let v = v.get_ref();
+            if let Some(a) = &v.assignors {
+                group_assignors = a.clone();
+                clear_member_assignors = true;
+            }
+            if let Some(p) = v.protocol {
+                protocol = p;
+            }
+        } else {
+            match name.as_str() {
+                "eager" => group_assignors = vec!["range".into()],
+                "cooperative" => group_assignors = vec!["cooperative-sticky".into()],
+                "consumer" => {
+                    protocol = Protocol::Consumer;
+                    group_assignors = vec!["uniform".into()];
+                }
+                _ => {
+                    let mut known: Vec<&str> = BUILT_IN_VARIANTS.to_vec();
+                    known.extend(file.variants.keys().map(String::as_str));
+                    return Err(whole(format!(
+                        "unknown variant {name:?} (this scenario has: {})",
+                        known.join(", ")
+                    )));
+                }
+            }
+            clear_member_assignors = true;
+        }
+    }
+    if protocol == Protocol::Consumer {
+        return Err((
+            Some(g.protocol.span())
+                .filter(|s| !s.is_empty())
+                .or(assignors_span),
+            "the KIP-848 consumer protocol is not supported yet".into(),
+        ));
+    }
+
+    // Group settings.
+    let session = *g.session_timeout_ms.get_ref();
+    if !(MIN_SESSION_TIMEOUT_MS..=MAX_SESSION_TIMEOUT_MS).contains(&session) {
+        return Err((
+            Some(g.session_timeout_ms.span()),
+            format!(
+                "group.session_timeout_ms = {session} is outside the broker's bounds \
+                 [{MIN_SESSION_TIMEOUT_MS}, {MAX_SESSION_TIMEOUT_MS}] (Kafka answers INVALID_SESSION_TIMEOUT)"
+            ),
+        ));
+    }
+    let heartbeat = *g.heartbeat_interval_ms.get_ref();
+    if heartbeat == 0 || heartbeat >= session {
+        return Err((
+            Some(g.heartbeat_interval_ms.span()),
+            format!("group.heartbeat_interval_ms = {heartbeat} must be positive and below session_timeout_ms ({session})"),
+        ));
+    }
+    if *g.max_poll_interval_ms.get_ref() == 0 {
+        return Err((
+            Some(g.max_poll_interval_ms.span()),
+            "group.max_poll_interval_ms must be positive".into(),
+        ));
+    }
+    if *g.max_poll_records.get_ref() == 0 {
+        return Err((
+            Some(g.max_poll_records.span()),
+            "group.max_poll_records must be at least 1".into(),
+        ));
+    }
+    if g.auto_commit_interval_ms == 0 || g.fetch_max_wait_ms == 0 || g.retry_backoff_ms == 0 {
+        return Err(whole(
+            "group.auto_commit_interval_ms, fetch_max_wait_ms and retry_backoff_ms must be positive".into(),
+        ));
+    }
+    let group = GroupSpec {
+        group_id: g.group_id.clone(),
+        protocol,
+        session_timeout_ms: session,
+        heartbeat_interval_ms: heartbeat,
+        max_poll_interval_ms: *g.max_poll_interval_ms.get_ref(),
+        initial_rebalance_delay_ms: g.initial_rebalance_delay_ms,
+        enable_auto_commit: g.enable_auto_commit,
+        auto_commit_interval_ms: g.auto_commit_interval_ms,
+        auto_offset_reset: match g.auto_offset_reset {
+            OffsetResetFile::Earliest => OffsetReset::Earliest,
+            OffsetResetFile::Latest => OffsetReset::Latest,
+        },
+        max_poll_records: *g.max_poll_records.get_ref(),
+        record_processing_us: g.record_processing_us,
+        fetch_max_wait_ms: g.fetch_max_wait_ms,
+        retry_backoff_ms: g.retry_backoff_ms,
+    };
+
+    // Members.
+    let mut members: Vec<MemberSpec> = Vec::new();
+    let mut instance_ids = BTreeSet::new();
+    for entry in &file.members {
+        let span = Some(entry.span());
+        let m = entry.get_ref();
+        let names: Vec<String> = match m.count {
+            None => vec![m.name.clone()],
+            Some(0) => {
+                return Err((
+                    span,
+                    format!("member {:?}: count must be at least 1", m.name),
+                ))
+            }
+            Some(n) => (1..=n).map(|i| format!("{}{i}", m.name)).collect(),
+        };
+        if m.count.is_some() && m.group_instance_id.is_some() {
+            return Err((
+                span,
+                format!(
+                    "member {:?}: a group_instance_id cannot be shared by {} members",
+                    m.name,
+                    names.len()
+                ),
+            ));
+        }
+        let (assignors, a_span) = match (&m.assignors, clear_member_assignors) {
+            (Some(a), false) => (a.clone(), span.clone()),
+            _ => (group_assignors.clone(), assignors_span.clone()),
+        };
+        let rebalance_protocol = client_protocol(&assignors).map_err(|e| (a_span.clone(), e))?;
+        if rebalance_protocol == RebalanceProtocol::Cooperative {
+            return Err((
+                a_span,
+                format!(
+                    "member {:?}: assignors {assignors:?} make the client COOPERATIVE, and cooperative rebalancing \
+                     is not supported yet",
+                    m.name
+                ),
+            ));
+        }
+        let topics_of = match &m.topics {
+            Some(ts) => {
+                for t in ts {
+                    if !topics.iter().any(|x| &x.name == t) {
+                        return Err((
+                            span,
+                            format!("member {:?} subscribes to unknown topic {t:?}", m.name),
+                        ));
+                    }
+                }
+                ts.clone()
+            }
+            None => topics.iter().map(|t| t.name.clone()).collect(),
+        };
+        if let Some(id) = &m.group_instance_id {
+            if !instance_ids.insert(id.clone()) {
+                return Err((span, format!("group_instance_id {id:?} is used twice")));
+            }
+        }
+        for name in names {
+            if members.iter().any(|x| x.name == name) {
+                return Err((span, format!("member {name:?} is declared twice")));
+            }
+            members.push(MemberSpec {
+                client_id: m
+                    .client_id
+                    .clone()
+                    .unwrap_or_else(|| format!("consumer-{}-1", group.group_id)),
+                name,
+                group_instance_id: m.group_instance_id.clone(),
+                assignors: assignors.clone(),
+                rebalance_protocol,
+                topics: topics_of.clone(),
+                start_ms: Some(0),
+            });
+        }
+    }
+    if members.is_empty() {
+        return Err(whole(
+            "a scenario needs at least one [[members]] entry".into(),
+        ));
+    }
+
+    // Producers.
+    let mut producers = Vec::new();
+    for p in &file.producers {
+        let span = Some(p.span());
+        let p = p.get_ref();
+        let topic = topics
+            .iter()
+            .position(|t| t.name == p.topic)
+            .ok_or_else(|| {
+                (
+                    span.clone(),
+                    format!("producer writes to unknown topic {:?}", p.topic),
+                )
+            })?;
+        producers.push(ProducerSpec {
+            topic,
+            records_per_sec: p.records_per_sec,
+        });
+    }
+
+    // Timeline: a member named by a `join` starts then instead of at 0.
+    let mut timeline = Vec::new();
+    for e in &file.timeline {
+        let span = Some(e.span());
+        let e = e.get_ref();
+        let member = members
+            .iter()
+            .position(|m| m.name == e.member)
+            .ok_or_else(|| {
+                (
+                    span.clone(),
+                    format!("timeline: unknown member {:?}", e.member),
+                )
+            })?;
+        if e.at_ms >= duration_ms {
+            return Err((
+                span,
+                format!(
+                    "timeline: at_ms {} is not before duration_ms {duration_ms}",
+                    e.at_ms
+                ),
+            ));
+        }
+        let duration = match (e.action, e.duration_ms) {
+            (Action::Stall, Some(d)) if d > 0 => d,
+            (Action::Stall, _) => {
+                return Err((
+                    span,
+                    "timeline: a stall needs a positive duration_ms".into(),
+                ))
+            }
+            (_, Some(_)) => {
+                return Err((
+                    span,
+                    format!(
+                        "timeline: duration_ms only applies to stall, not {}",
+                        e.action.name()
+                    ),
+                ))
+            }
+            (_, None) => 0,
+        };
+        timeline.push(TimelineEvent {
+            at_ms: e.at_ms,
+            member,
+            action: e.action,
+            duration_ms: duration,
+        });
+    }
+    timeline.sort_by_key(|e| e.at_ms);
+    for e in &timeline {
+        if e.action == Action::Join {
+            let m = &mut members[e.member];
+            if m.start_ms != Some(0)
+                || timeline
+                    .iter()
+                    .any(|x| x.member == e.member && x.at_ms < e.at_ms)
+            {
+                return Err(whole(format!(
+                    "timeline: member {:?} joins more than once (use restart)",
+                    m.name
+                )));
+            }
+            m.start_ms = Some(e.at_ms);
+        }
+    }
+    check_lifecycle(&timeline, &members).map_err(whole)?;
+
+    Ok(Scenario {
+        name: file.name.unwrap_or_else(|| "scenario".into()),
+        description: file.description,
+        seed: options.seed.unwrap_or(file.seed),
+        variant,
+        duration_ms,
+        cluster: ClusterSpec {
+            brokers,
+            latency_min_us: latency.min * 1000,
+            latency_max_us: latency.max * 1000,
+            offsets_topic_partitions: file.cluster.offsets_topic_partitions,
+        },
+        topics,
+        group,
+        members,
+        producers,
+        timeline,
+    })
+}
+
+/// The client's protocol: the highest protocol every listed assignor supports
+/// (`ConsumerCoordinator`), so `[cooperative-sticky, range]` is EAGER.
+fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
+    if assignors.is_empty() {
+        return Err("assignors must list at least one assignor".into());
+    }
+    let mut common = vec![RebalanceProtocol::Eager, RebalanceProtocol::Cooperative];
+    for name in assignors {
+        let a = by_name(name).map_err(|e| format!("assignors: {e}"))?;
+        if a.is_server_side() {
+            return Err(format!(
+                "assignors: {name:?} is a KIP-848 server-side assignor; the classic protocol needs client assignors"
+            ));
+        }
+        common.retain(|p| a.supported_protocols().contains(p));
+    }
+    common
+        .into_iter()
+        .max()
+        .ok_or_else(|| format!("assignors {assignors:?} have no rebalance protocol in common"))
+}
+
+/// Each member's actions must make sense in order: a running member can leave, crash or stall;
+/// only a stopped one can restart.
+fn check_lifecycle(timeline: &[TimelineEvent], members: &[MemberSpec]) -> Result<(), String> {
+    for (i, m) in members.iter().enumerate() {
+        let mut running_from_start = m.start_ms == Some(0);
+        let mut running = running_from_start;
+        for e in timeline.iter().filter(|e| e.member == i) {
+            let ok = match e.action {
+                Action::Join => !running_from_start,
+                Action::Leave | Action::Crash | Action::Stall => running,
+                Action::Restart => !running,
+            };
+            if !ok {
+                return Err(format!(
+                    "timeline: member {:?} cannot {} at {} ms (it is {})",
+                    m.name,
+                    e.action.name(),
+                    e.at_ms,
+                    if running { "running" } else { "not running" }
+                ));
+            }
+            running = !matches!(e.action, Action::Leave | Action::Crash);
+            running_from_start = true;
+        }
+    }
+    Ok(())
+}
