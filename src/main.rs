@@ -37,6 +37,10 @@ enum Command {
         /// Print the event trace (one line per event, simulated time first) before the report.
         #[arg(long)]
         trace: bool,
+        /// Testing the checker: AT_MS:MEMBER:PARTITION makes MEMBER claim PARTITION (`topic-p`)
+        /// at AT_MS without an assignment.
+        #[arg(long, hide = true, value_name = "AT_MS:MEMBER:PARTITION")]
+        inject_double_ownership: Vec<String>,
     },
     /// Run assignors on JSON lines (a file, or stdin): Kafka's exact assignment for each line.
     Assign {
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
             sets,
             format,
             trace,
+            inject_double_ownership,
         } => cli::run::run(
             &scenario,
             &cgsim::scenario::LoadOptions {
@@ -81,6 +86,7 @@ fn main() -> ExitCode {
             },
             format,
             trace,
+            &inject_double_ownership,
         ),
         Command::Assign { file } => cli::assign::run(file.as_deref()),
         Command::Partition {

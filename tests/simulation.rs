@@ -1,0 +1,161 @@
+//! The classic protocol with eager members, end to end: the figures issue 5 asks for, on the
+//! scenarios in `scenarios/` and on small inline ones.
+
+use cgsim::engine::{run, run_with_faults, RunOptions};
+use cgsim::report::Report;
+use cgsim::scenario::{load, load_str, LoadOptions, Scenario};
+use std::path::Path;
+
+fn scenario(file: &str, variant: &str) -> Scenario {
+    let options = LoadOptions {
+        variant: Some(variant.to_string()),
+        ..LoadOptions::default()
+    };
+    load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(file), &options).expect(file)
+}
+
+fn report(s: &Scenario) -> Report {
+    run(s, RunOptions::default()).report
+}
+
+#[test]
+fn eager_scale_out_revokes_everything_once() {
+    let r = report(&scenario("scale-out.toml", "eager"));
+    assert_eq!(r.rebalances.count, 1);
+    assert_eq!(r.rebalances.list[0].trigger, "member_joined");
+    assert_eq!(r.rebalances.list[0].member.as_deref(), Some("c5"));
+    assert_eq!(r.revocations.total, 24);
+    assert_eq!(r.revocations.by_staying_members, 24);
+    let stw = &r.pauses.stop_the_world_ms.per;
+    for m in ["c1", "c2", "c3", "c4"] {
+        assert!(stw.get(m).is_some_and(|&ms| ms > 0), "{m} has no stop-the-world interval: {stw:?}");
+    }
+    // The newcomer was starting, not stopped.
+    assert!(!stw.contains_key("c5"));
+    assert!(r.invariants.violations.is_empty(), "{:?}", r.invariants.violations);
+    assert!(r.invariants.settle_checked);
+    assert_eq!(r.records.never_processed, 0);
+}
+
+#[test]
+fn eager_scale_in_revokes_24_of_which_18_by_staying_members() {
+    let r = report(&scenario("scale-in.toml", "eager"));
+    assert_eq!(r.rebalances.count, 1);
+    assert_eq!(r.rebalances.list[0].trigger, "member_left");
+    assert_eq!(r.revocations.total, 24);
+    assert_eq!(r.revocations.by_staying_members, 18);
+    assert_eq!(r.revocations.per_member.get("c4"), Some(&6));
+    assert!(r.invariants.violations.is_empty());
+}
+
+#[test]
+fn crash_leaves_six_partitions_unavailable_for_about_a_session() {
+    let s = scenario("crash.toml", "eager");
+    let r = report(&s);
+    assert_eq!(r.rebalances.count, 1);
+    assert_eq!(r.rebalances.list[0].trigger, "member_expired");
+    assert_eq!(r.revocations.by_staying_members, 18);
+    assert_eq!(r.lost.by_crash, 6);
+    let session = s.group.session_timeout_ms;
+    let heartbeat = s.group.heartbeat_interval_ms;
+    let (lo, hi) = (session - heartbeat, session + heartbeat + 1000);
+    let long: Vec<(&String, &u64)> = r.pauses.unavailable_ms.per.iter().filter(|(_, &ms)| ms >= lo).collect();
+    assert_eq!(long.len(), 6, "the crashed member's partitions: {long:?}");
+    for (p, &ms) in &long {
+        assert!(ms <= hi, "{p} unavailable {ms} ms, outside [{lo}, {hi}]");
+    }
+    // Detection is the session timeout less the time since the last heartbeat.
+    let detect = r.rebalances.list[0].detect_ms;
+    assert!((lo..=session).contains(&detect), "detect {detect}");
+    assert!(r.invariants.violations.is_empty());
+}
+
+#[test]
+fn slow_member_is_taken_out_by_its_poll_timer_and_finishes_as_a_zombie() {
+    let s = scenario("slow-member.toml", "eager");
+    let r = report(&s);
+    let first = &r.rebalances.list[0];
+    assert_eq!(first.trigger, "poll_timeout");
+    assert_eq!(first.member.as_deref(), Some("c2"));
+    let stall_at = s.timeline[0].at_ms;
+    let left_at = first.start_ms;
+    assert!(
+        left_at >= stall_at + s.group.max_poll_interval_ms && left_at <= stall_at + s.group.max_poll_interval_ms + 1000,
+        "left the group at {left_at} ms"
+    );
+    // Its partitions moved to the others; it lost them when the stall ended, then rejoined.
+    assert!(r.lost.total > 0);
+    assert!(r.rebalances.list.iter().any(|e| e.trigger == "member_joined" && e.member.as_deref() == Some("c2")));
+    assert!(!r.invariants.zombie_processing.is_empty());
+    assert!(r.invariants.zombie_processing.iter().all(|z| z.member == "c2" && z.owner.as_deref() != Some("c2")));
+    assert!(r.invariants.violations.is_empty(), "{:?}", r.invariants.violations);
+    assert!(r.invariants.settle_checked);
+}
+
+const FORMATION: &str = r#"
+duration_ms = 60_000
+[group]
+assignors = ["range"]
+[[topics]]
+name = "t"
+partitions = 4
+"#;
+
+fn formation_end(extra: &str) -> u64 {
+    let s = load_str("inline.toml", &format!("{FORMATION}{extra}"), &LoadOptions::default()).expect("valid");
+    report(&s).formation.expect("formed").end_ms
+}
+
+#[test]
+fn formation_follows_the_initial_rebalance_delay() {
+    // A lone member: one initial delay after it joins (plus request latency).
+    let lone = formation_end("[[members]]\nname = \"c\"\n");
+    assert!((3000..3100).contains(&lone), "{lone}");
+    // A second member within the window pushes completion to two delays.
+    let two = formation_end("[[members]]\nname = \"c\"\ncount = 2\n");
+    assert!((6000..6100).contains(&two), "{two}");
+    // Capped by the rebalance timeout (max.poll.interval.ms): 3000 + min(3000, 4000 - 3000).
+    let s = load_str(
+        "inline.toml",
+        &format!("{FORMATION}[[members]]\nname = \"c\"\ncount = 3\n").replace("[group]\n", "[group]\nmax_poll_interval_ms = 4000\n"),
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let end = report(&s).formation.unwrap().end_ms;
+    assert!((4000..4100).contains(&end), "{end}");
+}
+
+#[test]
+fn every_scenario_is_deterministic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for path in files {
+        let s = load(&path, &LoadOptions { variant: Some("eager".into()), ..Default::default() }).unwrap();
+        let a = run(&s, RunOptions { keep_trace: true });
+        let b = run(&s, RunOptions { keep_trace: true });
+        assert_eq!(a.report.digest, b.report.digest, "{}", path.display());
+        assert_eq!(a.trace, b.trace);
+        assert_eq!(
+            serde_json::to_string(&a.report).unwrap(),
+            serde_json::to_string(&b.report).unwrap(),
+            "{}",
+            path.display()
+        );
+        let mut other = s.clone();
+        other.seed += 1;
+        assert_ne!(run(&other, RunOptions::default()).report.digest, a.report.digest, "{}", path.display());
+    }
+}
+
+#[test]
+fn forced_double_ownership_is_a_violation() {
+    let s = scenario("scale-out.toml", "eager");
+    // At 30 s every original member claims partition 0 without an assignment: three of them
+    // take it from its owner.
+    let faults: Vec<(u64, usize, usize)> = (0..4).map(|m| (30_000, m, 0)).collect();
+    let out = run_with_faults(&s, RunOptions::default(), &faults);
+    let v = &out.report.invariants.violations;
+    assert!(v.iter().any(|v| v.kind == "double_ownership" && v.at_ms == 30_000), "{v:?}");
+    assert!(out.report.has_violations());
+}
