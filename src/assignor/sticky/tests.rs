@@ -1,0 +1,2 @@
+use super::super::test_support::{group, named};
+use super::*;
