@@ -9,6 +9,7 @@ pub mod json;
 pub mod range;
 pub mod roundrobin;
 pub mod server_range;
+pub mod uniform;
 
 use crate::java::{string_compare, Uuid};
 use std::cmp::Ordering;
@@ -231,6 +232,7 @@ static RANGE: range::RangeAssignor = range::RangeAssignor;
 static ROUNDROBIN: roundrobin::RoundRobinAssignor = roundrobin::RoundRobinAssignor;
 static SERVER_RANGE: server_range::ServerRangeAssignor = server_range::ServerRangeAssignor;
 static CO_PARTITION: co_partition::CoPartitionAssignor = co_partition::CoPartitionAssignor;
+static UNIFORM: uniform::UniformAssignor = uniform::UniformAssignor;
 
 /// The assignor of that name, or why there is none.
 pub fn by_name(name: &str) -> Result<&'static dyn Assignor, AssignError> {
@@ -239,7 +241,8 @@ pub fn by_name(name: &str) -> Result<&'static dyn Assignor, AssignError> {
         "roundrobin" => Ok(&ROUNDROBIN),
         "server-range" => Ok(&SERVER_RANGE),
         "co-partition" => Ok(&CO_PARTITION),
-        "sticky" | "cooperative-sticky" | "uniform" => Err(AssignError(format!(
+        "uniform" => Ok(&UNIFORM),
+        "sticky" | "cooperative-sticky" => Err(AssignError(format!(
             "assignor {name:?} is not supported yet"
         ))),
         _ => Err(AssignError(format!(

@@ -1,0 +1,1 @@
+//! Unit tests for the orders the uniform assignor inherits from Kafka's Java collections.
