@@ -10,6 +10,7 @@ pub mod range;
 pub mod roundrobin;
 pub mod server_range;
 pub mod sticky;
+pub mod uniform;
 
 use crate::java::{string_compare, Uuid};
 use std::cmp::Ordering;
@@ -234,6 +235,7 @@ static SERVER_RANGE: server_range::ServerRangeAssignor = server_range::ServerRan
 static CO_PARTITION: co_partition::CoPartitionAssignor = co_partition::CoPartitionAssignor;
 static STICKY: sticky::StickyAssignor = sticky::StickyAssignor;
 static COOPERATIVE_STICKY: sticky::CooperativeStickyAssignor = sticky::CooperativeStickyAssignor;
+static UNIFORM: uniform::UniformAssignor = uniform::UniformAssignor;
 
 /// The assignor of that name, or why there is none.
 pub fn by_name(name: &str) -> Result<&'static dyn Assignor, AssignError> {
@@ -244,9 +246,7 @@ pub fn by_name(name: &str) -> Result<&'static dyn Assignor, AssignError> {
         "co-partition" => Ok(&CO_PARTITION),
         "sticky" => Ok(&STICKY),
         "cooperative-sticky" => Ok(&COOPERATIVE_STICKY),
-        "uniform" => Err(AssignError(format!(
-            "assignor {name:?} is not supported yet"
-        ))),
+        "uniform" => Ok(&UNIFORM),
         _ => Err(AssignError(format!(
             "unknown assignor {name:?} (known: {})",
             ASSIGNOR_NAMES.join(", ")

@@ -1,0 +1,223 @@
+//! The KIP-848 server-side `UniformAssignor` (`group.remote.assignor = "uniform"`) as of Kafka
+//! 4.3.1 (ALGORITHMS.md 7.2). It is sticky: each member's previous *target* assignment (`owned`)
+//! is the starting point. It dispatches on the subscription type, like Kafka's `UniformAssignor`:
+//! [`homogeneous`] when every member subscribes to the same topics, else [`heterogeneous`].
+//!
+//! Both builders break ties with Java collection order, so the input is resolved here into the
+//! orders Kafka's broker would see (reference/README.md, "How inputs are fed"):
+//! - `memberIds()` iterates the member-spec `HashMap` (default capacity, filled in `members`
+//!   order), so member order is Java bucket order of the member id strings;
+//! - a member's previous assignment is a `HashMap<Uuid, HashSet<Integer>>` (default capacity,
+//!   topics in input order, each partition set a `new HashSet<>(list)`), whose iteration order
+//!   the homogeneous builder follows when it trims a member down to its quota;
+//! - topic ids are hashed and compared, so every topic the assignor touches needs one.
+//!
+//! Everything else is dense integers: topic indexes, member indexes, per-topic owner arrays.
+
+mod heterogeneous;
+mod homogeneous;
+
+use super::{
+    AssignError, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, RebalanceProtocol,
+    SubscriptionType, TopicIdx,
+};
+use crate::java::{bucket_index, iteration_order, Capacity, JavaHash, Uuid};
+use std::collections::BTreeMap;
+
+pub struct UniformAssignor;
+
+impl Assignor for UniformAssignor {
+    fn name(&self) -> &'static str {
+        "uniform"
+    }
+
+    fn supported_protocols(&self) -> &'static [RebalanceProtocol] {
+        // Like server-range: the broker reconciles each member towards its target incrementally.
+        &[RebalanceProtocol::Cooperative]
+    }
+
+    fn is_server_side(&self) -> bool {
+        true
+    }
+
+    fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError> {
+        let subscription_type = SubscriptionType::of(group);
+        let ids = topic_ids(group)?;
+        check_single_owner(group)?;
+        let assignment = if group.members.is_empty() {
+            Vec::new()
+        } else {
+            let order = member_ids_order(&group.members);
+            match subscription_type {
+                SubscriptionType::Homogeneous => homogeneous::assign(group, &ids, &order)?,
+                SubscriptionType::Heterogeneous => heterogeneous::assign(group, &ids, &order)?,
+            }
+        };
+        Ok(AssignResult {
+            subscription_type: Some(subscription_type),
+            ..AssignResult::plain(assignment)
+        })
+    }
+}
+
+/// `groupSpec.memberIds()`: the key set of a `HashMap<String, MemberSpec>` built with the default
+/// capacity and filled in `members` order (`TargetAssignmentBuilder.build()`). Returns member
+/// indexes in Java iteration order.
+pub(crate) fn member_ids_order(members: &[Member]) -> Vec<usize> {
+    let hashes: Vec<i32> = members.iter().map(|m| m.member_id.java_hash()).collect();
+    iteration_order(&hashes, Capacity::Default)
+}
+
+/// The id of every topic the assignor touches (subscribed or previously assigned), by topic
+/// index; `None` for topics nobody touches. Kafka keys everything by topic id, so a touched topic
+/// without one cannot be assigned, and two topics sharing an id would be one topic to Kafka.
+fn topic_ids(group: &GroupSpec) -> Result<Vec<Option<Uuid>>, AssignError> {
+    let mut touched = vec![false; group.topics.len()];
+    for m in &group.members {
+        for &t in &m.topics {
+            touched[t as usize] = true;
+        }
+        for tp in &m.owned {
+            touched[tp.topic as usize] = true;
+        }
+    }
+    let mut ids = vec![None; group.topics.len()];
+    let mut seen: BTreeMap<(i64, i64), &str> = BTreeMap::new();
+    for (t, topic) in group.topics.iter().enumerate() {
+        if !touched[t] {
+            continue;
+        }
+        let id = topic.id.ok_or_else(|| {
+            AssignError(format!(
+                "the uniform assignor needs topic ids: topic {:?} has none in topic_ids",
+                topic.name
+            ))
+        })?;
+        if let Some(other) = seen.insert((id.msb, id.lsb), &topic.name) {
+            return Err(AssignError(format!(
+                "topics {other:?} and {:?} share the topic id {id}",
+                topic.name
+            )));
+        }
+        ids[t] = Some(id);
+    }
+    Ok(ids)
+}
+
+/// A KIP-848 target assignment gives each partition to one member at most; the previous target
+/// (`owned`) claiming a partition twice cannot come from Kafka's coordinator.
+fn check_single_owner(group: &GroupSpec) -> Result<(), AssignError> {
+    let offsets = PartitionOffsets::new(group);
+    let mut owner: Vec<u32> = vec![u32::MAX; offsets.total()];
+    for (mi, m) in group.members.iter().enumerate() {
+        for tp in &m.owned {
+            let slot = &mut owner[offsets.flat(tp.topic, tp.partition)];
+            if *slot != u32::MAX {
+                return Err(AssignError(format!(
+                    "partition {}-{} is in the previous target assignment of both {:?} and {:?}",
+                    group.topic(tp.topic).name,
+                    tp.partition,
+                    group.members[*slot as usize].member_id,
+                    m.member_id
+                )));
+            }
+            *slot = mi as u32;
+        }
+    }
+    Ok(())
+}
+
+/// Dense numbering of every partition of the metadata: topic `t`, partition `p` is
+/// `start[t] + p`.
+pub(crate) struct PartitionOffsets {
+    start: Vec<usize>,
+}
+
+impl PartitionOffsets {
+    pub(crate) fn new(group: &GroupSpec) -> Self {
+        let mut start = Vec::with_capacity(group.topics.len() + 1);
+        let mut total = 0usize;
+        for topic in &group.topics {
+            start.push(total);
+            total += topic.partitions.max(0) as usize;
+        }
+        start.push(total);
+        PartitionOffsets { start }
+    }
+
+    pub(crate) fn total(&self) -> usize {
+        *self.start.last().expect("offsets end with the total")
+    }
+
+    pub(crate) fn flat(&self, topic: TopicIdx, partition: i32) -> usize {
+        self.start[topic as usize] + partition as usize
+    }
+}
+
+/// A member's previous assignment as Kafka's `HashMap<Uuid, HashSet<Integer>>` iterates it:
+/// topics in bucket order of their ids (default-capacity map, input order within a bucket), each
+/// topic's partitions in the order a `new HashSet<>(list)` of them iterates. Returns the owned
+/// partitions reordered so, plus for each topic its `(topic, start, end)` range in that vector.
+pub(crate) fn previous_assignment_in_java_order(
+    member: &Member,
+    ids: &[Option<Uuid>],
+) -> (Vec<i32>, Vec<(TopicIdx, usize, usize)>) {
+    // Group the owned partitions by topic, topics in first-appearance (input) order. `owned`
+    // comes topic by topic from the JSON object, so the last group is almost always the hit.
+    let mut groups: Vec<(TopicIdx, Vec<i32>)> = Vec::new();
+    for tp in &member.owned {
+        let found = match groups.last() {
+            Some((t, _)) if *t == tp.topic => Some(groups.len() - 1),
+            _ => groups.iter().position(|(t, _)| *t == tp.topic),
+        };
+        match found {
+            Some(g) => groups[g].1.push(tp.partition),
+            None => groups.push((tp.topic, vec![tp.partition])),
+        }
+    }
+    let map_capacity = Capacity::Default.after_inserts(groups.len());
+    let mut topic_order: Vec<usize> = (0..groups.len()).collect();
+    topic_order.sort_by_key(|&g| {
+        let id = ids[groups[g].0 as usize].expect("owned topics have ids (checked)");
+        (bucket_index(id.java_hash(), map_capacity), g)
+    });
+    let mut parts = Vec::with_capacity(member.owned.len());
+    let mut ranges = Vec::with_capacity(groups.len());
+    for g in topic_order {
+        let (topic, list) = &groups[g];
+        let start = parts.len();
+        parts.extend(int_set_order(list));
+        ranges.push((*topic, start, parts.len()));
+    }
+    (parts, ranges)
+}
+
+/// Iteration order of `new HashSet<>(list)` of partition numbers (JDK 17 sizing): by bucket of
+/// the `Integer` hash (the value), list order within a bucket. Partitions below the table size
+/// come out ascending; larger ones wrap around.
+pub(crate) fn int_set_order(list: &[i32]) -> impl Iterator<Item = i32> + '_ {
+    let capacity = Capacity::CopyOfSet(list.len()).after_inserts(list.len());
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.sort_by_key(|&i| (bucket_index(list[i], capacity), i));
+    order.into_iter().map(move |i| list[i])
+}
+
+/// Turns per-topic owner arrays (member index in `memberIds()` order, or -1) into the result.
+pub(crate) fn collect_owners(
+    group: &GroupSpec,
+    order: &[usize],
+    owners: &[Vec<i32>],
+) -> MemberPartitions {
+    let mut out: MemberPartitions = vec![Vec::new(); group.members.len()];
+    for (t, topic_owners) in owners.iter().enumerate() {
+        for (p, &o) in topic_owners.iter().enumerate() {
+            if o >= 0 {
+                out[order[o as usize]].push(super::TopicPartition::new(t as TopicIdx, p as i32));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
