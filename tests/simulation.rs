@@ -11,7 +11,13 @@ fn scenario(file: &str, variant: &str) -> Scenario {
         variant: Some(variant.to_string()),
         ..LoadOptions::default()
     };
-    load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(file), &options).expect(file)
+    load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(file),
+        &options,
+    )
+    .expect(file)
 }
 
 fn report(s: &Scenario) -> Report {
@@ -28,11 +34,18 @@ fn eager_scale_out_revokes_everything_once() {
     assert_eq!(r.revocations.by_staying_members, 24);
     let stw = &r.pauses.stop_the_world_ms.per;
     for m in ["c1", "c2", "c3", "c4"] {
-        assert!(stw.get(m).is_some_and(|&ms| ms > 0), "{m} has no stop-the-world interval: {stw:?}");
+        assert!(
+            stw.get(m).is_some_and(|&ms| ms > 0),
+            "{m} has no stop-the-world interval: {stw:?}"
+        );
     }
     // The newcomer was starting, not stopped.
     assert!(!stw.contains_key("c5"));
-    assert!(r.invariants.violations.is_empty(), "{:?}", r.invariants.violations);
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
     assert!(r.invariants.settle_checked);
     assert_eq!(r.records.never_processed, 0);
 }
@@ -59,7 +72,13 @@ fn crash_leaves_six_partitions_unavailable_for_about_a_session() {
     let session = s.group.session_timeout_ms;
     let heartbeat = s.group.heartbeat_interval_ms;
     let (lo, hi) = (session - heartbeat, session + heartbeat + 1000);
-    let long: Vec<(&String, &u64)> = r.pauses.unavailable_ms.per.iter().filter(|(_, &ms)| ms >= lo).collect();
+    let long: Vec<(&String, &u64)> = r
+        .pauses
+        .unavailable_ms
+        .per
+        .iter()
+        .filter(|(_, &ms)| ms >= lo)
+        .collect();
     assert_eq!(long.len(), 6, "the crashed member's partitions: {long:?}");
     for (p, &ms) in &long {
         assert!(ms <= hi, "{p} unavailable {ms} ms, outside [{lo}, {hi}]");
@@ -80,15 +99,28 @@ fn slow_member_is_taken_out_by_its_poll_timer_and_finishes_as_a_zombie() {
     let stall_at = s.timeline[0].at_ms;
     let left_at = first.start_ms;
     assert!(
-        left_at >= stall_at + s.group.max_poll_interval_ms && left_at <= stall_at + s.group.max_poll_interval_ms + 1000,
+        left_at >= stall_at + s.group.max_poll_interval_ms
+            && left_at <= stall_at + s.group.max_poll_interval_ms + 1000,
         "left the group at {left_at} ms"
     );
     // Its partitions moved to the others; it lost them when the stall ended, then rejoined.
     assert!(r.lost.total > 0);
-    assert!(r.rebalances.list.iter().any(|e| e.trigger == "member_joined" && e.member.as_deref() == Some("c2")));
+    assert!(r
+        .rebalances
+        .list
+        .iter()
+        .any(|e| e.trigger == "member_joined" && e.member.as_deref() == Some("c2")));
     assert!(!r.invariants.zombie_processing.is_empty());
-    assert!(r.invariants.zombie_processing.iter().all(|z| z.member == "c2" && z.owner.as_deref() != Some("c2")));
-    assert!(r.invariants.violations.is_empty(), "{:?}", r.invariants.violations);
+    assert!(r
+        .invariants
+        .zombie_processing
+        .iter()
+        .all(|z| z.member == "c2" && z.owner.as_deref() != Some("c2")));
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
     assert!(r.invariants.settle_checked);
 }
 
@@ -102,7 +134,12 @@ partitions = 4
 "#;
 
 fn formation_end(extra: &str) -> u64 {
-    let s = load_str("inline.toml", &format!("{FORMATION}{extra}"), &LoadOptions::default()).expect("valid");
+    let s = load_str(
+        "inline.toml",
+        &format!("{FORMATION}{extra}"),
+        &LoadOptions::default(),
+    )
+    .expect("valid");
     report(&s).formation.expect("formed").end_ms
 }
 
@@ -117,7 +154,8 @@ fn formation_follows_the_initial_rebalance_delay() {
     // Capped by the rebalance timeout (max.poll.interval.ms): 3000 + min(3000, 4000 - 3000).
     let s = load_str(
         "inline.toml",
-        &format!("{FORMATION}[[members]]\nname = \"c\"\ncount = 3\n").replace("[group]\n", "[group]\nmax_poll_interval_ms = 4000\n"),
+        &format!("{FORMATION}[[members]]\nname = \"c\"\ncount = 3\n")
+            .replace("[group]\n", "[group]\nmax_poll_interval_ms = 4000\n"),
         &LoadOptions::default(),
     )
     .unwrap();
@@ -128,10 +166,20 @@ fn formation_follows_the_initial_rebalance_delay() {
 #[test]
 fn every_scenario_is_deterministic() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     for path in files {
-        let s = load(&path, &LoadOptions { variant: Some("eager".into()), ..Default::default() }).unwrap();
+        let s = load(
+            &path,
+            &LoadOptions {
+                variant: Some("eager".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let a = run(&s, RunOptions { keep_trace: true });
         let b = run(&s, RunOptions { keep_trace: true });
         assert_eq!(a.report.digest, b.report.digest, "{}", path.display());
@@ -144,7 +192,12 @@ fn every_scenario_is_deterministic() {
         );
         let mut other = s.clone();
         other.seed += 1;
-        assert_ne!(run(&other, RunOptions::default()).report.digest, a.report.digest, "{}", path.display());
+        assert_ne!(
+            run(&other, RunOptions::default()).report.digest,
+            a.report.digest,
+            "{}",
+            path.display()
+        );
     }
 }
 
@@ -156,6 +209,43 @@ fn forced_double_ownership_is_a_violation() {
     let faults: Vec<(u64, usize, usize)> = (0..4).map(|m| (30_000, m, 0)).collect();
     let out = run_with_faults(&s, RunOptions::default(), &faults);
     let v = &out.report.invariants.violations;
-    assert!(v.iter().any(|v| v.kind == "double_ownership" && v.at_ms == 30_000), "{v:?}");
+    assert!(
+        v.iter()
+            .any(|v| v.kind == "double_ownership" && v.at_ms == 30_000),
+        "{v:?}"
+    );
     assert!(out.report.has_violations());
+}
+
+#[test]
+fn seed_001_sticky_variant_ends_in_the_published_layout() {
+    let s = scenario("seed-001-sticky.toml", "sticky");
+    let out = run(&s, RunOptions { keep_trace: true });
+    let last = |who: &str| {
+        out.trace
+            .iter()
+            .rev()
+            .find(|l| l.contains(&format!(" {who} onPartitionsAssigned")))
+            .map(|l| l.split_once("onPartitionsAssigned ").unwrap().1.to_string())
+            .unwrap()
+    };
+    assert_eq!(last("c1"), "[t3a-0 t3a-1 t3b-0 t3b-1 t3c-0]");
+    assert_eq!(last("c2"), "[t3a-2 t3b-2 t3c-1 t3c-2]");
+    // Kafka's default list runs range under EAGER.
+    let default = run(
+        &scenario_default("seed-001-sticky.toml"),
+        RunOptions::default(),
+    )
+    .report;
+    assert!(default.members.iter().all(|m| m.protocol == "eager"));
+}
+
+fn scenario_default(file: &str) -> Scenario {
+    load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(file),
+        &LoadOptions::default(),
+    )
+    .expect(file)
 }

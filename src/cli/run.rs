@@ -2,8 +2,8 @@
 //! [--trace]`
 
 use cgsim::engine::{run_with_faults, RunOptions};
-use cgsim::scenario::Scenario;
 use cgsim::report::render_text;
+use cgsim::scenario::Scenario;
 use cgsim::scenario::{load, LoadOptions};
 use std::path::Path;
 use std::process::ExitCode;
@@ -14,7 +14,13 @@ pub enum Format {
     Json,
 }
 
-pub fn run(path: &Path, options: &LoadOptions, format: Format, trace: bool, faults: &[String]) -> ExitCode {
+pub fn run(
+    path: &Path,
+    options: &LoadOptions,
+    format: Format,
+    trace: bool,
+    faults: &[String],
+) -> ExitCode {
     let scenario = match load(path, options) {
         Ok(s) => s,
         Err(e) => {
@@ -22,7 +28,11 @@ pub fn run(path: &Path, options: &LoadOptions, format: Format, trace: bool, faul
             return super::bad_input();
         }
     };
-    let faults = match faults.iter().map(|f| parse_fault(&scenario, f)).collect::<Result<Vec<_>, _>>() {
+    let faults = match faults
+        .iter()
+        .map(|f| parse_fault(&scenario, f))
+        .collect::<Result<Vec<_>, _>>()
+    {
         Ok(f) => f,
         Err(e) => {
             eprintln!("--inject-double-ownership: {e}");
@@ -58,10 +68,13 @@ pub fn run(path: &Path, options: &LoadOptions, format: Format, trace: bool, faul
 /// `AT_MS:MEMBER:PARTITION` -> (at, member index, global partition index).
 fn parse_fault(scenario: &Scenario, text: &str) -> Result<(u64, usize, usize), String> {
     let mut parts = text.splitn(3, ':');
-    let (Some(at), Some(member), Some(partition)) = (parts.next(), parts.next(), parts.next()) else {
+    let (Some(at), Some(member), Some(partition)) = (parts.next(), parts.next(), parts.next())
+    else {
         return Err(format!("{text:?}: expected AT_MS:MEMBER:PARTITION"));
     };
-    let at: u64 = at.parse().map_err(|_| format!("{text:?}: {at:?} is not a time in ms"))?;
+    let at: u64 = at
+        .parse()
+        .map_err(|_| format!("{text:?}: {at:?} is not a time in ms"))?;
     let member = scenario
         .members
         .iter()

@@ -50,7 +50,9 @@ impl Assignor for StickyAssignor {
             .map(|m| m.owned.clone())
             .collect::<Vec<_>>();
         let run = run(group, claims)?;
-        Ok(AssignResult::plain(run.space.to_member_partitions(&run.target)))
+        Ok(AssignResult::plain(
+            run.space.to_member_partitions(&run.target),
+        ))
     }
 }
 
@@ -118,7 +120,9 @@ impl Assignor for CooperativeStickyAssignor {
             full[m].extend_from_slice(w);
         }
         let (revoked, added) = revoked_added(space, &run.claims, &assignment_dense, &assignment);
-        let rejoin_requested_by = (0..revoked.len()).filter(|&m| !revoked[m].is_empty()).collect();
+        let rejoin_requested_by = (0..revoked.len())
+            .filter(|&m| !revoked[m].is_empty())
+            .collect();
         let details = CooperativeDetails {
             algorithm: run.algorithm,
             target: space.to_member_partitions(&full),
@@ -243,7 +247,9 @@ impl Members {
             .collect();
         let hash_order = iteration_order(&hashes, Capacity::Default);
         let mut by_id: Vec<usize> = (0..group.members.len()).collect();
-        by_id.sort_by(|&a, &b| string_compare(&group.members[a].member_id, &group.members[b].member_id));
+        by_id.sort_by(|&a, &b| {
+            string_compare(&group.members[a].member_id, &group.members[b].member_id)
+        });
         let mut rank = vec![0u32; by_id.len()];
         for (r, &m) in by_id.iter().enumerate() {
             rank[m] = r as u32;
@@ -454,7 +460,9 @@ fn revoked_added(
         }
         revoked[m].sort_unstable();
         for &tp in &assignment[m] {
-            let g = space.dense(tp).expect("assigned partitions are in the space");
+            let g = space
+                .dense(tp)
+                .expect("assigned partitions are in the space");
             if !owned_dense.contains(&g) {
                 added[m].push(tp);
             }
