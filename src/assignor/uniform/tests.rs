@@ -93,7 +93,7 @@ fn homogeneous_topic_set_is_sized_by_subscribed_names_including_missing_topics()
         &[("x", 1, uuid(17)), ("y", 1, uuid(3))],
         &[("c1", &all), ("c3", &all)],
     );
-    let ids = topic_ids(&g).unwrap();
+    let ids = topic_ids(&g, &PreviousOwners::new(&g).unwrap()).unwrap();
     let set: Vec<&str> = subscribed_topic_set(&g, &ids, 0)
         .into_iter()
         .map(|t| g.topic(t).name.as_str())
@@ -212,7 +212,7 @@ fn heterogeneous_topic_order_is_ratio_desc_then_subscribers_asc_then_uuid_asc() 
         ],
         &[("c1", &["w", "x", "y", "z"]), ("c2", &["w", "x"])],
     );
-    let ids = topic_ids(&g).unwrap();
+    let ids = topic_ids(&g, &PreviousOwners::new(&g).unwrap()).unwrap();
     let mut subscribers = vec![Vec::new(); 4];
     for (i, m) in g.members.iter().enumerate() {
         for &t in &m.topics {
