@@ -58,20 +58,18 @@ pub(super) fn assign(
         if takes_extra {
             quota += 1;
         }
+        // Optimistically keep everything still subscribed: if it all fits, the order Kafka
+        // walks it in does not matter.
         let kept = &mut out[m];
-        let held = member
-            .owned
-            .iter()
-            .filter(|tp| in_set[tp.topic as usize])
-            .count() as i64;
-        if held <= quota {
-            // Everything fits, so the order Kafka walks it in does not matter.
-            kept.extend(member.owned.iter().filter(|tp| in_set[tp.topic as usize]));
-            quota -= held;
+        kept.reserve_exact(quota as usize);
+        kept.extend(member.owned.iter().filter(|tp| in_set[tp.topic as usize]));
+        if kept.len() as i64 <= quota {
+            quota -= kept.len() as i64;
         } else {
             // Over quota: Kafka walks the previous assignment in map order, keeps topics whole
             // while they fit, and from the first topic that does not fit keeps the first
             // partitions in HashSet order; the rest go to the end of the unassigned list.
+            kept.clear();
             for (t, parts) in previous_topics_in_java_order(member, ids) {
                 if !in_set[t as usize] {
                     // No longer subscribed: dropped.

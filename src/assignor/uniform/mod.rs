@@ -19,7 +19,7 @@ mod homogeneous;
 
 use super::{
     AssignError, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, RebalanceProtocol,
-    SubscriptionType, TopicIdx,
+    SubscriptionType, TopicIdx, TopicPartition,
 };
 use crate::java::{bucket_index, iteration_order, Capacity, JavaHash, Uuid};
 use std::collections::BTreeMap;
@@ -41,9 +41,9 @@ impl Assignor for UniformAssignor {
     }
 
     fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError> {
-        let subscription_type = SubscriptionType::of(group);
+        let subscription_type = subscription_type(group);
         let previous = PreviousOwners::new(group)?;
-        let ids = topic_ids(group, &previous)?;
+        let ids = topic_ids(group, subscription_type, &previous)?;
         let assignment = if group.members.is_empty() {
             Vec::new()
         } else {
@@ -62,6 +62,26 @@ impl Assignor for UniformAssignor {
     }
 }
 
+/// [`SubscriptionType::of`], without comparing topic names when every subscribed name is in the
+/// metadata: then equal topic index lists mean equal name sets.
+fn subscription_type(group: &GroupSpec) -> SubscriptionType {
+    let Some(first) = group.members.first() else {
+        return SubscriptionType::of(group);
+    };
+    if group
+        .members
+        .iter()
+        .any(|m| m.topics.len() != m.subscription.len())
+    {
+        return SubscriptionType::of(group);
+    }
+    if group.members.iter().all(|m| m.topics == first.topics) {
+        SubscriptionType::Homogeneous
+    } else {
+        SubscriptionType::Heterogeneous
+    }
+}
+
 /// `groupSpec.memberIds()`: the key set of a `HashMap<String, MemberSpec>` built with the default
 /// capacity and filled in `members` order (`TargetAssignmentBuilder.build()`). Returns member
 /// indexes in Java iteration order.
@@ -75,10 +95,16 @@ pub(crate) fn member_ids_order(members: &[Member]) -> Vec<usize> {
 /// without one cannot be assigned, and two topics sharing an id would be one topic to Kafka.
 fn topic_ids(
     group: &GroupSpec,
+    subscription_type: SubscriptionType,
     previous: &PreviousOwners,
 ) -> Result<Vec<Option<Uuid>>, AssignError> {
     let mut touched = previous.owned_topics.clone();
-    for m in &group.members {
+    // Homogeneous: everybody subscribes to the first member's topics.
+    let subscribers = match subscription_type {
+        SubscriptionType::Homogeneous => group.members.len().min(1),
+        SubscriptionType::Heterogeneous => group.members.len(),
+    };
+    for m in &group.members[..subscribers] {
         for &t in &m.topics {
             touched[t as usize] = true;
         }
@@ -106,51 +132,60 @@ fn topic_ids(
     Ok(ids)
 }
 
-/// The previous target assignment inverted (Kafka's `GroupSpec.isPartitionAssigned`), checked
-/// on the way: a KIP-848 target gives each partition to one member at most, so `owned` claiming
-/// a partition twice cannot come from Kafka's coordinator.
+/// Which partitions are in somebody's previous target assignment (Kafka's
+/// `GroupSpec.isPartitionAssigned`), checked on the way: a KIP-848 target gives each partition to
+/// one member at most, so `owned` claiming a partition twice cannot come from Kafka's
+/// coordinator.
 pub(crate) struct PreviousOwners {
     offsets: PartitionOffsets,
-    /// Per flat partition: index into `group.members` of its previous owner, or `NO_OWNER`.
-    owner: Vec<u32>,
+    /// One bit per flat partition.
+    assigned: Vec<u64>,
     /// Per topic index: somebody previously held a partition of it.
     owned_topics: Vec<bool>,
 }
 
-const NO_OWNER: u32 = u32::MAX;
-
 impl PreviousOwners {
     fn new(group: &GroupSpec) -> Result<Self, AssignError> {
         let offsets = PartitionOffsets::new(group);
-        let mut owner = vec![NO_OWNER; offsets.total()];
+        let mut assigned = vec![0u64; offsets.total().div_ceil(64)];
         let mut owned_topics = vec![false; group.topics.len()];
-        for (mi, m) in group.members.iter().enumerate() {
+        for m in &group.members {
             for tp in &m.owned {
-                let slot = &mut owner[offsets.flat(tp.topic, tp.partition)];
-                if *slot != NO_OWNER {
-                    return Err(AssignError(format!(
-                        "partition {}-{} is in the previous target assignment of both {:?} and {:?}",
-                        group.topic(tp.topic).name,
-                        tp.partition,
-                        group.members[*slot as usize].member_id,
-                        m.member_id
-                    )));
+                let flat = offsets.flat(tp.topic, tp.partition);
+                let (word, bit) = (flat / 64, 1u64 << (flat % 64));
+                if assigned[word] & bit != 0 {
+                    return Err(double_claim(group, *tp));
                 }
-                *slot = mi as u32;
+                assigned[word] |= bit;
                 owned_topics[tp.topic as usize] = true;
             }
         }
         Ok(PreviousOwners {
             offsets,
-            owner,
+            assigned,
             owned_topics,
         })
     }
 
     /// `isPartitionAssigned`: in somebody's previous target, kept or not.
     pub(crate) fn is_assigned(&self, topic: TopicIdx, partition: i32) -> bool {
-        self.owner[self.offsets.flat(topic, partition)] != NO_OWNER
+        let flat = self.offsets.flat(topic, partition);
+        self.assigned[flat / 64] & (1u64 << (flat % 64)) != 0
     }
+}
+
+fn double_claim(group: &GroupSpec, tp: TopicPartition) -> AssignError {
+    let claimants: Vec<&str> = group
+        .members
+        .iter()
+        .filter(|m| m.owned.contains(&tp))
+        .map(|m| m.member_id.as_str())
+        .collect();
+    AssignError(format!(
+        "partition {}-{} is in the previous target assignment of several members: {claimants:?}",
+        group.topic(tp.topic).name,
+        tp.partition
+    ))
 }
 
 /// Dense numbering of every partition of the metadata: topic `t`, partition `p` is
@@ -230,7 +265,7 @@ pub(crate) fn collect_owners(
     for (t, topic_owners) in owners.iter().enumerate() {
         for (p, &o) in topic_owners.iter().enumerate() {
             if o >= 0 {
-                out[order[o as usize]].push(super::TopicPartition::new(t as TopicIdx, p as i32));
+                out[order[o as usize]].push(TopicPartition::new(t as TopicIdx, p as i32));
             }
         }
     }
