@@ -6,8 +6,14 @@ use cgsim::assignor::json::{parse_case, render};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/assignor_cases.jsonl");
-const EXPECTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/assignor_expected.jsonl");
+const CASES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/assignor_cases.jsonl"
+);
+const EXPECTED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/assignor_expected.jsonl"
+);
 
 fn lines(path: &str) -> Vec<String> {
     std::fs::read_to_string(path)

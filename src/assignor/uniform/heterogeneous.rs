@@ -231,10 +231,7 @@ pub(super) fn topic_order(
     a: TopicIdx,
     b: TopicIdx,
 ) -> Ordering {
-    let (sa, sb) = (
-        subscribers[a as usize].len(),
-        subscribers[b as usize].len(),
-    );
+    let (sa, sb) = (subscribers[a as usize].len(), subscribers[b as usize].len());
     let ra = f64::from(group.topic(a).partitions) / sa as f64;
     let rb = f64::from(group.topic(b).partitions) / sb as f64;
     rb.total_cmp(&ra).then(sa.cmp(&sb)).then_with(|| {

@@ -36,7 +36,11 @@ fn ids_of(g: &crate::assignor::GroupSpec) -> Vec<Option<Uuid>> {
 
 fn own(g: &mut crate::assignor::GroupSpec, member: &str, topic: &str, parts: &[i32]) {
     let t = g.topic_index(topic).unwrap();
-    let m = g.members.iter_mut().find(|m| m.member_id == member).unwrap();
+    let m = g
+        .members
+        .iter_mut()
+        .find(|m| m.member_id == member)
+        .unwrap();
     m.owned
         .extend(parts.iter().map(|&p| TopicPartition::new(t, p)));
 }
@@ -52,7 +56,10 @@ fn names(v: &[&str]) -> Vec<String> {
 
 #[test]
 fn member_ids_iterate_in_java_hash_map_order() {
-    let g = group(&[("t", 1)], &[("c1", &["t"]), ("c2", &["t"]), ("c3", &["t"])]);
+    let g = group(
+        &[("t", 1)],
+        &[("c1", &["t"]), ("c2", &["t"]), ("c3", &["t"])],
+    );
     // Buckets: c1 14, c2 15, c3 0.
     assert_eq!(member_ids_order(&g.members), [2, 0, 1]);
 }
@@ -324,7 +331,11 @@ fn fast_subscription_type_agrees_with_the_name_based_rule() {
     ];
     for members in cases {
         let g = group_with_ids(&[("a", 1, uuid(1)), ("b", 1, uuid(2))], members);
-        assert_eq!(subscription_type(&g), SubscriptionType::of(&g), "{members:?}");
+        assert_eq!(
+            subscription_type(&g),
+            SubscriptionType::of(&g),
+            "{members:?}"
+        );
     }
 }
 
@@ -333,7 +344,10 @@ fn empty_group_and_empty_subscriptions_assign_nothing() {
     let g = group_with_ids(&[("t", 2, uuid(1))], &[]);
     let r = UniformAssignor.assign(&g).unwrap();
     assert!(r.assignment.is_empty());
-    let g = group_with_ids(&[("t", 2, uuid(1))], &[("c1", &["gone"]), ("c3", &["gone"])]);
+    let g = group_with_ids(
+        &[("t", 2, uuid(1))],
+        &[("c1", &["gone"]), ("c3", &["gone"])],
+    );
     let r = UniformAssignor.assign(&g).unwrap();
     assert_eq!(r.subscription_type, Some(SubscriptionType::Homogeneous));
     assert!(r.assignment.iter().all(Vec::is_empty));
