@@ -150,7 +150,23 @@ impl PreviousOwners {
         let mut assigned = vec![0u64; offsets.total().div_ceil(64)];
         let mut owned_topics = vec![false; group.topics.len()];
         for m in &group.members {
+            if m.topics.iter().any(|&t| t as usize >= group.topics.len()) {
+                return Err(AssignError(format!(
+                    "member {:?} subscribes to a topic index outside the metadata",
+                    m.member_id
+                )));
+            }
             for tp in &m.owned {
+                let in_metadata = group
+                    .topics
+                    .get(tp.topic as usize)
+                    .is_some_and(|t| (0..t.partitions).contains(&tp.partition));
+                if !in_metadata {
+                    return Err(AssignError(format!(
+                        "member {:?} was assigned {tp:?}, which is not in the metadata",
+                        m.member_id
+                    )));
+                }
                 let flat = offsets.flat(tp.topic, tp.partition);
                 let (word, bit) = (flat / 64, 1u64 << (flat % 64));
                 if assigned[word] & bit != 0 {

@@ -318,6 +318,10 @@ fn refuses_topics_without_ids_and_double_claims() {
         &[("c1", &["a", "b"])],
     );
     assert!(UniformAssignor.assign(&g).is_err());
+
+    let mut g = group_with_ids(&[("t", 2, uuid(1))], &[("c1", &["t"])]);
+    g.members[0].owned.push(TopicPartition::new(0, 2));
+    assert!(UniformAssignor.assign(&g).is_err());
 }
 
 #[test]
