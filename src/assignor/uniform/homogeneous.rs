@@ -9,53 +9,39 @@
 //!   of topic ids, then `HashSet<Integer>` order) and gives up the rest, which go to the *end*
 //!   of the unassigned list.
 
-use super::{collect_owners, previous_assignment_in_java_order, PartitionOffsets};
-use crate::assignor::{AssignError, GroupSpec, MemberPartitions, TopicIdx};
+use super::{int_set_order, previous_topics_in_java_order, PreviousOwners};
+use crate::assignor::{AssignError, GroupSpec, MemberPartitions, TopicIdx, TopicPartition};
 use crate::java::{bucket_index, iteration_order, string_hash, Capacity, JavaHash, Uuid};
 
-/// `memberIds` order: indexes into `group.members` (non-empty).
+/// `order`: `memberIds()` order as indexes into `group.members` (non-empty).
 pub(super) fn assign(
     group: &GroupSpec,
     ids: &[Option<Uuid>],
     order: &[usize],
+    previous: &PreviousOwners,
 ) -> Result<MemberPartitions, AssignError> {
+    let mut out: MemberPartitions = vec![Vec::new(); group.members.len()];
     let topics = subscribed_topic_set(group, ids, order[0]);
     if topics.is_empty() {
         // Kafka returns an empty GroupAssignment: every member gets nothing.
-        return Ok(vec![Vec::new(); group.members.len()]);
+        return Ok(out);
     }
     let mut in_set = vec![false; group.topics.len()];
     for &t in &topics {
         in_set[t as usize] = true;
     }
 
-    // owners[t][p]: index into `order` of the member that ends up with it, -1 while unassigned.
-    let mut owners: Vec<Vec<i32>> = vec![Vec::new(); group.topics.len()];
-    for &t in &topics {
-        owners[t as usize] = vec![-1; group.topic(t).partitions as usize];
-    }
-
-    // "Is it in the previous target assignment?" (`GroupSpec.isPartitionAssigned`) looks at
-    // every member's previous target, whether the member keeps the partition or not.
-    let offsets = PartitionOffsets::new(group);
-    let mut previously_assigned = vec![false; offsets.total()];
-    for m in &group.members {
-        for tp in &m.owned {
-            previously_assigned[offsets.flat(tp.topic, tp.partition)] = true;
-        }
-    }
-
-    // Partitions nobody held, topic by topic in the topic set's order, then (appended during
-    // the revoke pass) those taken from members over quota.
-    let mut unassigned: Vec<(TopicIdx, i32)> = Vec::new();
+    // Partitions in nobody's previous target, topic by topic in the topic set's order; the
+    // revoke pass appends those it takes from members over quota.
+    let mut unassigned: Vec<TopicPartition> = Vec::new();
     let mut total: i64 = 0;
     for &t in &topics {
         let n = group.topic(t).partitions;
         total += i64::from(n);
         unassigned.extend(
             (0..n)
-                .filter(|&p| !previously_assigned[offsets.flat(t, p)])
-                .map(|p| (t, p)),
+                .filter(|&p| !previous.is_assigned(t, p))
+                .map(|p| TopicPartition::new(t, p)),
         );
     }
 
@@ -66,24 +52,43 @@ pub(super) fn assign(
     // Revoke pass, in memberIds() order.
     let mut unfilled: Vec<(usize, i64)> = Vec::new();
     for (idx, &m) in order.iter().enumerate() {
+        let member = &group.members[m];
         let mut quota = min_quota;
         let mut takes_extra = extras_left > 0;
         if takes_extra {
             quota += 1;
         }
-        let (parts, ranges) = previous_assignment_in_java_order(&group.members[m], ids);
-        for (t, start, end) in ranges {
-            if !in_set[t as usize] {
-                // No longer subscribed: dropped.
-                continue;
+        // Optimistically keep everything still subscribed: if it all fits, the order Kafka
+        // walks it in does not matter.
+        let kept = &mut out[m];
+        kept.reserve_exact(quota as usize);
+        kept.extend(member.owned.iter().filter(|tp| in_set[tp.topic as usize]));
+        if kept.len() as i64 <= quota {
+            quota -= kept.len() as i64;
+        } else {
+            // Over quota: Kafka walks the previous assignment in map order, keeps topics whole
+            // while they fit, and from the first topic that does not fit keeps the first
+            // partitions in HashSet order; the rest go to the end of the unassigned list.
+            kept.clear();
+            for (t, parts) in previous_topics_in_java_order(member, ids) {
+                if !in_set[t as usize] {
+                    // No longer subscribed: dropped.
+                    continue;
+                }
+                if parts.len() as i64 <= quota {
+                    quota -= parts.len() as i64;
+                    kept.extend(parts.iter().map(|&p| TopicPartition::new(t, p)));
+                } else {
+                    for p in int_set_order(&parts) {
+                        if quota > 0 {
+                            quota -= 1;
+                            kept.push(TopicPartition::new(t, p));
+                        } else {
+                            unassigned.push(TopicPartition::new(t, p));
+                        }
+                    }
+                }
             }
-            let held = &parts[start..end];
-            let keep = (held.len() as i64).min(quota) as usize;
-            quota -= keep as i64;
-            for &p in &held[..keep] {
-                owners[t as usize][p as usize] = idx as i32;
-            }
-            unassigned.extend(held[keep..].iter().map(|&p| (t, p)));
         }
         // KAFKA-18688: a member that cannot fill the extra slot from what it already holds
         // leaves it to a later member, unless only the last `extras_left` members remain and each
@@ -94,7 +99,7 @@ pub(super) fn assign(
             takes_extra = false;
         }
         if quota > 0 {
-            unfilled.push((idx, quota));
+            unfilled.push((m, quota));
         }
         if takes_extra {
             extras_left -= 1;
@@ -103,11 +108,9 @@ pub(super) fn assign(
 
     // Fill pass: unfilled members in the order above take from the front of the list.
     let mut next = 0usize;
-    for (idx, quota) in unfilled {
+    for (m, quota) in unfilled {
         let take = (quota as usize).min(unassigned.len() - next);
-        for &(t, p) in &unassigned[next..next + take] {
-            owners[t as usize][p as usize] = idx as i32;
-        }
+        out[m].extend_from_slice(&unassigned[next..next + take]);
         next += take;
     }
     if next < unassigned.len() {
@@ -116,7 +119,7 @@ pub(super) fn assign(
             unassigned.len() - next
         )));
     }
-    Ok(collect_owners(group, order, &owners))
+    Ok(out)
 }
 
 /// The builder's `subscribedTopicIds`: `new HashSet<>(first member's TopicIds)`. `TopicIds`

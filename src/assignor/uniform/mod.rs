@@ -19,7 +19,7 @@ mod homogeneous;
 
 use super::{
     AssignError, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, RebalanceProtocol,
-    SubscriptionType, TopicIdx,
+    SubscriptionType, TopicIdx, TopicPartition,
 };
 use crate::java::{bucket_index, iteration_order, Capacity, JavaHash, Uuid};
 use std::collections::BTreeMap;
@@ -41,15 +41,17 @@ impl Assignor for UniformAssignor {
     }
 
     fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError> {
-        let subscription_type = SubscriptionType::of(group);
-        let ids = topic_ids(group)?;
-        check_single_owner(group)?;
+        let subscription_type = subscription_type(group);
+        let previous = PreviousOwners::new(group)?;
+        let ids = topic_ids(group, subscription_type, &previous)?;
         let assignment = if group.members.is_empty() {
             Vec::new()
         } else {
             let order = member_ids_order(&group.members);
             match subscription_type {
-                SubscriptionType::Homogeneous => homogeneous::assign(group, &ids, &order)?,
+                SubscriptionType::Homogeneous => {
+                    homogeneous::assign(group, &ids, &order, &previous)?
+                }
                 SubscriptionType::Heterogeneous => heterogeneous::assign(group, &ids, &order)?,
             }
         };
@@ -57,6 +59,26 @@ impl Assignor for UniformAssignor {
             subscription_type: Some(subscription_type),
             ..AssignResult::plain(assignment)
         })
+    }
+}
+
+/// [`SubscriptionType::of`], without comparing topic names when every subscribed name is in the
+/// metadata: then equal topic index lists mean equal name sets.
+fn subscription_type(group: &GroupSpec) -> SubscriptionType {
+    let Some(first) = group.members.first() else {
+        return SubscriptionType::of(group);
+    };
+    if group
+        .members
+        .iter()
+        .any(|m| m.topics.len() != m.subscription.len())
+    {
+        return SubscriptionType::of(group);
+    }
+    if group.members.iter().all(|m| m.topics == first.topics) {
+        SubscriptionType::Homogeneous
+    } else {
+        SubscriptionType::Heterogeneous
     }
 }
 
@@ -71,14 +93,20 @@ pub(crate) fn member_ids_order(members: &[Member]) -> Vec<usize> {
 /// The id of every topic the assignor touches (subscribed or previously assigned), by topic
 /// index; `None` for topics nobody touches. Kafka keys everything by topic id, so a touched topic
 /// without one cannot be assigned, and two topics sharing an id would be one topic to Kafka.
-fn topic_ids(group: &GroupSpec) -> Result<Vec<Option<Uuid>>, AssignError> {
-    let mut touched = vec![false; group.topics.len()];
-    for m in &group.members {
+fn topic_ids(
+    group: &GroupSpec,
+    subscription_type: SubscriptionType,
+    previous: &PreviousOwners,
+) -> Result<Vec<Option<Uuid>>, AssignError> {
+    let mut touched = previous.owned_topics.clone();
+    // Homogeneous: everybody subscribes to the first member's topics.
+    let subscribers = match subscription_type {
+        SubscriptionType::Homogeneous => group.members.len().min(1),
+        SubscriptionType::Heterogeneous => group.members.len(),
+    };
+    for m in &group.members[..subscribers] {
         for &t in &m.topics {
             touched[t as usize] = true;
-        }
-        for tp in &m.owned {
-            touched[tp.topic as usize] = true;
         }
     }
     let mut ids = vec![None; group.topics.len()];
@@ -104,27 +132,76 @@ fn topic_ids(group: &GroupSpec) -> Result<Vec<Option<Uuid>>, AssignError> {
     Ok(ids)
 }
 
-/// A KIP-848 target assignment gives each partition to one member at most; the previous target
-/// (`owned`) claiming a partition twice cannot come from Kafka's coordinator.
-fn check_single_owner(group: &GroupSpec) -> Result<(), AssignError> {
-    let offsets = PartitionOffsets::new(group);
-    let mut owner: Vec<u32> = vec![u32::MAX; offsets.total()];
-    for (mi, m) in group.members.iter().enumerate() {
-        for tp in &m.owned {
-            let slot = &mut owner[offsets.flat(tp.topic, tp.partition)];
-            if *slot != u32::MAX {
+/// Which partitions are in somebody's previous target assignment (Kafka's
+/// `GroupSpec.isPartitionAssigned`), checked on the way: a KIP-848 target gives each partition to
+/// one member at most, so `owned` claiming a partition twice cannot come from Kafka's
+/// coordinator.
+pub(crate) struct PreviousOwners {
+    offsets: PartitionOffsets,
+    /// One bit per flat partition.
+    assigned: Vec<u64>,
+    /// Per topic index: somebody previously held a partition of it.
+    owned_topics: Vec<bool>,
+}
+
+impl PreviousOwners {
+    fn new(group: &GroupSpec) -> Result<Self, AssignError> {
+        let offsets = PartitionOffsets::new(group);
+        let mut assigned = vec![0u64; offsets.total().div_ceil(64)];
+        let mut owned_topics = vec![false; group.topics.len()];
+        for m in &group.members {
+            if m.topics.iter().any(|&t| t as usize >= group.topics.len()) {
                 return Err(AssignError(format!(
-                    "partition {}-{} is in the previous target assignment of both {:?} and {:?}",
-                    group.topic(tp.topic).name,
-                    tp.partition,
-                    group.members[*slot as usize].member_id,
+                    "member {:?} subscribes to a topic index outside the metadata",
                     m.member_id
                 )));
             }
-            *slot = mi as u32;
+            for tp in &m.owned {
+                let in_metadata = group
+                    .topics
+                    .get(tp.topic as usize)
+                    .is_some_and(|t| (0..t.partitions).contains(&tp.partition));
+                if !in_metadata {
+                    return Err(AssignError(format!(
+                        "member {:?} was assigned {tp:?}, which is not in the metadata",
+                        m.member_id
+                    )));
+                }
+                let flat = offsets.flat(tp.topic, tp.partition);
+                let (word, bit) = (flat / 64, 1u64 << (flat % 64));
+                if assigned[word] & bit != 0 {
+                    return Err(double_claim(group, *tp));
+                }
+                assigned[word] |= bit;
+                owned_topics[tp.topic as usize] = true;
+            }
         }
+        Ok(PreviousOwners {
+            offsets,
+            assigned,
+            owned_topics,
+        })
     }
-    Ok(())
+
+    /// `isPartitionAssigned`: in somebody's previous target, kept or not.
+    pub(crate) fn is_assigned(&self, topic: TopicIdx, partition: i32) -> bool {
+        let flat = self.offsets.flat(topic, partition);
+        self.assigned[flat / 64] & (1u64 << (flat % 64)) != 0
+    }
+}
+
+fn double_claim(group: &GroupSpec, tp: TopicPartition) -> AssignError {
+    let claimants: Vec<&str> = group
+        .members
+        .iter()
+        .filter(|m| m.owned.contains(&tp))
+        .map(|m| m.member_id.as_str())
+        .collect();
+    AssignError(format!(
+        "partition {}-{} is in the previous target assignment of several members: {claimants:?}",
+        group.topic(tp.topic).name,
+        tp.partition
+    ))
 }
 
 /// Dense numbering of every partition of the metadata: topic `t`, partition `p` is
@@ -154,14 +231,14 @@ impl PartitionOffsets {
     }
 }
 
-/// A member's previous assignment as Kafka's `HashMap<Uuid, HashSet<Integer>>` iterates it:
-/// topics in bucket order of their ids (default-capacity map, input order within a bucket), each
-/// topic's partitions in the order a `new HashSet<>(list)` of them iterates. Returns the owned
-/// partitions reordered so, plus for each topic its `(topic, start, end)` range in that vector.
-pub(crate) fn previous_assignment_in_java_order(
+/// A member's previous assignment as Kafka's `HashMap<Uuid, HashSet<Integer>>` iterates its
+/// topics: bucket order of their ids (default-capacity map, input order within a bucket).
+/// Returns `(topic, partitions in input order)` per topic, in that order; [`int_set_order`]
+/// gives the order within a topic when it matters.
+pub(crate) fn previous_topics_in_java_order(
     member: &Member,
     ids: &[Option<Uuid>],
-) -> (Vec<i32>, Vec<(TopicIdx, usize, usize)>) {
+) -> Vec<(TopicIdx, Vec<i32>)> {
     // Group the owned partitions by topic, topics in first-appearance (input) order. `owned`
     // comes topic by topic from the JSON object, so the last group is almost always the hit.
     let mut groups: Vec<(TopicIdx, Vec<i32>)> = Vec::new();
@@ -176,20 +253,12 @@ pub(crate) fn previous_assignment_in_java_order(
         }
     }
     let map_capacity = Capacity::Default.after_inserts(groups.len());
-    let mut topic_order: Vec<usize> = (0..groups.len()).collect();
-    topic_order.sort_by_key(|&g| {
-        let id = ids[groups[g].0 as usize].expect("owned topics have ids (checked)");
-        (bucket_index(id.java_hash(), map_capacity), g)
+    // Stable sort: input order within a bucket.
+    groups.sort_by_key(|(t, _)| {
+        let id = ids[*t as usize].expect("owned topics have ids (checked)");
+        bucket_index(id.java_hash(), map_capacity)
     });
-    let mut parts = Vec::with_capacity(member.owned.len());
-    let mut ranges = Vec::with_capacity(groups.len());
-    for g in topic_order {
-        let (topic, list) = &groups[g];
-        let start = parts.len();
-        parts.extend(int_set_order(list));
-        ranges.push((*topic, start, parts.len()));
-    }
-    (parts, ranges)
+    groups
 }
 
 /// Iteration order of `new HashSet<>(list)` of partition numbers (JDK 17 sizing): by bucket of
@@ -212,7 +281,7 @@ pub(crate) fn collect_owners(
     for (t, topic_owners) in owners.iter().enumerate() {
         for (p, &o) in topic_owners.iter().enumerate() {
             if o >= 0 {
-                out[order[o as usize]].push(super::TopicPartition::new(t as TopicIdx, p as i32));
+                out[order[o as usize]].push(TopicPartition::new(t as TopicIdx, p as i32));
             }
         }
     }

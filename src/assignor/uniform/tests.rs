@@ -29,6 +29,11 @@ fn group_with_ids(
     g
 }
 
+fn ids_of(g: &crate::assignor::GroupSpec) -> Vec<Option<Uuid>> {
+    let previous = PreviousOwners::new(g).unwrap();
+    topic_ids(g, subscription_type(g), &previous).unwrap()
+}
+
 fn own(g: &mut crate::assignor::GroupSpec, member: &str, topic: &str, parts: &[i32]) {
     let t = g.topic_index(topic).unwrap();
     let m = g
@@ -100,7 +105,7 @@ fn homogeneous_topic_set_is_sized_by_subscribed_names_including_missing_topics()
         &[("x", 1, uuid(17)), ("y", 1, uuid(3))],
         &[("c1", &all), ("c3", &all)],
     );
-    let ids = topic_ids(&g).unwrap();
+    let ids = ids_of(&g);
     let set: Vec<&str> = subscribed_topic_set(&g, &ids, 0)
         .into_iter()
         .map(|t| g.topic(t).name.as_str())
@@ -219,7 +224,7 @@ fn heterogeneous_topic_order_is_ratio_desc_then_subscribers_asc_then_uuid_asc() 
         ],
         &[("c1", &["w", "x", "y", "z"]), ("c2", &["w", "x"])],
     );
-    let ids = topic_ids(&g).unwrap();
+    let ids = ids_of(&g);
     let mut subscribers = vec![Vec::new(); 4];
     for (i, m) in g.members.iter().enumerate() {
         for &t in &m.topics {
@@ -306,13 +311,36 @@ fn refuses_topics_without_ids_and_double_claims() {
     own(&mut g, "c1", "t", &[0]);
     own(&mut g, "c3", "t", &[0]);
     let err = UniformAssignor.assign(&g).unwrap_err();
-    assert!(err.0.contains("t-0"), "{err}");
+    assert!(err.0.contains("t-0") && err.0.contains("c3"), "{err}");
 
     let g = group_with_ids(
         &[("a", 1, uuid(1)), ("b", 1, uuid(1))],
         &[("c1", &["a", "b"])],
     );
     assert!(UniformAssignor.assign(&g).is_err());
+
+    let mut g = group_with_ids(&[("t", 2, uuid(1))], &[("c1", &["t"])]);
+    g.members[0].owned.push(TopicPartition::new(0, 2));
+    assert!(UniformAssignor.assign(&g).is_err());
+}
+
+#[test]
+fn fast_subscription_type_agrees_with_the_name_based_rule() {
+    let cases: [&[(&str, &[&str])]; 4] = [
+        &[("c1", &["a", "b"]), ("c3", &["a", "b"])],
+        &[("c1", &["a", "b"]), ("c3", &["a"])],
+        // Same topics in the metadata, different names: heterogeneous in Kafka.
+        &[("c1", &["a", "gone"]), ("c3", &["a"])],
+        &[("c1", &["a", "gone"]), ("c3", &["a", "gone"])],
+    ];
+    for members in cases {
+        let g = group_with_ids(&[("a", 1, uuid(1)), ("b", 1, uuid(2))], members);
+        assert_eq!(
+            subscription_type(&g),
+            SubscriptionType::of(&g),
+            "{members:?}"
+        );
+    }
 }
 
 #[test]
