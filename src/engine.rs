@@ -21,13 +21,13 @@ pub enum Event {
     /// A request arrives at the coordinator.
     AtCoordinator {
         from: ClientRef,
-        request: Request,
+        request: Box<Request>,
     },
     CoordinatorTimer(CoordTimer),
     /// A response arrives at a member's process.
     AtClient {
         to: ClientRef,
-        response: Response,
+        response: Box<Response>,
     },
     ClientTimer {
         to: ClientRef,
@@ -68,13 +68,24 @@ impl Env<'_> {
 
     pub fn to_coordinator(&mut self, from: ClientRef, request: Request) {
         let at = self.now() + self.cluster.one_way();
-        self.queue
-            .schedule(at, Event::AtCoordinator { from, request });
+        self.queue.schedule(
+            at,
+            Event::AtCoordinator {
+                from,
+                request: Box::new(request),
+            },
+        );
     }
 
     pub fn to_client(&mut self, to: ClientRef, response: Response) {
         let at = self.now() + self.cluster.one_way();
-        self.queue.schedule(at, Event::AtClient { to, response });
+        self.queue.schedule(
+            at,
+            Event::AtClient {
+                to,
+                response: Box::new(response),
+            },
+        );
     }
 
     pub fn log(&mut self, line: String) {
@@ -212,10 +223,10 @@ pub fn run_with_faults(
                     Action::Stall => m.stall(&mut env, Duration::from_millis(e.duration_ms)),
                 }
             }
-            Event::AtCoordinator { from, request } => coordinator.handle(&mut env, from, request),
+            Event::AtCoordinator { from, request } => coordinator.handle(&mut env, from, *request),
             Event::CoordinatorTimer(timer) => coordinator.on_timer(&mut env, timer),
             Event::AtClient { to, response } => {
-                members[to.member].on_response(&mut env, to, response)
+                members[to.member].on_response(&mut env, to, *response)
             }
             Event::ClientTimer { to, timer } => members[to.member].on_timer(&mut env, to, timer),
             Event::SettleCheck => {

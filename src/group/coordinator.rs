@@ -264,7 +264,7 @@ impl Coordinator {
         }
         protocols
             .iter()
-            .any(|p| self.members.iter().all(|(_, m)| m.protocols.contains(p)))
+            .any(|p| self.members.values().all(|m| m.protocols.contains(p)))
     }
 
     fn add_member(&mut self, env: &mut Env, member_id: String, join: Join) {
@@ -477,8 +477,8 @@ impl Coordinator {
     /// The group's rebalance timeout: the largest of its members'.
     fn rebalance_timeout_ms(&self) -> u64 {
         self.members
-            .iter()
-            .map(|(_, m)| m.rebalance_timeout_ms)
+            .values()
+            .map(|m| m.rebalance_timeout_ms)
             .max()
             .unwrap_or(0)
     }
@@ -488,7 +488,7 @@ impl Coordinator {
         if self.state != GroupState::PreparingRebalance || self.initial_join {
             return;
         }
-        if self.pending.is_empty() && self.members.iter().all(|(_, m)| m.joined) {
+        if self.pending.is_empty() && self.members.values().all(|m| m.joined) {
             self.complete_join(env);
         }
     }
@@ -736,7 +736,7 @@ impl Coordinator {
             _ => {}
         }
         self.reset_session(env, &member_id);
-        if self.members.iter().all(|(_, m)| m.synced) {
+        if self.members.values().all(|m| m.synced) {
             if let Some(t) = self.sync_timer.take() {
                 env.queue.cancel(t);
             }

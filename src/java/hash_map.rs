@@ -176,6 +176,11 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
         live.into_iter().map(|s| (&s.key, &s.value))
     }
 
+    /// Values in no particular order: only for reads whose result does not depend on order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.slots.iter().flatten().map(|s| &s.value)
+    }
+
     /// Values in no particular order: only for updates whose result does not depend on order.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.slots.iter_mut().flatten().map(|s| &mut s.value)

@@ -79,6 +79,8 @@ pub struct Metrics {
     in_group: Vec<bool>,
     // Ownership and processing truth, per partition.
     owner: Vec<Option<usize>>,
+    /// Partitions each member owns (the count of `owner` entries naming it).
+    owned_count: Vec<u32>,
     last_owner: Vec<Option<usize>>,
     active: Vec<Option<usize>>,
     unavailable_since: Vec<Option<SimTime>>,
@@ -132,6 +134,7 @@ impl Metrics {
             stalled_parts: vec![Vec::new(); n],
             in_group: vec![false; n],
             owner: vec![None; p],
+            owned_count: vec![0; n],
             last_owner: vec![None; p],
             active: vec![None; p],
             unavailable_since: vec![None; p],
@@ -235,9 +238,11 @@ impl Metrics {
         if self.member_ids[m] == member_id {
             self.in_group[m] = false;
         }
-        for p in 0..self.owner.len() {
-            if self.owner[p] == Some(m) {
-                self.release(now, m, p);
+        if self.owned_count[m] > 0 {
+            for p in 0..self.owner.len() {
+                if self.owner[p] == Some(m) {
+                    self.release(now, m, p);
+                }
             }
         }
         self.paused_since[m] = None;
@@ -413,6 +418,12 @@ impl Metrics {
             if self.formed() && self.last_owner[p].is_some_and(|o| o != m) {
                 self.moved_total += 1;
             }
+            if self.owner[p] != Some(m) {
+                if let Some(o) = self.owner[p] {
+                    self.owned_count[o] -= 1;
+                }
+                self.owned_count[m] += 1;
+            }
             self.owner[p] = Some(m);
             self.last_owner[p] = Some(m);
         }
@@ -429,7 +440,7 @@ impl Metrics {
         for &p in parts {
             self.release(now, m, p);
         }
-        let owns_nothing = !self.owner.contains(&Some(m));
+        let owns_nothing = self.owned_count[m] == 0;
         let stops = self
             .running
             .as_ref()
@@ -494,6 +505,7 @@ impl Metrics {
     fn release(&mut self, now: SimTime, m: usize, p: usize) {
         if self.owner[p] == Some(m) {
             self.owner[p] = None;
+            self.owned_count[m] -= 1;
         }
         if self.active[p] == Some(m) {
             self.stop_processing(now, p);

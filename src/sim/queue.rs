@@ -4,18 +4,22 @@
 
 use super::SimTime;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
 /// Identifies a scheduled event, for cancelling it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct TimerId(u64);
+pub struct TimerId {
+    slot: u32,
+    seq: u64,
+}
 
+/// Events live in a slab; the heap orders small `(time, seq, slot)` keys, so popping moves no
+/// event payloads and needs no hashing. A cancelled event's slot is emptied at once and its
+/// heap key skipped when it surfaces.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<(SimTime, u64)>>,
-    // Events by sequence number; kept beside the heap so E needs no Ord.
-    events: std::collections::HashMap<u64, E>,
-    // Lookup only; its iteration order never matters.
-    cancelled: HashSet<u64>,
+    heap: BinaryHeap<Reverse<(SimTime, u64, u32)>>,
+    slots: Vec<Option<(u64, E)>>,
+    free: Vec<u32>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -31,8 +35,8 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
-            events: std::collections::HashMap::new(),
-            cancelled: HashSet::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -60,42 +64,60 @@ impl<E> EventQueue<E> {
         );
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse((at, seq)));
-        self.events.insert(seq, event);
-        TimerId(seq)
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some((seq, event));
+                slot
+            }
+            None => {
+                self.slots.push(Some((seq, event)));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.heap.push(Reverse((at, seq, slot)));
+        TimerId { slot, seq }
     }
 
     pub fn cancel(&mut self, id: TimerId) {
-        if self.events.remove(&id.0).is_some() {
-            self.cancelled.insert(id.0);
+        if let Some(entry) = self.slots.get_mut(id.slot as usize) {
+            if entry.as_ref().is_some_and(|(seq, _)| *seq == id.seq) {
+                *entry = None;
+            }
+        }
+    }
+
+    /// Drops cancelled keys from the top of the heap.
+    fn skip_cancelled(&mut self) {
+        while let Some(&Reverse((_, seq, slot))) = self.heap.peek() {
+            let live = self.slots[slot as usize]
+                .as_ref()
+                .is_some_and(|(s, _)| *s == seq);
+            if live {
+                return;
+            }
+            self.heap.pop();
+            // The slot is reusable once no heap key refers to it.
+            if self.slots[slot as usize].is_none() {
+                self.free.push(slot);
+            }
         }
     }
 
     /// The next event, advancing the clock to it; `None` when nothing is left.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        while let Some(Reverse((at, seq))) = self.heap.pop() {
-            if self.cancelled.remove(&seq) {
-                continue;
-            }
-            let event = self.events.remove(&seq).expect("scheduled event is stored");
-            self.now = at;
-            self.popped += 1;
-            return Some((at, event));
-        }
-        None
+        self.skip_cancelled();
+        let Reverse((at, _, slot)) = self.heap.pop()?;
+        let (_, event) = self.slots[slot as usize].take().expect("live slot");
+        self.free.push(slot);
+        self.now = at;
+        self.popped += 1;
+        Some((at, event))
     }
 
     /// Time of the next live event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        while let Some(Reverse((at, seq))) = self.heap.peek().copied() {
-            if self.cancelled.contains(&seq) {
-                self.heap.pop();
-                self.cancelled.remove(&seq);
-                continue;
-            }
-            return Some(at);
-        }
-        None
+        self.skip_cancelled();
+        self.heap.peek().map(|Reverse((at, _, _))| *at)
     }
 }
 
