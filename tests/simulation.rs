@@ -249,3 +249,111 @@ fn scenario_default(file: &str) -> Scenario {
     )
     .expect(file)
 }
+
+// ---- Cooperative rebalancing (KIP-429) ----
+
+#[test]
+fn cooperative_scale_out_moves_only_what_must_move() {
+    let r = report(&scenario("scale-out.toml", "cooperative"));
+    assert_eq!(r.rebalances.count, 2, "{:?}", r.rebalances.list);
+    assert_eq!(r.rebalances.list[1].trigger, "follow_up");
+    assert_eq!(r.revocations.total, 4);
+    for m in ["c1", "c2", "c3", "c4"] {
+        assert_eq!(r.revocations.per_member.get(m), Some(&1), "{m}");
+    }
+    assert_eq!(r.revocations.by_staying_members, 4);
+    // The four original members never stop.
+    assert_eq!(r.pauses.stop_the_world_ms.max, 0);
+    assert_eq!(r.pauses.stop_the_world_ms.per.len(), 4);
+    assert_eq!(r.moved.total, r.moved.minimum);
+    assert_eq!(r.moved.minimum, 4);
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
+}
+
+#[test]
+fn cooperative_clean_leave_revokes_only_the_leavers_partitions() {
+    let r = report(&scenario("scale-in.toml", "cooperative"));
+    assert_eq!(r.revocations.total, 6);
+    assert_eq!(r.revocations.per_member.get("c4"), Some(&6));
+    assert_eq!(r.revocations.by_staying_members, 0);
+    assert_eq!(r.pauses.stop_the_world_ms.max, 0);
+    assert_eq!(r.moved.total, r.moved.minimum);
+    assert!(r.invariants.violations.is_empty());
+}
+
+#[test]
+fn cooperative_crash_revokes_nothing_from_staying_members() {
+    let r = report(&scenario("crash.toml", "cooperative"));
+    assert_eq!(r.revocations.by_staying_members, 0);
+    assert_eq!(r.revocations.total, 0);
+    assert_eq!(r.lost.by_crash, 6);
+    assert!(r.invariants.violations.is_empty());
+}
+
+fn final_assignments(s: &Scenario) -> std::collections::BTreeMap<String, String> {
+    let r = report(s);
+    assert!(r.invariants.violations.is_empty());
+    r.final_assignment
+        .into_iter()
+        .map(|(m, parts)| (m, parts.join(" ")))
+        .collect()
+}
+
+#[test]
+fn seed_001_cooperative_sticky_converges_to_the_sticky_layout() {
+    for variant in ["sticky", "cooperative"] {
+        let a = final_assignments(&scenario("seed-001-sticky.toml", variant));
+        assert_eq!(a["c1"], "t3a-0 t3a-1 t3b-0 t3b-1 t3c-0", "{variant}");
+        assert_eq!(a["c2"], "t3a-2 t3b-2 t3c-1 t3c-2", "{variant}");
+    }
+    // Both starting together: roundrobin's layout (c1 t3a:0,2 t3b:1 t3c:0,2).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/seed-001-sticky.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let together = text.split("[[timeline]]").next().unwrap().to_string()
+        + "\n[variants.sticky]\nassignors = [\"sticky\"]\n";
+    for variant in ["sticky", "cooperative"] {
+        let s = load_str(
+            "together.toml",
+            &together,
+            &LoadOptions {
+                variant: Some(variant.into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let a = final_assignments(&s);
+        assert_eq!(a["c1"], "t3a-0 t3a-2 t3b-1 t3c-0 t3c-2", "{variant}");
+        assert_eq!(a["c2"], "t3a-1 t3b-0 t3b-2 t3c-1", "{variant}");
+    }
+}
+
+#[test]
+fn sticky_family_moves_the_minimum_on_scale_out_and_scale_in() {
+    for file in ["scale-out.toml", "scale-in.toml"] {
+        for variant in ["cooperative"] {
+            let r = report(&scenario(file, variant));
+            assert_eq!(r.moved.total, r.moved.minimum, "{file} {variant}");
+        }
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(file),
+        )
+        .unwrap();
+        let s = load_str(
+            file,
+            &format!("{text}\n[variants.sticky]\nassignors = [\"sticky\"]\n"),
+            &LoadOptions {
+                variant: Some("sticky".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let r = report(&s);
+        assert_eq!(r.moved.total, r.moved.minimum, "{file} sticky");
+    }
+}

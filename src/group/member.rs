@@ -1,30 +1,35 @@
 //! A consumer group member (client side): the application thread's poll loop and the heartbeat
 //! thread, timed as Kafka 4.3.1's classic `KafkaConsumer` runs them
-//! (../shared/reference/CLIENT.md), with EAGER rebalancing (KIP-429's cooperative mode comes
-//! with its own issue).
+//! (../shared/reference/CLIENT.md), for both rebalance protocols (KIP-429).
 //!
-//! - The poll loop processes batches of up to `max_poll_records`; a rebalance advances only
-//!   inside `poll()`, so a long batch delays it.
-//! - The heartbeat thread sends a heartbeat every `heartbeat_interval_ms` while enabled, and reads
+//! - The poll loop processes batches of up to `max_poll_records`. A rebalance advances only
+//!   inside `poll()`: JoinGroup and SyncGroup responses are handled at the member's next poll (at
+//!   once when it is blocked in poll with nothing to process), so a long batch delays it.
+//! - The heartbeat thread sends a heartbeat every `heartbeat_interval_ms` while enabled and reads
 //!   responses only on its passes (every `retry_backoff_ms`), so a REBALANCE_IN_PROGRESS is
 //!   noticed on the pass after it arrives and acted on at the next `poll()`. It is disabled from
-//!   the JoinGroup until the JoinGroup response, and it sends LeaveGroup when the poll interval
-//!   (`max_poll_interval_ms`) expires.
-//! - EAGER: before joining, the member commits (auto-commit) and revokes everything, so it owns
-//!   nothing and reacts to each response as soon as it arrives.
+//!   the JoinGroup until the JoinGroup response is handled, and it sends LeaveGroup when the poll
+//!   interval (`max_poll_interval_ms`) expires.
+//! - EAGER: before joining (`onJoinPrepare`) the member commits and revokes everything, so it owns
+//!   nothing while the rebalance runs.
+//! - COOPERATIVE: it keeps its partitions and processes them while the rebalance runs, joins with
+//!   its owned partitions, revokes after SyncGroup only what it lost (`onJoinComplete`) and, if it
+//!   lost anything, rejoins at once: the follow-up rebalance hands those partitions out.
 
 use super::leader;
 use super::messages::{ClientRef, ErrorCode, LeaveReason, Request, Response, Subscription};
+use crate::assignor::RebalanceProtocol;
 use crate::engine::{Env, Event};
-use crate::scenario::OffsetReset;
+use crate::scenario::{CommitAfterBatch, OffsetReset};
 use crate::sim::queue::TimerId;
 use crate::sim::time::Duration;
 use crate::sim::SimTime;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Debug)]
 pub enum ClientTimer {
-    /// The application thread calls `poll()` (an idle wake-up or the end of a stall).
+    /// The application thread calls `poll()` (an idle wake-up, the end of a stall or of a
+    /// rebalance-listener callback).
     Poll,
     /// The batch in progress has been processed.
     BatchDone,
@@ -34,23 +39,38 @@ pub enum ClientTimer {
     HeartbeatRead(ErrorCode),
     /// The heartbeat thread checks the poll timer (max.poll.interval.ms).
     PollTimer,
+    /// A rebalance-listener callback has taken its time.
+    CallbackDone,
 }
 
-/// Where the member is in the group protocol (the client's `MemberState` plus the steps
-/// `ConsumerCoordinator` waits on).
+/// Where the member is in the group protocol (the client's `MemberState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
-    /// Not in a generation: joins at the next `poll()`.
+    /// Not in a generation, or told to rejoin: joins at the next `poll()`.
     Unjoined,
-    /// `onJoinPrepare`'s synchronous auto-commit is in flight.
-    CommittingBeforeJoin,
     AwaitingJoin,
     AwaitingSync,
-    /// The assignment is in; committed offsets are being fetched.
-    FetchingOffsets,
     Stable,
-    /// `close()`'s synchronous auto-commit is in flight.
-    CommittingBeforeClose,
+}
+
+/// What the poll loop does once the synchronous commit it waits on is answered.
+#[derive(Debug)]
+enum AfterCommit {
+    /// `onJoinPrepare`: revoke (EAGER: everything) and send JoinGroup.
+    Join,
+    /// `close()`: revoke everything and leave.
+    Close,
+    /// `onJoinComplete` with a cooperative revocation (the listener commits first).
+    CompleteJoin(Vec<usize>),
+    /// A `commitSync` after a batch.
+    Resume,
+}
+
+/// What the poll loop does after a rebalance-listener callback has taken its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterCallback {
+    SendJoin,
+    Resume,
 }
 
 #[derive(Debug)]
@@ -63,6 +83,9 @@ enum App {
         until: SimTime,
         batch: Vec<(usize, u64, u64)>,
     },
+    /// Inside a synchronous call: waiting for a commit or committed offsets, or inside a
+    /// rebalance-listener callback.
+    Blocked,
 }
 
 pub struct Member {
@@ -70,6 +93,9 @@ pub struct Member {
     incarnation: u32,
     alive: bool,
     closing: bool,
+    protocol: RebalanceProtocol,
+    /// The subscription (it can change during the run).
+    topics: Vec<String>,
     member_id: String,
     generation: Option<i32>,
     phase: Phase,
@@ -77,11 +103,19 @@ pub struct Member {
     /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
     /// partitions are lost at the next `poll()`.
     membership_lost: bool,
-    /// The client's assignment (`SubscriptionState`).
+    /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
+    inbox: VecDeque<Response>,
+    /// The client's assignment (`SubscriptionState`), ascending.
     owned: Vec<usize>,
     /// The assignment before the last EAGER revocation: StickyAssignor's userData.
     previous_assignment: Vec<usize>,
+    /// Fetch positions of owned partitions whose committed offset is known.
     positions: BTreeMap<usize, u64>,
+    after_commit: Option<AfterCommit>,
+    awaiting_offsets: bool,
+    /// Newly assigned partitions whose committed offsets the next poll fetches.
+    pending_fetch: Vec<usize>,
+    after_callback: Option<AfterCallback>,
     app: App,
     stalled_until: Option<SimTime>,
     /// A stall that hit while the member had no batch: it applies to the next batch.
@@ -103,14 +137,21 @@ impl Member {
             incarnation: 0,
             alive: false,
             closing: false,
+            protocol: RebalanceProtocol::Eager,
+            topics: Vec::new(),
             member_id: String::new(),
             generation: None,
             phase: Phase::Unjoined,
             rejoin_needed: false,
             membership_lost: false,
+            inbox: VecDeque::new(),
             owned: Vec::new(),
             previous_assignment: Vec::new(),
             positions: BTreeMap::new(),
+            after_commit: None,
+            awaiting_offsets: false,
+            pending_fetch: Vec::new(),
+            after_callback: None,
             app: App::Idle(None),
             stalled_until: None,
             pending_stall: None,
@@ -135,9 +176,13 @@ impl Member {
         &env.scenario.members[self.idx].name
     }
 
+    fn cooperative(&self) -> bool {
+        self.protocol == RebalanceProtocol::Cooperative
+    }
+
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
-        self.alive && (self.phase != Phase::Stable || self.rejoin_needed)
+        self.alive && (self.phase != Phase::Stable || self.rejoin_needed || !self.inbox.is_empty())
     }
 
     // ---- Lifecycle (timeline actions) ----
@@ -146,6 +191,9 @@ impl Member {
     pub fn start(&mut self, env: &mut Env) {
         let idx = self.idx;
         *self = Member::new(idx);
+        let spec = &env.scenario.members[idx];
+        self.protocol = spec.rebalance_protocol;
+        self.topics = spec.topics.clone();
         self.incarnation = env.metrics.process_started(env.now(), idx);
         self.alive = true;
         self.last_poll = env.now();
@@ -166,9 +214,7 @@ impl Member {
             "{} close requested",
             env.scenario.members[self.idx].name
         ));
-        if matches!(self.app, App::Idle(_)) && self.stalled_until.is_none() {
-            self.schedule_poll(env, env.now());
-        }
+        self.wake(env);
     }
 
     /// The process dies: nothing more is sent, ownership ends now.
@@ -186,6 +232,22 @@ impl Member {
         ));
     }
 
+    /// `subscribe()` with a new topic list: the member rejoins at its next poll, and (as
+    /// `onJoinPrepare` does) a cooperative member first revokes the topics it dropped.
+    pub fn subscribe(&mut self, env: &mut Env, topics: Vec<String>) {
+        if !self.alive {
+            return;
+        }
+        env.log(format!(
+            "{} subscribes to [{}]",
+            self.name(env),
+            topics.join(" ")
+        ));
+        self.topics = topics;
+        self.rejoin_needed = true;
+        self.wake(env);
+    }
+
     /// The application's processing stalls for `duration` (a slow call, a GC pause): the batch
     /// in progress, or the next one the poll loop gets, ends that much later. The poll loop is
     /// blocked meanwhile, so a stall past `max_poll_interval_ms` makes the heartbeat thread leave
@@ -199,24 +261,12 @@ impl Member {
             env.scenario.members[self.idx].name,
             duration.as_millis()
         ));
-        match std::mem::replace(&mut self.app, App::Idle(None)) {
-            App::Busy {
-                timer,
-                batch,
-                until,
-            } => {
-                env.queue.cancel(timer);
-                self.app = App::Busy {
-                    timer,
-                    until,
-                    batch,
-                };
-                self.begin_stall(env, until + duration);
+        match &self.app {
+            App::Busy { until, .. } => {
+                let until = *until + duration;
+                self.begin_stall(env, until);
             }
-            idle => {
-                self.app = idle;
-                self.pending_stall = Some(duration);
-            }
+            _ => self.pending_stall = Some(duration),
         }
     }
 
@@ -257,6 +307,13 @@ impl Member {
         self.app = App::Idle(Some(t));
     }
 
+    /// A member blocked in `poll()` with nothing to process returns at once.
+    fn wake(&mut self, env: &mut Env) {
+        if matches!(self.app, App::Idle(_)) {
+            self.schedule_poll(env, env.now());
+        }
+    }
+
     pub fn on_timer(&mut self, env: &mut Env, to: ClientRef, timer: ClientTimer) {
         if !self.alive || to.incarnation != self.incarnation {
             return;
@@ -264,6 +321,13 @@ impl Member {
         match timer {
             ClientTimer::Poll => {
                 self.app = App::Idle(None);
+                self.poll(env)
+            }
+            ClientTimer::CallbackDone => {
+                self.app = App::Idle(None);
+                if let Some(after) = self.after_callback.take() {
+                    self.after_callback_done(env, after);
+                }
                 self.poll(env)
             }
             ClientTimer::BatchDone => self.batch_done(env),
@@ -278,98 +342,18 @@ impl Member {
             return;
         }
         match response {
-            Response::JoinGroup {
-                error,
-                member_id,
-                generation,
-                protocol,
-                leader,
-                members,
-                skip_assignment,
-            } => {
-                if self.phase != Phase::AwaitingJoin {
-                    return;
-                }
-                match error {
-                    ErrorCode::None => {
-                        self.member_id = member_id;
-                        self.generation = Some(generation);
-                        // Heartbeat thread enabled, its timers reset (AbstractCoordinator).
-                        self.enable_heartbeat(env);
-                        let name = self.name(env).to_string();
-                        let is_leader = leader == self.member_id;
-                        env.log({
-                            format!(
-                                "{name} JoinGroup response: generation {generation}{}",
-                                if is_leader { " (leader)" } else { "" }
-                            )
-                        });
-                        let assignments = if is_leader && !skip_assignment {
-                            let protocol = protocol.unwrap_or_default();
-                            let client_protocol = env.scenario.members[self.idx].rebalance_protocol;
-                            match leader::assign(env.scenario, &protocol, client_protocol, &members)
-                            {
-                                Ok(a) => Some(a),
-                                Err(e) => {
-                                    env.log(format!("{name} assignor {protocol} failed: {e}"));
-                                    Some(Vec::new())
-                                }
-                            }
-                        } else {
-                            None
-                        };
-                        self.phase = Phase::AwaitingSync;
-                        let request = Request::SyncGroup {
-                            member_id: self.member_id.clone(),
-                            generation,
-                            assignments,
-                        };
-                        env.to_coordinator(self.me(), request);
-                    }
-                    ErrorCode::MemberIdRequired => {
-                        self.member_id = member_id;
-                        self.send_join(env);
-                    }
-                    ErrorCode::InconsistentGroupProtocol => {
-                        // A configuration error: KafkaConsumer.poll throws and the application
-                        // exits.
-                        env.log(format!(
-                            "{} JoinGroup: INCONSISTENT_GROUP_PROTOCOL, the consumer fails",
-                            env.scenario.members[self.idx].name
-                        ));
-                        env.metrics
-                            .fatal_error(env.now(), self.idx, "INCONSISTENT_GROUP_PROTOCOL");
-                        self.alive = false;
-                    }
-                    _ => {
-                        self.reset_generation(true);
-                        self.send_join(env);
-                    }
-                }
-            }
-            Response::SyncGroup { error, assignment } => {
-                if self.phase != Phase::AwaitingSync {
-                    return;
-                }
-                match error {
-                    ErrorCode::None => self.on_assignment(env, assignment),
-                    ErrorCode::RebalanceInProgress => {
-                        self.phase = Phase::Unjoined;
-                        self.schedule_poll(env, env.now());
-                    }
-                    other => {
-                        self.reset_generation(other == ErrorCode::UnknownMemberId);
-                        self.phase = Phase::Unjoined;
-                        self.schedule_poll(env, env.now());
-                    }
-                }
+            Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
+                self.inbox.push_back(response);
+                self.wake(env);
             }
             Response::OffsetFetch { committed } => {
-                if self.phase != Phase::FetchingOffsets {
+                if !self.awaiting_offsets {
                     return;
                 }
+                self.awaiting_offsets = false;
                 let now = env.now();
                 let reset = env.scenario.group.auto_offset_reset;
+                let mut started = Vec::new();
                 for (p, offset) in committed {
                     if !self.owned.contains(&p) {
                         continue;
@@ -380,16 +364,24 @@ impl Member {
                     });
                     env.metrics.position_set(p, position);
                     self.positions.insert(p, position);
+                    started.push(p);
                 }
-                self.phase = Phase::Stable;
-                env.metrics.processing_started(now, self.idx, &self.owned);
-                self.schedule_poll(env, now);
+                env.metrics.processing_started(now, self.idx, &started);
+                self.app = App::Idle(None);
+                self.poll(env);
             }
-            Response::OffsetCommit { .. } => match self.phase {
-                Phase::CommittingBeforeJoin => self.revoke_and_join(env),
-                Phase::CommittingBeforeClose => self.finish_close(env),
-                _ => {}
-            },
+            Response::OffsetCommit { .. } => {
+                let Some(after) = self.after_commit.take() else {
+                    return;
+                };
+                self.app = App::Idle(None);
+                match after {
+                    AfterCommit::Join => self.prepare_and_join(env),
+                    AfterCommit::Close => self.finish_close(env),
+                    AfterCommit::CompleteJoin(assignment) => self.complete_join(env, assignment),
+                    AfterCommit::Resume => self.poll(env),
+                }
+            }
             Response::Heartbeat { error } => {
                 // Read on the heartbeat thread's next pass.
                 let now = env.now();
@@ -404,6 +396,9 @@ impl Member {
     // ---- The poll loop ----
 
     fn poll(&mut self, env: &mut Env) {
+        if !self.alive || matches!(self.app, App::Blocked | App::Busy { .. }) {
+            return;
+        }
         let now = env.now();
         self.last_poll = now;
         if self.closing {
@@ -412,11 +407,12 @@ impl Member {
         }
         if self.membership_lost {
             self.membership_lost = false;
+            self.inbox.clear();
             if !self.owned.is_empty() {
                 let lost = std::mem::take(&mut self.owned);
                 env.log(format!(
                     "{} onPartitionsLost {}",
-                    env.scenario.members[self.idx].name,
+                    self.name(env),
                     env.partition_list(&lost)
                 ));
                 env.metrics.lost(now, self.idx, &lost);
@@ -424,12 +420,26 @@ impl Member {
             }
             self.phase = Phase::Unjoined;
         }
-        match self.phase {
-            Phase::Unjoined => return self.begin_join(env),
-            Phase::Stable if self.rejoin_needed => return self.begin_join(env),
-            Phase::Stable => {}
-            // Waiting on the coordinator: a response wakes the member.
-            _ => return,
+        // Responses that arrived since the last poll: one rebalance step each.
+        while let Some(response) = self.inbox.pop_front() {
+            self.handle_group_response(env, response);
+            if !matches!(self.app, App::Idle(_)) || !self.alive {
+                return;
+            }
+        }
+        if self.phase == Phase::Unjoined || (self.phase == Phase::Stable && self.rejoin_needed) {
+            self.begin_join(env);
+            if !matches!(self.app, App::Idle(_)) {
+                return;
+            }
+        }
+        if !self.pending_fetch.is_empty() {
+            // `updateAssignmentMetadataIfNeeded`: the poll loop waits for committed offsets.
+            let partitions = std::mem::take(&mut self.pending_fetch);
+            self.awaiting_offsets = true;
+            self.app = App::Blocked;
+            env.to_coordinator(self.me(), Request::OffsetFetch { partitions });
+            return;
         }
         self.maybe_auto_commit(env);
         let batch = self.take_batch(env);
@@ -456,6 +466,9 @@ impl Member {
 
     /// Up to `max_poll_records` fetched records, round-robin over owned partitions.
     fn take_batch(&mut self, env: &mut Env) -> Vec<(usize, u64, u64)> {
+        if self.positions.is_empty() {
+            return Vec::new();
+        }
         let now = env.now();
         // Records reach the consumer one fetch round trip after they are appended.
         let rtt = env.fetch.between(
@@ -465,17 +478,17 @@ impl Member {
         let visible_at = SimTime::from_micros(now.as_micros().saturating_sub(rtt));
         let mut budget = env.scenario.group.max_poll_records;
         let mut batch = Vec::new();
-        let parts: Vec<usize> = self.positions.keys().copied().collect();
-        if parts.is_empty() {
-            return batch;
-        }
-        let n = parts.len();
-        for k in 0..n {
+        let n = self.positions.len();
+        let start = self.fetch_cursor % n;
+        for (&p, &pos) in self
+            .positions
+            .iter()
+            .skip(start)
+            .chain(self.positions.iter().take(start))
+        {
             if budget == 0 {
                 break;
             }
-            let p = parts[(self.fetch_cursor + k) % n];
-            let pos = self.positions[&p];
             let end = env.logs.end_offset(p, visible_at);
             if end > pos {
                 let take = (end - pos).min(budget);
@@ -483,7 +496,7 @@ impl Member {
                 batch.push((p, pos, pos + take));
             }
         }
-        self.fetch_cursor = (self.fetch_cursor + 1) % n;
+        self.fetch_cursor = (start + 1) % n;
         batch
     }
 
@@ -516,6 +529,15 @@ impl Member {
         if self.stalled_until.take().is_some() {
             env.metrics.stall_ended(now, self.idx);
         }
+        match env.scenario.group.commit_after_batch {
+            CommitAfterBatch::Sync if self.generation.is_some() => {
+                self.send_commit(env);
+                self.block_on_commit(AfterCommit::Resume);
+                return;
+            }
+            CommitAfterBatch::Async => self.send_commit(env),
+            _ => {}
+        }
         self.poll(env);
     }
 
@@ -544,36 +566,232 @@ impl Member {
         env.to_coordinator(self.me(), request);
     }
 
-    // ---- Joining (EAGER) ----
+    fn block_on_commit(&mut self, after: AfterCommit) {
+        self.after_commit = Some(after);
+        self.app = App::Blocked;
+    }
+
+    /// A rebalance-listener callback takes `ms`: the poll loop is blocked, then goes on with
+    /// `after`.
+    fn callback(&mut self, env: &mut Env, ms: u64, after: AfterCallback) {
+        if ms == 0 {
+            self.after_callback_done(env, after);
+            return;
+        }
+        self.after_callback = Some(after);
+        self.app = App::Blocked;
+        let at = env.now() + Duration::from_millis(ms);
+        env.queue
+            .schedule(at, self.event(ClientTimer::CallbackDone));
+    }
+
+    fn after_callback_done(&mut self, env: &mut Env, after: AfterCallback) {
+        match after {
+            AfterCallback::SendJoin => self.send_join(env),
+            AfterCallback::Resume => {}
+        }
+    }
+
+    // ---- The rebalance ----
+
+    /// One JoinGroup or SyncGroup response, handled by the application thread.
+    fn handle_group_response(&mut self, env: &mut Env, response: Response) {
+        match response {
+            Response::JoinGroup {
+                error,
+                member_id,
+                generation,
+                protocol,
+                leader,
+                members,
+                skip_assignment,
+            } if self.phase == Phase::AwaitingJoin => match error {
+                ErrorCode::None => {
+                    self.member_id = member_id;
+                    self.generation = Some(generation);
+                    // The heartbeat thread is enabled again, its timers reset (AbstractCoordinator).
+                    self.enable_heartbeat(env);
+                    let name = self.name(env).to_string();
+                    let is_leader = leader == self.member_id;
+                    env.log(format!(
+                        "{name} JoinGroup response: generation {generation}{}",
+                        if is_leader { " (leader)" } else { "" }
+                    ));
+                    let assignments = if is_leader && !skip_assignment {
+                        let protocol = protocol.unwrap_or_default();
+                        match leader::assign(env.scenario, &protocol, self.protocol, &members) {
+                            Ok(a) => Some(a),
+                            Err(e) => {
+                                env.log(format!("{name} assignor {protocol} failed: {e}"));
+                                Some(Vec::new())
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    self.phase = Phase::AwaitingSync;
+                    let request = Request::SyncGroup {
+                        member_id: self.member_id.clone(),
+                        generation,
+                        assignments,
+                    };
+                    env.to_coordinator(self.me(), request);
+                }
+                ErrorCode::MemberIdRequired => {
+                    self.member_id = member_id;
+                    self.send_join(env);
+                }
+                ErrorCode::InconsistentGroupProtocol => {
+                    // A configuration error: KafkaConsumer.poll throws and the application exits.
+                    env.log(format!(
+                        "{} JoinGroup: INCONSISTENT_GROUP_PROTOCOL, the consumer fails",
+                        self.name(env)
+                    ));
+                    env.metrics
+                        .fatal_error(env.now(), self.idx, "INCONSISTENT_GROUP_PROTOCOL");
+                    let now = env.now();
+                    env.metrics.crashed(now, self.idx, &self.owned);
+                    self.alive = false;
+                }
+                _ => {
+                    self.reset_generation(true);
+                    self.send_join(env);
+                }
+            },
+            Response::SyncGroup { error, assignment } if self.phase == Phase::AwaitingSync => {
+                match error {
+                    ErrorCode::None => {
+                        let revokes = self.owned.iter().any(|p| !assignment.contains(p));
+                        if revokes
+                            && env.scenario.group.commit_on_revoke
+                            && self.generation.is_some()
+                        {
+                            // The rebalance listener commits before giving partitions up.
+                            self.send_commit(env);
+                            self.block_on_commit(AfterCommit::CompleteJoin(assignment));
+                            return;
+                        }
+                        self.complete_join(env, assignment);
+                    }
+                    ErrorCode::RebalanceInProgress => {
+                        self.phase = Phase::Unjoined;
+                    }
+                    other => {
+                        self.reset_generation(other == ErrorCode::UnknownMemberId);
+                        self.membership_lost = true;
+                        self.phase = Phase::Unjoined;
+                    }
+                }
+            }
+            // A response for a step the member has left behind.
+            _ => {}
+        }
+    }
+
+    /// `onJoinComplete`: revoke what was lost (COOPERATIVE) and ask to rejoin, take the new
+    /// assignment, fetch committed offsets for what was added.
+    fn complete_join(&mut self, env: &mut Env, assignment: Vec<usize>) {
+        let now = env.now();
+        let revoked: Vec<usize> = self
+            .owned
+            .iter()
+            .copied()
+            .filter(|p| !assignment.contains(p))
+            .collect();
+        let added: Vec<usize> = assignment
+            .iter()
+            .copied()
+            .filter(|p| !self.owned.contains(p))
+            .collect();
+        let name = self.name(env).to_string();
+        if !revoked.is_empty() {
+            env.log(format!(
+                "{name} onPartitionsRevoked {}",
+                env.partition_list(&revoked)
+            ));
+            env.metrics.revoked(now, self.idx, &revoked);
+            for p in &revoked {
+                self.positions.remove(p);
+            }
+        }
+        env.log(format!(
+            "{name} onPartitionsAssigned {}",
+            env.partition_list(&added)
+        ));
+        env.metrics.assigned(now, self.idx, &added);
+        self.owned = assignment;
+        self.phase = Phase::Stable;
+        if added.is_empty() {
+            env.metrics.processing_started(now, self.idx, &[]);
+        }
+        // Committed offsets for what was added are fetched by the next poll, after the callbacks
+        // and after a cooperative member that gave something up has rejoined (`requestRejoin`).
+        self.pending_fetch = added;
+        if !revoked.is_empty() {
+            self.rejoin_needed = true;
+        }
+        let g = &env.scenario.group;
+        let revoke_ms = if revoked.is_empty() {
+            0
+        } else {
+            g.on_partitions_revoked_ms
+        };
+        self.callback(
+            env,
+            revoke_ms + g.on_partitions_assigned_ms,
+            AfterCallback::Resume,
+        );
+    }
 
     /// `onJoinPrepare`: auto-commit synchronously (if enabled), then revoke and join.
     fn begin_join(&mut self, env: &mut Env) {
         self.rejoin_needed = false;
+        self.inbox.clear();
         self.disable_heartbeat(env);
         if env.scenario.group.enable_auto_commit
             && !self.positions.is_empty()
             && self.generation.is_some()
         {
-            self.phase = Phase::CommittingBeforeJoin;
             self.send_commit(env);
+            self.block_on_commit(AfterCommit::Join);
         } else {
-            self.revoke_and_join(env);
+            self.prepare_and_join(env);
         }
     }
 
-    fn revoke_and_join(&mut self, env: &mut Env) {
-        if !self.owned.is_empty() {
-            let revoked = std::mem::take(&mut self.owned);
+    /// EAGER revokes everything; COOPERATIVE only the topics no longer subscribed. Then the
+    /// JoinGroup, after the revoke callback's time.
+    fn prepare_and_join(&mut self, env: &mut Env) {
+        let revoked: Vec<usize> = if self.cooperative() {
+            let topics = &self.topics;
+            self.owned
+                .iter()
+                .copied()
+                .filter(|&p| !topics.contains(&env.scenario.topics[env.partition_topic[p]].name))
+                .collect()
+        } else {
+            self.owned.clone()
+        };
+        if !revoked.is_empty() {
             env.log(format!(
                 "{} onPartitionsRevoked {}",
-                env.scenario.members[self.idx].name,
+                self.name(env),
                 env.partition_list(&revoked)
             ));
             env.metrics.revoked(env.now(), self.idx, &revoked);
-            self.previous_assignment = revoked;
+            self.owned.retain(|p| !revoked.contains(p));
+            for p in &revoked {
+                self.positions.remove(p);
+            }
+            if !self.cooperative() {
+                self.previous_assignment = revoked;
+            }
+            let ms = env.scenario.group.on_partitions_revoked_ms;
+            self.phase = Phase::AwaitingJoin;
+            self.callback(env, ms, AfterCallback::SendJoin);
+        } else {
+            self.send_join(env);
         }
-        self.positions.clear();
-        self.send_join(env);
     }
 
     fn send_join(&mut self, env: &mut Env) {
@@ -585,46 +803,28 @@ impl Member {
             client_id: spec.client_id.clone(),
             protocols: spec.assignors.clone(),
             subscription: Subscription {
-                topics: spec.topics.clone(),
-                owned: Vec::new(),
+                topics: self.topics.clone(),
+                owned: if self.cooperative() {
+                    self.owned.clone()
+                } else {
+                    Vec::new()
+                },
                 previous_assignment: self.previous_assignment.clone(),
                 generation: self.generation,
             },
             rebalance_timeout_ms: env.scenario.group.max_poll_interval_ms,
             session_timeout_ms: env.scenario.group.session_timeout_ms,
         };
-        let name = spec.name.clone();
         let id = self.member_id.clone();
         if id.is_empty() {
             env.metrics.joining(env.now(), self.idx);
         }
         env.log(format!(
-            "{name} JoinGroup (member id {})",
+            "{} JoinGroup (member id {})",
+            self.name(env),
             if id.is_empty() { "none" } else { &id }
         ));
         env.to_coordinator(self.me(), request);
-    }
-
-    fn on_assignment(&mut self, env: &mut Env, assignment: Vec<usize>) {
-        let now = env.now();
-        env.log(format!(
-            "{} onPartitionsAssigned {}",
-            env.scenario.members[self.idx].name,
-            env.partition_list(&assignment)
-        ));
-        env.metrics.assigned(now, self.idx, &assignment);
-        self.owned = assignment;
-        if self.owned.is_empty() {
-            self.phase = Phase::Stable;
-            env.metrics.processing_started(now, self.idx, &[]);
-            self.schedule_poll(env, now);
-        } else {
-            self.phase = Phase::FetchingOffsets;
-            let request = Request::OffsetFetch {
-                partitions: self.owned.clone(),
-            };
-            env.to_coordinator(self.me(), request);
-        }
     }
 
     fn reset_generation(&mut self, forget_member_id: bool) {
@@ -643,8 +843,8 @@ impl Member {
             && !self.positions.is_empty()
             && self.generation.is_some()
         {
-            self.phase = Phase::CommittingBeforeClose;
             self.send_commit(env);
+            self.block_on_commit(AfterCommit::Close);
         } else {
             self.finish_close(env);
         }
@@ -657,10 +857,10 @@ impl Member {
         if !revoked.is_empty() {
             env.log(format!(
                 "{} onPartitionsRevoked {} (close)",
-                env.scenario.members[self.idx].name,
+                self.name(env),
                 env.partition_list(&revoked)
             ));
-            env.metrics.revoked(now, self.idx, &revoked);
+            env.metrics.revoked_on_close(now, self.idx, &revoked);
         }
         let is_static = env.scenario.members[self.idx].group_instance_id.is_some();
         if !is_static && !self.member_id.is_empty() {
@@ -672,7 +872,7 @@ impl Member {
                 },
             );
         }
-        env.log(format!("{} closed", env.scenario.members[self.idx].name));
+        env.log(format!("{} closed", self.name(env)));
         env.metrics.process_stopped(now, self.idx);
         self.alive = false;
     }
@@ -727,7 +927,7 @@ impl Member {
                 if !self.rejoin_needed {
                     env.log(format!(
                         "{} heartbeat: REBALANCE_IN_PROGRESS",
-                        env.scenario.members[self.idx].name
+                        self.name(env)
                     ));
                 }
                 self.rejoin_needed = true;
@@ -735,7 +935,7 @@ impl Member {
             other => {
                 env.log(format!(
                     "{} heartbeat: {}, membership lost",
-                    env.scenario.members[self.idx].name,
+                    self.name(env),
                     other.name()
                 ));
                 self.reset_generation(other != ErrorCode::IllegalGeneration);
@@ -770,7 +970,7 @@ impl Member {
         // partitions are lost when the application thread returns.
         env.log(format!(
             "{} poll timeout: LeaveGroup from the heartbeat thread",
-            env.scenario.members[self.idx].name
+            self.name(env)
         ));
         env.to_coordinator(
             self.me(),

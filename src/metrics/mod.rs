@@ -320,7 +320,11 @@ impl Metrics {
                 self.revocations_by_staying += n;
             }
         }
-        self.moved_minimum += self.minimum_moves(&r.last_owner_at_start);
+        // A cooperative follow-up finishes the rebalance that caused it: the minimum was
+        // counted there.
+        if r.trigger != Trigger::FollowUp {
+            self.moved_minimum += self.minimum_moves(&r.last_owner_at_start);
+        }
         let join_end = r.join_end.unwrap_or(now);
         self.rebalances.push(RebalanceEntry {
             generation,
@@ -429,13 +433,26 @@ impl Metrics {
         }
     }
 
+    /// `onPartitionsRevoked` in a rebalance: EAGER's `onJoinPrepare`, or COOPERATIVE's
+    /// `onJoinComplete` right after a rebalance (counted with it: whether the member stays is
+    /// known now).
     pub fn revoked(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        if self.formed() {
+            let n = parts.len() as u64;
+            match self.running.as_mut() {
+                Some(r) => *r.revoked_by.entry(m).or_default() += n,
+                None if self.in_group[m] => self.revocations_by_staying += n,
+                None => {}
+            }
+        }
+        self.revoked_on_close(now, m, parts);
+    }
+
+    /// `onPartitionsRevoked` by `close()`: a leaver's own revocation.
+    pub fn revoked_on_close(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         if self.formed() {
             self.revocations_total += parts.len() as u64;
             self.revocations_per_member[m] += parts.len() as u64;
-            if let Some(r) = self.running.as_mut() {
-                *r.revoked_by.entry(m).or_default() += parts.len() as u64;
-            }
         }
         for &p in parts {
             self.release(now, m, p);
@@ -585,6 +602,15 @@ impl Metrics {
             .sum();
         let distinct = self.processed - self.processed_twice;
         let never = produced.saturating_sub(distinct + self.skipped + unconsumed);
+        let mut final_assignment: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (p, owner) in self.owner.iter().enumerate() {
+            if let Some(m) = owner {
+                final_assignment
+                    .entry(self.member_names[*m].clone())
+                    .or_default()
+                    .push(self.partition_names[p].clone());
+            }
+        }
         let members = scenario
             .members
             .iter()
@@ -648,6 +674,7 @@ impl Metrics {
                 zombie_processing: self.zombies,
                 settle_checked: self.settle_checked,
             },
+            final_assignment,
             errors: self.errors,
         }
     }

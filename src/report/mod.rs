@@ -28,6 +28,9 @@ pub struct Report {
     pub lag: Lag,
     pub records: Records,
     pub invariants: Invariants,
+    /// Who owns what when the run ends: member -> partitions (`topic-p`), members owning
+    /// nothing left out.
+    pub final_assignment: BTreeMap<String, Vec<String>>,
     /// Members that failed (e.g. INCONSISTENT_GROUP_PROTOCOL).
     pub errors: Vec<String>,
 }

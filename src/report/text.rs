@@ -95,6 +95,10 @@ pub fn render_text(r: &Report) -> String {
         "records: produced {} processed {} twice {} skipped by offset reset {} unconsumed at end {} never processed {}",
         rec.produced, rec.processed, rec.processed_twice, rec.skipped_by_offset_reset, rec.unconsumed_at_end, rec.never_processed
     );
+    let _ = writeln!(w, "final assignment");
+    for (m, parts) in &r.final_assignment {
+        let _ = writeln!(w, "  {m:<8} {}", parts.join(" "));
+    }
     let inv = &r.invariants;
     let _ = writeln!(
         w,

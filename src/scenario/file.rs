@@ -133,6 +133,40 @@ pub struct GroupFile {
     pub fetch_max_wait_ms: u64,
     #[serde(default = "default_retry_backoff")]
     pub retry_backoff_ms: u64,
+    /// Commit after every batch besides (or instead of) auto-commit: `none`, `sync`
+    /// (`commitSync`, the poll loop waits) or `async` (`commitAsync`).
+    #[serde(default = "default_commit_after_batch")]
+    pub commit_after_batch: CommitAfterBatchFile,
+    /// The rebalance listener commits before a cooperative revocation (Kafka Streams does; a
+    /// plain KafkaConsumer does not).
+    #[serde(default)]
+    pub commit_on_revoke: bool,
+    /// Time spent in `onPartitionsRevoked` (the poll loop is blocked meanwhile).
+    #[serde(default)]
+    pub on_partitions_revoked_ms: u64,
+    /// Time spent in `onPartitionsAssigned`.
+    #[serde(default)]
+    pub on_partitions_assigned_ms: u64,
+    /// `metadata.max.age.ms`: how often a member refreshes metadata (and so notices new
+    /// partitions).
+    #[serde(default = "default_metadata_max_age")]
+    pub metadata_max_age_ms: u64,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CommitAfterBatchFile {
+    None,
+    Sync,
+    Async,
+}
+
+fn default_commit_after_batch() -> CommitAfterBatchFile {
+    CommitAfterBatchFile::None
+}
+
+fn default_metadata_max_age() -> u64 {
+    300_000
 }
 
 impl Default for GroupFile {

@@ -60,6 +60,19 @@ pub struct GroupSpec {
     pub record_processing_us: u64,
     pub fetch_max_wait_ms: u64,
     pub retry_backoff_ms: u64,
+    pub commit_after_batch: CommitAfterBatch,
+    pub commit_on_revoke: bool,
+    pub on_partitions_revoked_ms: u64,
+    pub on_partitions_assigned_ms: u64,
+    pub metadata_max_age_ms: u64,
+}
+
+/// Manual commits after each processed batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitAfterBatch {
+    None,
+    Sync,
+    Async,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

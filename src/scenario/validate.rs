@@ -1,10 +1,10 @@
 //! From the file as written to the typed scenario: defaults resolved, variant applied, every
 //! cross-reference checked. Errors carry the byte span of the offending entry for its line.
 
-use super::file::{Action, OffsetResetFile, Protocol, ScenarioFile};
+use super::file::{Action, CommitAfterBatchFile, OffsetResetFile, Protocol, ScenarioFile};
 use super::{
-    ClusterSpec, GroupSpec, LoadOptions, MemberSpec, OffsetReset, ProducerSpec, Scenario,
-    TimelineEvent, TopicSpec,
+    ClusterSpec, CommitAfterBatch, GroupSpec, LoadOptions, MemberSpec, OffsetReset, ProducerSpec,
+    Scenario, TimelineEvent, TopicSpec,
 };
 use crate::assignor::{by_name, RebalanceProtocol};
 use std::collections::BTreeSet;
@@ -182,7 +182,19 @@ pub fn validate(
         record_processing_us: g.record_processing_us,
         fetch_max_wait_ms: g.fetch_max_wait_ms,
         retry_backoff_ms: g.retry_backoff_ms,
+        commit_after_batch: match g.commit_after_batch {
+            CommitAfterBatchFile::None => CommitAfterBatch::None,
+            CommitAfterBatchFile::Sync => CommitAfterBatch::Sync,
+            CommitAfterBatchFile::Async => CommitAfterBatch::Async,
+        },
+        commit_on_revoke: g.commit_on_revoke,
+        on_partitions_revoked_ms: g.on_partitions_revoked_ms,
+        on_partitions_assigned_ms: g.on_partitions_assigned_ms,
+        metadata_max_age_ms: g.metadata_max_age_ms,
     };
+    if group.metadata_max_age_ms == 0 {
+        return Err(whole("group.metadata_max_age_ms must be positive".into()));
+    }
 
     // Members.
     let mut members: Vec<MemberSpec> = Vec::new();
@@ -215,16 +227,6 @@ pub fn validate(
             _ => (group_assignors.clone(), assignors_span.clone()),
         };
         let rebalance_protocol = client_protocol(&assignors).map_err(|e| (a_span.clone(), e))?;
-        if rebalance_protocol == RebalanceProtocol::Cooperative {
-            return Err((
-                a_span,
-                format!(
-                    "member {:?}: assignors {assignors:?} make the client COOPERATIVE, and cooperative rebalancing \
-                     is not supported yet",
-                    m.name
-                ),
-            ));
-        }
         let topics_of = match &m.topics {
             Some(ts) => {
                 for t in ts {
