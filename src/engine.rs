@@ -8,7 +8,7 @@ use crate::group::member::{ClientTimer, Member};
 use crate::group::messages::{ClientRef, Request, Response};
 use crate::metrics::Metrics;
 use crate::report::Report;
-use crate::scenario::{Action, Scenario};
+use crate::scenario::{Scenario, TimelineAction};
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{EventQueue, RngStreams, SimTime, Trace};
@@ -56,9 +56,11 @@ pub struct Env<'s> {
     pub ids: Stream,
     /// Fetch round trips.
     pub fetch: Stream,
-    /// `topic-p` for each global partition index.
+    /// `topic-p` for each global partition index (every partition a topic ever has).
     pub partition_names: Vec<String>,
     pub partition_topic: Vec<usize>,
+    /// Global index of each topic's partition 0.
+    pub first_partition: Vec<usize>,
 }
 
 impl Env<'_> {
@@ -104,10 +106,18 @@ impl Env<'_> {
         format!("[{}]", names.join(" "))
     }
 
-    /// Partitions of the topics `topics` subscribes to, ascending.
-    pub fn partitions_of_topics(&self, topics: &[String]) -> Vec<usize> {
-        (0..self.partition_topic.len())
-            .filter(|&p| topics.contains(&self.scenario.topics[self.partition_topic[p]].name))
+    /// The partition's number within its topic.
+    pub fn partition_number(&self, p: usize) -> u32 {
+        (p - self.first_partition[self.partition_topic[p]]) as u32
+    }
+
+    /// Partition counts of every topic as the cluster's metadata has them now.
+    pub fn metadata(&self) -> Vec<u32> {
+        let now_ms = self.now().as_millis();
+        self.scenario
+            .topics
+            .iter()
+            .map(|t| t.partitions_at(now_ms))
             .collect()
     }
 }
@@ -143,12 +153,12 @@ pub fn run_with_faults(
     let mut partition_names = Vec::new();
     let mut partition_topic = Vec::new();
     for (t, topic) in scenario.topics.iter().enumerate() {
-        for p in 0..topic.partitions {
+        for p in 0..topic.max_partitions() {
             partition_names.push(format!("{}-{p}", topic.name));
             partition_topic.push(t);
         }
     }
-    let logs = Logs::new(scenario, &partition_topic);
+    let logs = Logs::new(scenario);
     let mut env = Env {
         scenario,
         queue: EventQueue::new(),
@@ -164,6 +174,7 @@ pub fn run_with_faults(
         fetch: streams.stream("fetch"),
         partition_names,
         partition_topic,
+        first_partition: scenario.first_partitions(),
     };
     env.log({
         format!(
@@ -213,16 +224,27 @@ pub fn run_with_faults(
         }
         let (_, event) = env.queue.pop().expect("peeked");
         match event {
-            Event::Timeline(i) => {
-                let e = &scenario.timeline[i];
-                let m = &mut members[e.member];
-                match e.action {
-                    Action::Join | Action::Restart => m.start(&mut env),
-                    Action::Leave => m.close(&mut env),
-                    Action::Crash => m.crash(&mut env),
-                    Action::Stall => m.stall(&mut env, Duration::from_millis(e.duration_ms)),
+            Event::Timeline(i) => match &scenario.timeline[i].action {
+                TimelineAction::Join { member } | TimelineAction::Restart { member } => {
+                    members[*member].start(&mut env)
                 }
-            }
+                TimelineAction::Leave { member } => members[*member].close(&mut env),
+                TimelineAction::Crash { member } => members[*member].crash(&mut env),
+                TimelineAction::Stall {
+                    member,
+                    duration_ms,
+                } => members[*member].stall(&mut env, Duration::from_millis(*duration_ms)),
+                TimelineAction::Subscribe { member, topics } => {
+                    members[*member].subscribe(&mut env, topics.clone())
+                }
+                TimelineAction::AddPartitions { topic, partitions } => {
+                    let name = &scenario.topics[*topic].name;
+                    env.log(format!("topic {name} grows to {partitions} partitions"));
+                    let now = env.now();
+                    let counts = env.metadata();
+                    env.metrics.partitions_added(now, scenario, &counts);
+                }
+            },
             Event::AtCoordinator { from, request } => coordinator.handle(&mut env, from, *request),
             Event::CoordinatorTimer(timer) => coordinator.on_timer(&mut env, timer),
             Event::AtClient { to, response } => {

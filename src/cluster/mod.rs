@@ -26,7 +26,7 @@ impl Cluster {
         let mut leaders = Vec::new();
         for t in &scenario.topics {
             let start = placement.between(0, u64::from(brokers) - 1) as u32;
-            leaders.extend((0..t.partitions).map(|p| (start + p) % brokers));
+            leaders.extend((0..t.max_partitions()).map(|p| (start + p) % brokers));
         }
         // `Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions` (GroupCoordinator
         // partitionFor); Utils.abs maps Integer.MIN_VALUE to 0.

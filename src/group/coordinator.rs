@@ -13,7 +13,7 @@
 //! response's member order and picks a new leader, so it is emulated (`crate::java`).
 
 use super::messages::{
-    ClientRef, ErrorCode, JoinedMember, LeaveReason, Request, Response, Subscription,
+    ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
 };
 use crate::engine::{Env, Event};
 use crate::java::{Capacity, JavaHashMap};
@@ -133,8 +133,10 @@ impl Coordinator {
                 subscription,
                 rebalance_timeout_ms,
                 session_timeout_ms,
+                reason,
             } => {
                 let join = Join {
+                    reason,
                     client: from,
                     group_instance_id,
                     client_id,
@@ -318,7 +320,6 @@ impl Coordinator {
         let member = self.members.get_mut(&member_id).expect("known member");
         let unchanged =
             member.protocols == join.protocols && member.subscription == join.subscription;
-        let topics_changed = member.subscription.topics != join.subscription.topics;
         member.protocols = join.protocols;
         member.subscription = join.subscription;
         member.rebalance_timeout_ms = join.rebalance_timeout_ms;
@@ -336,10 +337,11 @@ impl Coordinator {
             }
             GroupState::CompletingRebalance | GroupState::Stable => {
                 member.joined = true;
-                let trigger = if topics_changed {
-                    Trigger::SubscriptionChanged
-                } else {
-                    Trigger::FollowUp
+                let trigger = match join.reason {
+                    JoinReason::Metadata => Trigger::MetadataChanged,
+                    JoinReason::Subscription => Trigger::SubscriptionChanged,
+                    JoinReason::FollowUp => Trigger::FollowUp,
+                    JoinReason::New | JoinReason::Rebalance => Trigger::MemberJoined,
                 };
                 let who = member.client.member;
                 self.prepare_rebalance(env, trigger, Some(who));
@@ -920,6 +922,7 @@ impl Coordinator {
 
 /// A JoinGroup's contents, once it is known which member sent it.
 struct Join {
+    reason: JoinReason,
     client: ClientRef,
     group_instance_id: Option<String>,
     client_id: String,

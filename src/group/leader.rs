@@ -13,22 +13,19 @@ pub fn assign(
     protocol: &str,
     client_protocol: RebalanceProtocol,
     members: &[JoinedMember],
+    partition_counts: &[u32],
 ) -> Result<Vec<(String, Vec<usize>)>, String> {
     let assignor = by_name(protocol).map_err(|e| e.0)?;
     // Global partition index of (scenario topic, partition).
-    let mut first_partition = Vec::with_capacity(scenario.topics.len());
-    let mut next = 0usize;
-    for t in &scenario.topics {
-        first_partition.push(next);
-        next += t.partitions as usize;
-    }
+    let first_partition = scenario.first_partitions();
     let mut order: Vec<usize> = (0..scenario.topics.len()).collect();
     order.sort_by(|&a, &b| string_compare(&scenario.topics[a].name, &scenario.topics[b].name));
     let topics: Vec<Topic> = order
         .iter()
         .map(|&t| Topic {
             name: scenario.topics[t].name.clone(),
-            partitions: scenario.topics[t].partitions as i32,
+            // The leader's metadata, which may lag the cluster's.
+            partitions: partition_counts[t] as i32,
             id: None,
         })
         .collect();
@@ -60,7 +57,11 @@ pub fn assign(
         } else {
             &m.subscription.owned
         };
-        let mut owned: Vec<TopicPartition> = history.iter().map(|&p| to_spec(p)).collect();
+        let mut owned: Vec<TopicPartition> = history
+            .iter()
+            .map(|&p| to_spec(p))
+            .filter(|tp| tp.partition < group.topics[tp.topic as usize].partitions)
+            .collect();
         owned.sort();
         group.members.push(Member {
             member_id: m.member_id.clone(),

@@ -17,7 +17,9 @@
 //!   lost anything, rejoins at once: the follow-up rebalance hands those partitions out.
 
 use super::leader;
-use super::messages::{ClientRef, ErrorCode, LeaveReason, Request, Response, Subscription};
+use super::messages::{
+    ClientRef, ErrorCode, JoinReason, LeaveReason, Request, Response, Subscription,
+};
 use crate::assignor::RebalanceProtocol;
 use crate::engine::{Env, Event};
 use crate::scenario::{CommitAfterBatch, OffsetReset};
@@ -41,6 +43,8 @@ pub enum ClientTimer {
     PollTimer,
     /// A rebalance-listener callback has taken its time.
     CallbackDone,
+    /// `metadata.max.age.ms` has passed: refresh the cluster metadata.
+    MetadataRefresh,
 }
 
 /// Where the member is in the group protocol (the client's `MemberState`).
@@ -100,6 +104,13 @@ pub struct Member {
     generation: Option<i32>,
     phase: Phase,
     rejoin_needed: bool,
+    /// Why the next JoinGroup is sent.
+    join_reason: JoinReason,
+    /// Partition counts per topic as this member's metadata has them.
+    metadata: Vec<u32>,
+    /// The leader's metadata when it last assigned (`assignmentSnapshot`): a difference seen at
+    /// a refresh makes it rejoin.
+    assignment_snapshot: Option<Vec<u32>>,
     /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
     /// partitions are lost at the next `poll()`.
     membership_lost: bool,
@@ -143,6 +154,9 @@ impl Member {
             generation: None,
             phase: Phase::Unjoined,
             rejoin_needed: false,
+            join_reason: JoinReason::New,
+            metadata: Vec::new(),
+            assignment_snapshot: None,
             membership_lost: false,
             inbox: VecDeque::new(),
             owned: Vec::new(),
@@ -198,8 +212,12 @@ impl Member {
         self.alive = true;
         self.last_poll = env.now();
         self.last_auto_commit = env.now();
+        self.metadata = env.metadata();
         env.log(format!("{} process starts", env.scenario.members[idx].name));
         self.schedule_poll(env, env.now());
+        let refresh = env.now() + Duration::from_millis(env.scenario.group.metadata_max_age_ms);
+        env.queue
+            .schedule(refresh, self.event(ClientTimer::MetadataRefresh));
     }
 
     /// `wakeup()` + `close()`: the poll in progress ends after the batch, then close commits,
@@ -244,7 +262,7 @@ impl Member {
             topics.join(" ")
         ));
         self.topics = topics;
-        self.rejoin_needed = true;
+        self.request_rejoin(JoinReason::Subscription);
         self.wake(env);
     }
 
@@ -334,6 +352,7 @@ impl Member {
             ClientTimer::Heartbeat => self.send_heartbeat(env),
             ClientTimer::HeartbeatRead(error) => self.read_heartbeat(env, error),
             ClientTimer::PollTimer => self.check_poll_timer(env),
+            ClientTimer::MetadataRefresh => self.refresh_metadata(env),
         }
     }
 
@@ -619,7 +638,14 @@ impl Member {
                     ));
                     let assignments = if is_leader && !skip_assignment {
                         let protocol = protocol.unwrap_or_default();
-                        match leader::assign(env.scenario, &protocol, self.protocol, &members) {
+                        self.assignment_snapshot = Some(self.metadata.clone());
+                        match leader::assign(
+                            env.scenario,
+                            &protocol,
+                            self.protocol,
+                            &members,
+                            &self.metadata,
+                        ) {
                             Ok(a) => Some(a),
                             Err(e) => {
                                 env.log(format!("{name} assignor {protocol} failed: {e}"));
@@ -728,7 +754,7 @@ impl Member {
         // and after a cooperative member that gave something up has rejoined (`requestRejoin`).
         self.pending_fetch = added;
         if !revoked.is_empty() {
-            self.rejoin_needed = true;
+            self.request_rejoin(JoinReason::FollowUp);
         }
         let g = &env.scenario.group;
         let revoke_ms = if revoked.is_empty() {
@@ -746,6 +772,7 @@ impl Member {
     /// `onJoinPrepare`: auto-commit synchronously (if enabled), then revoke and join.
     fn begin_join(&mut self, env: &mut Env) {
         self.rejoin_needed = false;
+        self.metadata = env.metadata();
         self.inbox.clear();
         self.disable_heartbeat(env);
         if env.scenario.group.enable_auto_commit
@@ -814,6 +841,11 @@ impl Member {
             },
             rebalance_timeout_ms: env.scenario.group.max_poll_interval_ms,
             session_timeout_ms: env.scenario.group.session_timeout_ms,
+            reason: if self.member_id.is_empty() {
+                JoinReason::New
+            } else {
+                self.join_reason
+            },
         };
         let id = self.member_id.clone();
         if id.is_empty() {
@@ -825,6 +857,35 @@ impl Member {
             if id.is_empty() { "none" } else { &id }
         ));
         env.to_coordinator(self.me(), request);
+    }
+
+    fn request_rejoin(&mut self, reason: JoinReason) {
+        if !self.rejoin_needed {
+            self.join_reason = reason;
+        }
+        self.rejoin_needed = true;
+    }
+
+    /// A metadata refresh: the leader rejoins when partition counts differ from those it last
+    /// assigned with (`ConsumerCoordinator.rejoinNeededOrPending`).
+    fn refresh_metadata(&mut self, env: &mut Env) {
+        self.metadata = env.metadata();
+        let changed = self
+            .assignment_snapshot
+            .as_ref()
+            .is_some_and(|s| *s != self.metadata);
+        if changed && self.phase == Phase::Stable {
+            env.log(format!(
+                "{} (leader) sees new partitions: rejoin",
+                self.name(env)
+            ));
+            self.assignment_snapshot = None;
+            self.request_rejoin(JoinReason::Metadata);
+            self.wake(env);
+        }
+        let next = env.now() + Duration::from_millis(env.scenario.group.metadata_max_age_ms);
+        env.queue
+            .schedule(next, self.event(ClientTimer::MetadataRefresh));
     }
 
     fn reset_generation(&mut self, forget_member_id: bool) {
@@ -940,7 +1001,7 @@ impl Member {
                 ));
                 self.reset_generation(other != ErrorCode::IllegalGeneration);
                 self.membership_lost = true;
-                self.rejoin_needed = true;
+                self.request_rejoin(JoinReason::New);
                 self.disable_heartbeat(env);
             }
         }

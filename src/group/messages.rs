@@ -21,6 +21,21 @@ pub struct Subscription {
     pub generation: Option<i32>,
 }
 
+/// Why a member (re)joins (KIP-800's JoinGroup reason), which names the rebalance it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinReason {
+    /// A new member, or one whose membership was lost.
+    New,
+    /// Told by the coordinator (REBALANCE_IN_PROGRESS) or an error.
+    Rebalance,
+    /// A cooperative member revoked partitions and rejoins (`requestRejoin`).
+    FollowUp,
+    /// The member's subscription changed.
+    Subscription,
+    /// The leader saw partition counts change since its last assignment.
+    Metadata,
+}
+
 /// Why a member leaves (LeaveGroup's reason), for the rebalance trigger.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeaveReason {
@@ -41,6 +56,7 @@ pub enum Request {
         subscription: Subscription,
         rebalance_timeout_ms: u64,
         session_timeout_ms: u64,
+        reason: JoinReason,
     },
     SyncGroup {
         member_id: String,

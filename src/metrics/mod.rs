@@ -11,8 +11,8 @@ mod stats;
 pub use stats::{nearest_rank, Summary};
 
 use crate::report::{
-    Formation, Invariants, Lost, Moved, Pauses, RebalanceEntry, Rebalances, Records, Report,
-    ReportMember, Revocations, Violation, Zombie,
+    CoPartitionBreak, Formation, Invariants, Lost, Moved, Pauses, RebalanceEntry, Rebalances,
+    Records, Report, ReportMember, Revocations, Violation, Zombie,
 };
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
@@ -110,6 +110,10 @@ pub struct Metrics {
     violations: Vec<Violation>,
     zombies: Vec<Zombie>,
     settle_checked: bool,
+    co_partitioning: Vec<CoPartitionBreak>,
+    /// Partitions that exist now (added partitions exist from when they are added).
+    partition_exists: Vec<bool>,
+    partitions_added_at: Option<SimTime>,
     errors: Vec<String>,
 }
 
@@ -160,6 +164,13 @@ impl Metrics {
             violations: Vec::new(),
             zombies: Vec::new(),
             settle_checked: false,
+            co_partitioning: Vec::new(),
+            partition_exists: scenario
+                .topics
+                .iter()
+                .flat_map(|t| (0..t.max_partitions()).map(move |p| p < t.partitions))
+                .collect(),
+            partitions_added_at: None,
             errors: Vec::new(),
         }
     }
@@ -214,6 +225,37 @@ impl Metrics {
         self.stalled_parts[m] = parts;
     }
 
+    /// A topic grew: co-partitioned groups whose counts now differ are reported with the
+    /// indexes that exist in some of their topics but not all.
+    pub fn partitions_added(&mut self, now: SimTime, scenario: &Scenario, counts: &[u32]) {
+        self.partitions_added_at = Some(now);
+        let mut p = 0;
+        for (t, topic) in scenario.topics.iter().enumerate() {
+            for i in 0..topic.max_partitions() {
+                self.partition_exists[p] = i < counts[t];
+                p += 1;
+            }
+        }
+        for group in &scenario.co_partitioned {
+            let c: Vec<u32> = group.iter().map(|&t| counts[t]).collect();
+            let (min, max) = (
+                c.iter().copied().min().unwrap_or(0),
+                c.iter().copied().max().unwrap_or(0),
+            );
+            if min != max {
+                self.co_partitioning.push(CoPartitionBreak {
+                    at_ms: ms(now),
+                    topics: group
+                        .iter()
+                        .map(|&t| scenario.topics[t].name.clone())
+                        .collect(),
+                    partition_counts: c,
+                    unmatched_indexes: (min..max).collect(),
+                });
+            }
+        }
+    }
+
     pub fn fatal_error(&mut self, now: SimTime, m: usize, what: &str) {
         self.errors.push(format!(
             "{} ms: {} failed: {what}",
@@ -265,6 +307,7 @@ impl Metrics {
             Trigger::MemberLeft => self.close_requested_at[m].unwrap_or(now),
             Trigger::MemberExpired => self.crashed_at[m].unwrap_or(now),
             Trigger::PollTimeout => self.stall_started_at[m].unwrap_or(now),
+            Trigger::MetadataChanged => self.partitions_added_at.unwrap_or(now),
             _ => now,
         });
         let owners: BTreeSet<usize> = self.owner.iter().flatten().copied().collect();
@@ -326,6 +369,17 @@ impl Metrics {
             self.moved_minimum += self.minimum_moves(&r.last_owner_at_start);
         }
         let join_end = r.join_end.unwrap_or(now);
+        if r.trigger == Trigger::FollowUp {
+            // Chained follow-ups all belong to the first rebalance that was not one.
+            if let Some(cause) = self
+                .rebalances
+                .iter_mut()
+                .rev()
+                .find(|e| e.trigger != Trigger::FollowUp.name())
+            {
+                cause.follow_up_ms = ms(now) - cause.end_ms;
+            }
+        }
         self.rebalances.push(RebalanceEntry {
             generation,
             trigger: r.trigger.name().to_string(),
@@ -336,6 +390,7 @@ impl Metrics {
             detect_ms: ms(r.start) - ms(r.cause),
             join_ms: ms(join_end) - ms(r.start),
             sync_ms: ms(now) - ms(join_end),
+            follow_up_ms: 0,
         });
         self.stopped_members
             .extend(r.owners_at_start.iter().filter(|&&m| self.in_group[m]));
@@ -345,10 +400,11 @@ impl Metrics {
         self.running = None;
     }
 
-    /// The fewest owner changes a balanced assignment of every partition over the members now
-    /// in the group needed, given each partition's last owner (identical subscriptions): the
-    /// partitions whose owner is gone, plus what each staying member holds above its quota (the
-    /// larger quotas going to the members that hold the most).
+    /// The fewest owner changes a balanced assignment of every existing partition over the
+    /// members now in the group needed, given each partition's last owner (identical
+    /// subscriptions): every previously owned partition is a move unless its owner stays and
+    /// keeps it within its quota (the larger quotas going to the members that hold the most).
+    /// A partition nobody owned before (a new one) is not a move.
     fn minimum_moves(&self, last_owner: &[Option<usize>]) -> u64 {
         let members: Vec<usize> = (0..self.in_group.len())
             .filter(|&m| self.in_group[m])
@@ -356,10 +412,22 @@ impl Metrics {
         if members.is_empty() {
             return 0;
         }
-        let total = last_owner.len() as u64;
+        let existing: Vec<usize> = (0..last_owner.len())
+            .filter(|&p| self.partition_exists[p])
+            .collect();
+        let total = existing.len() as u64;
+        let previously_owned = existing
+            .iter()
+            .filter(|&&p| last_owner[p].is_some())
+            .count() as u64;
         let mut held: Vec<u64> = members
             .iter()
-            .map(|&m| last_owner.iter().filter(|o| **o == Some(m)).count() as u64)
+            .map(|&m| {
+                existing
+                    .iter()
+                    .filter(|&&p| last_owner[p] == Some(m))
+                    .count() as u64
+            })
             .collect();
         held.sort_unstable_by(|a, b| b.cmp(a));
         let n = members.len() as u64;
@@ -369,7 +437,7 @@ impl Metrics {
             .enumerate()
             .map(|(i, &h)| h.min(base + u64::from((i as u64) < extra)))
             .sum();
-        total - kept
+        previously_owned - kept
     }
 
     pub fn offset_regression(&mut self, now: SimTime, p: usize, old: u64, new: u64, m: usize) {
@@ -674,6 +742,7 @@ impl Metrics {
                 zombie_processing: self.zombies,
                 settle_checked: self.settle_checked,
             },
+            co_partitioning: self.co_partitioning,
             final_assignment,
             errors: self.errors,
         }

@@ -28,6 +28,9 @@ pub struct Report {
     pub lag: Lag,
     pub records: Records,
     pub invariants: Invariants,
+    /// Co-partitioned topics whose partition counts stopped matching (added partitions): the
+    /// indexes that no longer exist in every topic of the group.
+    pub co_partitioning: Vec<CoPartitionBreak>,
     /// Who owns what when the run ends: member -> partitions (`topic-p`), members owning
     /// nothing left out.
     pub final_assignment: BTreeMap<String, Vec<String>>,
@@ -79,6 +82,9 @@ pub struct RebalanceEntry {
     pub detect_ms: u64,
     pub join_ms: u64,
     pub sync_ms: u64,
+    /// Cooperative: from this rebalance's end until the follow-up it caused was Stable (0 when
+    /// there was none). The follow-up is also listed as its own generation.
+    pub follow_up_ms: u64,
 }
 
 #[derive(Serialize, Debug, Clone, Default)]
@@ -191,6 +197,14 @@ pub struct Zombie {
     pub records: u64,
     /// Who owned the partition when the zombie's batch finished.
     pub owner: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct CoPartitionBreak {
+    pub at_ms: u64,
+    pub topics: Vec<String>,
+    pub partition_counts: Vec<u32>,
+    pub unmatched_indexes: Vec<u32>,
 }
 
 #[derive(Serialize, Debug, Clone, Default)]

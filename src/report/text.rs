@@ -40,7 +40,7 @@ pub fn render_text(r: &Report) -> String {
     for e in &r.rebalances.list {
         let _ = writeln!(
             w,
-            "  gen {:>3}  {:<20} {:<6} start {:>7} ms  end {:>7} ms  took {:>6} ms (join {} + sync {})  detect {} ms",
+            "  gen {:>3}  {:<20} {:<6} start {:>7} ms  end {:>7} ms  took {:>6} ms (join {} + sync {})  detect {} ms{}",
             e.generation,
             e.trigger,
             e.member.as_deref().unwrap_or("-"),
@@ -49,7 +49,8 @@ pub fn render_text(r: &Report) -> String {
             e.duration_ms,
             e.join_ms,
             e.sync_ms,
-            e.detect_ms
+            e.detect_ms,
+            if e.follow_up_ms > 0 { format!("  follow-up +{} ms", e.follow_up_ms) } else { String::new() }
         );
     }
     let _ = writeln!(
@@ -95,6 +96,16 @@ pub fn render_text(r: &Report) -> String {
         "records: produced {} processed {} twice {} skipped by offset reset {} unconsumed at end {} never processed {}",
         rec.produced, rec.processed, rec.processed_twice, rec.skipped_by_offset_reset, rec.unconsumed_at_end, rec.never_processed
     );
+    for b in &r.co_partitioning {
+        let _ = writeln!(
+            w,
+            "co-partitioning broken at {} ms: [{}] have {:?} partitions; unmatched indexes {:?}",
+            b.at_ms,
+            b.topics.join(" "),
+            b.partition_counts,
+            b.unmatched_indexes
+        );
+    }
     let _ = writeln!(w, "final assignment");
     for (m, parts) in &r.final_assignment {
         let _ = writeln!(w, "  {m:<8} {}", parts.join(" "));

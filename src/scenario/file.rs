@@ -26,6 +26,16 @@ pub struct ScenarioFile {
     pub timeline: Vec<Spanned<TimelineFile>>,
     #[serde(default)]
     pub variants: BTreeMap<String, Spanned<VariantFile>>,
+    /// Groups of topics that must be co-partitioned (same partition count, same keys): refused
+    /// at load when their counts differ; the report names indexes that stop matching later.
+    /// Variants the snapshot tests run (default: eager and cooperative).
+    pub snapshot_variants: Option<Spanned<Vec<String>>>,
+    #[serde(default = "no_co_partitioned")]
+    pub co_partitioned: Spanned<Vec<Vec<String>>>,
+}
+
+fn no_co_partitioned() -> Spanned<Vec<Vec<String>>> {
+    Spanned::new(0..0, Vec::new())
 }
 
 fn default_seed() -> u64 {
@@ -248,8 +258,16 @@ pub enum Action {
     Crash,
     /// A new process for a member that left or crashed.
     Restart,
-    /// The poll loop is blocked for `duration_ms` (a long batch, a GC pause, a slow call).
+    /// Processing stalls for `duration_ms` (a long batch, a GC pause, a slow call).
     Stall,
+    /// The member subscribes to `topics` instead.
+    Subscribe,
+    /// The topic grows to `partitions` partitions (members notice on their next metadata
+    /// refresh).
+    AddPartitions,
+    /// Every member (in file order) closes and starts again `duration_ms` later, one after
+    /// another every `interval_ms`.
+    RollingBounce,
 }
 
 impl Action {
@@ -260,6 +278,9 @@ impl Action {
             Action::Crash => "crash",
             Action::Restart => "restart",
             Action::Stall => "stall",
+            Action::Subscribe => "subscribe",
+            Action::AddPartitions => "add_partitions",
+            Action::RollingBounce => "rolling_bounce",
         }
     }
 }
@@ -269,8 +290,12 @@ impl Action {
 pub struct TimelineFile {
     pub at_ms: u64,
     pub action: Action,
-    pub member: String,
+    pub member: Option<String>,
     pub duration_ms: Option<u64>,
+    pub topics: Option<Vec<String>>,
+    pub topic: Option<String>,
+    pub partitions: Option<u32>,
+    pub interval_ms: Option<u64>,
 }
 
 /// A named variant: replaces the group's assignor list (and clears members' own lists) and may

@@ -7,7 +7,7 @@ mod file;
 mod load;
 mod validate;
 
-pub use file::{Action, Protocol};
+pub use file::Protocol;
 pub use load::{load, load_str, LoadOptions, ScenarioError};
 
 use crate::assignor::RebalanceProtocol;
@@ -26,6 +26,10 @@ pub struct Scenario {
     pub members: Vec<MemberSpec>,
     pub producers: Vec<ProducerSpec>,
     pub timeline: Vec<TimelineEvent>,
+    /// Groups of co-partitioned topics (indexes into `topics`).
+    pub co_partitioned: Vec<Vec<usize>>,
+    /// Variants the snapshot tests run.
+    pub snapshot_variants: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -41,7 +45,30 @@ pub struct ClusterSpec {
 #[derive(Clone, Debug)]
 pub struct TopicSpec {
     pub name: String,
+    /// Partitions at the start.
     pub partitions: u32,
+    /// `(at_ms, count)`: when the topic grows, in time order.
+    pub resizes: Vec<(u64, u32)>,
+}
+
+impl TopicSpec {
+    /// The most partitions the topic ever has: the size of its partition index space.
+    pub fn max_partitions(&self) -> u32 {
+        self.resizes
+            .iter()
+            .map(|&(_, n)| n)
+            .fold(self.partitions, u32::max)
+    }
+
+    /// Partitions at `at_ms`.
+    pub fn partitions_at(&self, at_ms: u64) -> u32 {
+        self.resizes
+            .iter()
+            .filter(|&&(t, _)| t <= at_ms)
+            .map(|&(_, n)| n)
+            .last()
+            .unwrap_or(self.partitions)
+    }
 }
 
 /// Group-wide settings (Kafka client and broker configs, Kafka's defaults).
@@ -104,10 +131,42 @@ pub struct ProducerSpec {
 #[derive(Clone, Debug)]
 pub struct TimelineEvent {
     pub at_ms: u64,
-    pub member: usize,
-    pub action: Action,
-    /// For `stall`: how long the poll loop is blocked.
-    pub duration_ms: u64,
+    pub action: TimelineAction,
+}
+
+/// What happens at a point of the timeline (a rolling bounce is expanded into leaves and
+/// restarts at load).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TimelineAction {
+    Join { member: usize },
+    Leave { member: usize },
+    Crash { member: usize },
+    Restart { member: usize },
+    Stall { member: usize, duration_ms: u64 },
+    Subscribe { member: usize, topics: Vec<String> },
+    AddPartitions { topic: usize, partitions: u32 },
+}
+
+impl TimelineAction {
+    pub fn member(&self) -> Option<usize> {
+        match *self {
+            TimelineAction::Join { member }
+            | TimelineAction::Leave { member }
+            | TimelineAction::Crash { member }
+            | TimelineAction::Restart { member }
+            | TimelineAction::Stall { member, .. }
+            | TimelineAction::Subscribe { member, .. } => Some(member),
+            TimelineAction::AddPartitions { .. } => None,
+        }
+    }
+
+    /// How long it lasts (a stall ends when its poll loop resumes).
+    pub fn duration_ms(&self) -> u64 {
+        match *self {
+            TimelineAction::Stall { duration_ms, .. } => duration_ms,
+            _ => 0,
+        }
+    }
 }
 
 impl Scenario {
@@ -115,11 +174,25 @@ impl Scenario {
         self.topics.iter().position(|t| t.name == name)
     }
 
+    /// Global index of every topic's partition 0: topics laid end to end, each taking its
+    /// largest partition count.
+    pub fn first_partitions(&self) -> Vec<usize> {
+        let mut next = 0usize;
+        self.topics
+            .iter()
+            .map(|t| {
+                let first = next;
+                next += t.max_partitions() as usize;
+                first
+            })
+            .collect()
+    }
+
     /// When the last timeline event has ended (a stall ends when its poll loop resumes).
     pub fn last_event_end_ms(&self) -> u64 {
         self.timeline
             .iter()
-            .map(|e| e.at_ms + e.duration_ms)
+            .map(|e| e.at_ms + e.action.duration_ms())
             .chain(self.members.iter().filter_map(|m| m.start_ms))
             .max()
             .unwrap_or(0)

@@ -4,7 +4,7 @@
 use super::file::{Action, CommitAfterBatchFile, OffsetResetFile, Protocol, ScenarioFile};
 use super::{
     ClusterSpec, CommitAfterBatch, GroupSpec, LoadOptions, MemberSpec, OffsetReset, ProducerSpec,
-    Scenario, TimelineEvent, TopicSpec,
+    Scenario, TimelineAction, TimelineEvent, TopicSpec,
 };
 use crate::assignor::{by_name, RebalanceProtocol};
 use std::collections::BTreeSet;
@@ -51,6 +51,7 @@ pub fn validate(
         topics.push(TopicSpec {
             name: t.name.clone(),
             partitions: t.partitions,
+            resizes: Vec::new(),
         });
     }
     if topics.is_empty() {
@@ -295,58 +296,140 @@ pub fn validate(
     for e in &file.timeline {
         let span = Some(e.span());
         let e = e.get_ref();
-        let member = members
-            .iter()
-            .position(|m| m.name == e.member)
-            .ok_or_else(|| {
-                (
-                    span.clone(),
-                    format!("timeline: unknown member {:?}", e.member),
-                )
-            })?;
+        let bad = |m: String| -> Invalid { (span.clone(), format!("timeline: {m}")) };
         if e.at_ms >= duration_ms {
-            return Err((
-                span,
-                format!(
-                    "timeline: at_ms {} is not before duration_ms {duration_ms}",
-                    e.at_ms
-                ),
-            ));
+            return Err(bad(format!(
+                "at_ms {} is not before duration_ms {duration_ms}",
+                e.at_ms
+            )));
         }
-        let duration = match (e.action, e.duration_ms) {
-            (Action::Stall, Some(d)) if d > 0 => d,
-            (Action::Stall, _) => {
-                return Err((
-                    span,
-                    "timeline: a stall needs a positive duration_ms".into(),
-                ))
+        let member = || -> Result<usize, Invalid> {
+            let name = e
+                .member
+                .as_ref()
+                .ok_or_else(|| bad(format!("{} needs a member", e.action.name())))?;
+            members
+                .iter()
+                .position(|m| &m.name == name)
+                .ok_or_else(|| bad(format!("unknown member {name:?}")))
+        };
+        // Only the keys an action uses may be given.
+        let allowed: &[&str] = match e.action {
+            Action::Stall => &["duration_ms"],
+            Action::Subscribe => &["topics"],
+            Action::AddPartitions => &["topic", "partitions"],
+            Action::RollingBounce => &["interval_ms", "duration_ms"],
+            _ => &[],
+        };
+        let given = [
+            ("duration_ms", e.duration_ms.is_some()),
+            ("topics", e.topics.is_some()),
+            ("topic", e.topic.is_some()),
+            ("partitions", e.partitions.is_some()),
+            ("interval_ms", e.interval_ms.is_some()),
+        ];
+        if let Some((key, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
+            return Err(bad(format!("{key} does not apply to {}", e.action.name())));
+        }
+        if e.action == Action::RollingBounce {
+            if e.member.is_some() {
+                return Err(bad(
+                    "rolling_bounce restarts every member; it takes no member".into(),
+                ));
             }
-            (_, Some(_)) => {
-                return Err((
-                    span,
-                    format!(
-                        "timeline: duration_ms only applies to stall, not {}",
-                        e.action.name()
-                    ),
-                ))
+            let interval = e.interval_ms.unwrap_or(30_000);
+            let downtime = e.duration_ms.unwrap_or(5_000);
+            if downtime == 0 || interval == 0 {
+                return Err(bad(
+                    "rolling_bounce needs a positive interval_ms and duration_ms".into(),
+                ));
             }
-            (_, None) => 0,
+            for (i, _) in members
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.start_ms == Some(0))
+            {
+                let leave_at = e.at_ms + interval * i as u64;
+                timeline.push(TimelineEvent {
+                    at_ms: leave_at,
+                    action: TimelineAction::Leave { member: i },
+                });
+                timeline.push(TimelineEvent {
+                    at_ms: leave_at + downtime,
+                    action: TimelineAction::Restart { member: i },
+                });
+            }
+            continue;
+        }
+        let action = match e.action {
+            Action::Join => TimelineAction::Join { member: member()? },
+            Action::Leave => TimelineAction::Leave { member: member()? },
+            Action::Crash => TimelineAction::Crash { member: member()? },
+            Action::Restart => TimelineAction::Restart { member: member()? },
+            Action::Stall => match e.duration_ms {
+                Some(d) if d > 0 => TimelineAction::Stall {
+                    member: member()?,
+                    duration_ms: d,
+                },
+                _ => return Err(bad("a stall needs a positive duration_ms".into())),
+            },
+            Action::Subscribe => {
+                let topics_to = e
+                    .topics
+                    .clone()
+                    .ok_or_else(|| bad("subscribe needs topics".into()))?;
+                if let Some(t) = topics_to
+                    .iter()
+                    .find(|t| !topics.iter().any(|x| &x.name == *t))
+                {
+                    return Err(bad(format!("subscribe to unknown topic {t:?}")));
+                }
+                TimelineAction::Subscribe {
+                    member: member()?,
+                    topics: topics_to,
+                }
+            }
+            Action::AddPartitions => {
+                if e.member.is_some() {
+                    return Err(bad("add_partitions takes a topic, not a member".into()));
+                }
+                let name = e
+                    .topic
+                    .as_ref()
+                    .ok_or_else(|| bad("add_partitions needs a topic".into()))?;
+                let topic = topics
+                    .iter()
+                    .position(|t| &t.name == name)
+                    .ok_or_else(|| bad(format!("unknown topic {name:?}")))?;
+                let partitions = e
+                    .partitions
+                    .ok_or_else(|| bad("add_partitions needs the new partition count".into()))?;
+                let before = topics[topic].partitions_at(e.at_ms);
+                if partitions <= before {
+                    return Err(bad(format!(
+                        "{name:?} has {before} partitions at {} ms; Kafka can only add partitions, so partitions must be above that",
+                        e.at_ms
+                    )));
+                }
+                topics[topic].resizes.push((e.at_ms, partitions));
+                topics[topic].resizes.sort_by_key(|&(t, _)| t);
+                TimelineAction::AddPartitions { topic, partitions }
+            }
+            Action::RollingBounce => unreachable!("expanded above"),
         };
         timeline.push(TimelineEvent {
             at_ms: e.at_ms,
-            member,
-            action: e.action,
-            duration_ms: duration,
+            action,
         });
     }
     timeline.sort_by_key(|e| e.at_ms);
     for e in &timeline {
-        if e.action == Action::Join {
-            let m = &mut members[e.member];
+        if let TimelineAction::Join { member } = e.action {
+            let m = &mut members[member];
             if m.start_ms != Some(0)
                 || timeline
                     .iter()
-                    .any(|x| x.member == e.member && x.at_ms < e.at_ms)
+                    .any(|x| x.action.member() == Some(member) && x.at_ms < e.at_ms)
             {
                 return Err(whole(format!(
                     "timeline: member {:?} joins more than once (use restart)",
@@ -357,6 +440,54 @@ pub fn validate(
         }
     }
     check_lifecycle(&timeline, &members).map_err(whole)?;
+
+    // Co-partitioned topics must start with equal partition counts.
+    let mut co_partitioned = Vec::new();
+    for group_names in file.co_partitioned.get_ref() {
+        let span = Some(file.co_partitioned.span());
+        let mut idx = Vec::new();
+        for name in group_names {
+            let t = topics.iter().position(|t| &t.name == name).ok_or_else(|| {
+                (
+                    span.clone(),
+                    format!("co_partitioned: unknown topic {name:?}"),
+                )
+            })?;
+            idx.push(t);
+        }
+        let counts: Vec<String> = idx
+            .iter()
+            .map(|&t| format!("{} has {}", topics[t].name, topics[t].partitions))
+            .collect();
+        if idx
+            .windows(2)
+            .any(|w| topics[w[0]].partitions != topics[w[1]].partitions)
+        {
+            return Err((
+                span,
+                format!(
+                    "co_partitioned topics must have equal partition counts: {}",
+                    counts.join(", ")
+                ),
+            ));
+        }
+        co_partitioned.push(idx);
+    }
+
+    let snapshot_variants = match &file.snapshot_variants {
+        None => vec!["eager".to_string(), "cooperative".to_string()],
+        Some(list) => {
+            for v in list.get_ref() {
+                if !BUILT_IN_VARIANTS.contains(&v.as_str()) && !file.variants.contains_key(v) {
+                    return Err((
+                        Some(list.span()),
+                        format!("snapshot_variants: unknown variant {v:?}"),
+                    ));
+                }
+            }
+            list.get_ref().clone()
+        }
+    };
 
     Ok(Scenario {
         name: file.name.unwrap_or_else(|| "scenario".into()),
@@ -375,6 +506,8 @@ pub fn validate(
         members,
         producers,
         timeline,
+        co_partitioned,
+        snapshot_variants,
     })
 }
 
@@ -400,29 +533,35 @@ fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
         .ok_or_else(|| format!("assignors {assignors:?} have no rebalance protocol in common"))
 }
 
-/// Each member's actions must make sense in order: a running member can leave, crash or stall;
-/// only a stopped one can restart.
+/// Each member's actions must make sense in order: a running member can leave, crash, stall or
+/// subscribe; only a stopped one can restart.
 fn check_lifecycle(timeline: &[TimelineEvent], members: &[MemberSpec]) -> Result<(), String> {
     for (i, m) in members.iter().enumerate() {
-        let mut running_from_start = m.start_ms == Some(0);
-        let mut running = running_from_start;
-        for e in timeline.iter().filter(|e| e.member == i) {
-            let ok = match e.action {
-                Action::Join => !running_from_start,
-                Action::Leave | Action::Crash | Action::Stall => running,
-                Action::Restart => !running,
+        let mut started = m.start_ms == Some(0);
+        let mut running = started;
+        for e in timeline.iter().filter(|e| e.action.member() == Some(i)) {
+            let (ok, verb) = match e.action {
+                TimelineAction::Join { .. } => (!started, "join"),
+                TimelineAction::Leave { .. } => (running, "leave"),
+                TimelineAction::Crash { .. } => (running, "crash"),
+                TimelineAction::Stall { .. } => (running, "stall"),
+                TimelineAction::Subscribe { .. } => (running, "subscribe"),
+                TimelineAction::Restart { .. } => (started && !running, "restart"),
+                TimelineAction::AddPartitions { .. } => (true, "add partitions"),
             };
             if !ok {
                 return Err(format!(
-                    "timeline: member {:?} cannot {} at {} ms (it is {})",
+                    "timeline: member {:?} cannot {verb} at {} ms (it is {})",
                     m.name,
-                    e.action.name(),
                     e.at_ms,
                     if running { "running" } else { "not running" }
                 ));
             }
-            running = !matches!(e.action, Action::Leave | Action::Crash);
-            running_from_start = true;
+            running = !matches!(
+                e.action,
+                TimelineAction::Leave { .. } | TimelineAction::Crash { .. }
+            );
+            started = true;
         }
     }
     Ok(())
