@@ -158,7 +158,7 @@ pub fn run_with_faults(
             partition_topic.push(t);
         }
     }
-    let logs = Logs::new(scenario);
+    let logs = Logs::new(scenario, &streams);
     let mut env = Env {
         scenario,
         queue: EventQueue::new(),

@@ -659,9 +659,7 @@ impl Metrics {
             .zip(&self.unavailable_us)
             .map(|(n, us)| (n.clone(), us / 1000))
             .collect();
-        let produced: u64 = (0..logs.partitions())
-            .map(|p| logs.end_offset(p, end))
-            .sum();
+        let counts = logs.produced_by(end);
         let unconsumed: u64 = (0..logs.partitions())
             .map(|p| {
                 logs.end_offset(p, end)
@@ -669,7 +667,9 @@ impl Metrics {
             })
             .sum();
         let distinct = self.processed - self.processed_twice;
-        let never = produced.saturating_sub(distinct + self.skipped + unconsumed);
+        let never = counts
+            .written
+            .saturating_sub(distinct + self.skipped + unconsumed);
         let mut final_assignment: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (p, owner) in self.owner.iter().enumerate() {
             if let Some(m) = owner {
@@ -728,9 +728,9 @@ impl Metrics {
             join: Default::default(),
             lag: Default::default(),
             records: Records {
-                produced,
-                written: produced,
-                dropped: 0,
+                produced: counts.produced,
+                written: counts.written,
+                dropped: counts.dropped,
                 processed: self.processed,
                 processed_twice: self.processed_twice,
                 skipped_by_offset_reset: self.skipped,

@@ -23,6 +23,9 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub producers: Vec<Spanned<ProducerFile>>,
     #[serde(default)]
+    pub arrival: ArrivalFile,
+    pub app: Option<Spanned<AppFile>>,
+    #[serde(default)]
     pub timeline: Vec<Spanned<TimelineFile>>,
     #[serde(default)]
     pub variants: BTreeMap<String, Spanned<VariantFile>>,
@@ -239,12 +242,78 @@ pub struct MemberFile {
     pub topics: Option<Vec<String>>,
 }
 
-/// A constant-rate producer.
+/// A producer: a stream (`records_per_sec`, null keys or keyed) or a scripted sequence
+/// (`per_key` records for each of `keys`, one every `interval_ms`).
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ProducerFile {
     pub topic: String,
-    pub records_per_sec: u64,
+    pub records_per_sec: Option<u64>,
+    pub start_ms: Option<u64>,
+    pub end_ms: Option<u64>,
+    /// Named keys (the seed's tickers, say).
+    pub keys: Option<Vec<String>>,
+    /// Or this many generated keys, `key-0`, `key-1`, ...
+    pub key_count: Option<u32>,
+    /// How a keyed stream picks its next key: `cycle` (in order), `uniform` or `skewed`
+    /// (Zipf, s = 1: key i drawn with weight 1/(i+1)).
+    pub key_distribution: Option<KeyDistributionFile>,
+    /// Scripted: each key this many times...
+    pub per_key: Option<u32>,
+    /// ...one record every `interval_ms`, keys in order, round after round.
+    pub interval_ms: Option<u64>,
+    /// A Kafka Streams sink's KIP-837 `StreamPartitioner`: `default` (no set: the default
+    /// partitioner), `drop` (empty set: the record is dropped) or `broadcast` (every partition).
+    pub stream_partitioner: Option<StreamPartitionerFile>,
+    /// Only these keys get the stream partitioner's answer; the rest the default partitioner.
+    pub stream_partitioner_keys: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyDistributionFile {
+    Cycle,
+    Uniform,
+    Skewed,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamPartitionerFile {
+    Default,
+    Drop,
+    Broadcast,
+}
+
+/// How records reach consumers: extra fetch delay per partition and per leader broker.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalFile {
+    /// Each partition's own extra delay, drawn once per partition, uniform in [min, max].
+    pub partition_lag_ms: Option<LatencyFile>,
+    /// Extra delay of every partition led by broker i.
+    #[serde(default)]
+    pub broker_lag_ms: Vec<u64>,
+}
+
+/// The application the members run.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct AppFile {
+    /// `local_join`: a local latest-value map fed by `prices`, looked up by `notifications`.
+    pub kind: AppKindFile,
+    pub prices: String,
+    pub notifications: String,
+    /// Wait up to this long for the other side before processing a notification (like Kafka
+    /// Streams' max.task.idle.ms); 0 does not wait.
+    #[serde(default)]
+    pub wait_for_prices_ms: u64,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AppKindFile {
+    LocalJoin,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
