@@ -61,6 +61,9 @@ pub struct Env<'s> {
     pub partition_topic: Vec<usize>,
     /// Global index of each topic's partition 0.
     pub first_partition: Vec<usize>,
+    /// Extra delay before each partition's records reach a consumer (out-of-order arrival,
+    /// and the join's wait for the other side).
+    pub arrival_lag_us: Vec<u64>,
 }
 
 impl Env<'_> {
@@ -175,7 +178,9 @@ pub fn run_with_faults(
         partition_names,
         partition_topic,
         first_partition: scenario.first_partitions(),
+        arrival_lag_us: Vec::new(),
     };
+    env.arrival_lag_us = arrival_lags(scenario, &env, &mut streams.stream("arrival"));
     env.log({
         format!(
             "run scenario={} seed={} variant={} coordinator=broker-{} (__consumer_offsets-{})",
@@ -271,6 +276,39 @@ pub fn run_with_faults(
         trace: env.trace.lines().to_vec(),
         events,
     }
+}
+
+/// Each partition's extra fetch delay: its own (seeded) plus its leader broker's. With a join that
+/// waits for the other side (max.task.idle.ms), a notification partition is held back until its
+/// co-partitioned price partition has caught up, for at most the wait.
+fn arrival_lags(scenario: &Scenario, env: &Env, stream: &mut crate::sim::rng::Stream) -> Vec<u64> {
+    let a = &scenario.arrival;
+    let mut lags: Vec<u64> = (0..env.partition_names.len())
+        .map(|p| {
+            let own = stream.between(a.partition_lag_min_ms, a.partition_lag_max_ms);
+            let broker = a
+                .broker_lag_ms
+                .get(env.cluster.leaders[p] as usize)
+                .copied()
+                .unwrap_or(0);
+            (own + broker) * 1000
+        })
+        .collect();
+    if let Some(app) = scenario.app.as_ref().filter(|a| a.wait_for_prices_ms > 0) {
+        let wait = app.wait_for_prices_ms * 1000;
+        let (n0, p0) = (
+            env.first_partition[app.notifications],
+            env.first_partition[app.prices],
+        );
+        let prices = scenario.topics[app.prices].max_partitions() as usize;
+        for i in 0..scenario.topics[app.notifications].max_partitions() as usize {
+            if i < prices {
+                let (n, p) = (n0 + i, p0 + i);
+                lags[n] = lags[n].max(lags[p].min(lags[n] + wait));
+            }
+        }
+    }
+    lags
 }
 
 /// The group must be Stable within rebalance timeout + session timeout after the last timeline

@@ -10,9 +10,10 @@ mod stats;
 
 pub use stats::{nearest_rank, Summary};
 
+use crate::app::join::Miss;
 use crate::report::{
-    CoPartitionBreak, Formation, Invariants, Lost, Moved, Pauses, RebalanceEntry, Rebalances,
-    Records, Report, ReportMember, Revocations, Violation, Zombie,
+    CoPartitionBreak, Formation, Invariants, JoinMetrics, Lost, Moved, Pauses, Percentiles,
+    RebalanceEntry, Rebalances, Records, Report, ReportMember, Revocations, Violation, Zombie,
 };
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
@@ -114,6 +115,8 @@ pub struct Metrics {
     /// Partitions that exist now (added partitions exist from when they are added).
     partition_exists: Vec<bool>,
     partitions_added_at: Option<SimTime>,
+    join: JoinMetrics,
+    join_latencies_ms: Vec<u64>,
     errors: Vec<String>,
 }
 
@@ -171,6 +174,8 @@ impl Metrics {
                 .flat_map(|t| (0..t.max_partitions()).map(move |p| p < t.partitions))
                 .collect(),
             partitions_added_at: None,
+            join: JoinMetrics::default(),
+            join_latencies_ms: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -254,6 +259,21 @@ impl Metrics {
                 });
             }
         }
+    }
+
+    /// A notification was joined (or missed, for one reason) `latency_us` after it was produced.
+    pub fn notification(&mut self, outcome: Result<(), Miss>, latency_us: u64) {
+        let j = &mut self.join;
+        j.notifications += 1;
+        match outcome {
+            Ok(()) => j.local_hits += 1,
+            Err(Miss::NotCoLocated) => j.misses.not_co_located += 1,
+            Err(Miss::NoPriceYet) => j.misses.no_price_yet += 1,
+            Err(Miss::OutOfOrder) => j.misses.out_of_order += 1,
+            Err(Miss::Restoring) => j.misses.restoring += 1,
+            Err(Miss::StateEmpty) => j.misses.state_empty += 1,
+        }
+        self.join_latencies_ms.push(latency_us / 1000);
     }
 
     pub fn fatal_error(&mut self, now: SimTime, m: usize, what: &str) {
@@ -725,7 +745,17 @@ impl Metrics {
                 stop_the_world_ms: Summary::of(stw, paused_at_end),
                 unavailable_ms: Summary::of(unavailable, open_at_end),
             },
-            join: Default::default(),
+            join: {
+                let mut l = self.join_latencies_ms;
+                l.sort_unstable();
+                JoinMetrics {
+                    latency_ms: Percentiles {
+                        p50: nearest_rank(&l, 50),
+                        p99: nearest_rank(&l, 99),
+                    },
+                    ..self.join
+                }
+            },
             lag: Default::default(),
             records: Records {
                 produced: counts.produced,

@@ -374,4 +374,6 @@ pub struct TimelineFile {
 pub struct VariantFile {
     pub assignors: Option<Vec<String>>,
     pub protocol: Option<Protocol>,
+    /// `KEY=VALUE` overrides, as `--set` takes them (applied before the command line's).
+    pub set: Option<Vec<String>>,
 }

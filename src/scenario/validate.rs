@@ -6,8 +6,9 @@ use super::file::{
     StreamPartitionerFile,
 };
 use super::{
-    ArrivalSpec, ClusterSpec, CommitAfterBatch, JoinApp, KeyDistribution, ProducerKind, StreamPartitioner, GroupSpec, LoadOptions, MemberSpec, OffsetReset, ProducerSpec,
-    Scenario, TimelineAction, TimelineEvent, TopicSpec,
+    ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
+    MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Scenario, StreamPartitioner,
+    TimelineAction, TimelineEvent, TopicSpec,
 };
 use crate::assignor::{by_name, RebalanceProtocol};
 use std::collections::BTreeSet;
@@ -279,7 +280,8 @@ pub fn validate(
     for p in &file.producers {
         let span = Some(p.span());
         let p = p.get_ref();
-        let bad = |m: String| -> Invalid { (span.clone(), format!("producer for {:?}: {m}", p.topic)) };
+        let bad =
+            |m: String| -> Invalid { (span.clone(), format!("producer for {:?}: {m}", p.topic)) };
         let topic = topics
             .iter()
             .position(|t| t.name == p.topic)
@@ -295,22 +297,33 @@ pub fn validate(
         let start_ms = p.start_ms.unwrap_or(0);
         let end_ms = p.end_ms.unwrap_or(duration_ms);
         if start_ms >= end_ms {
-            return Err(bad(format!("start_ms {start_ms} is not before end_ms {end_ms}")));
+            return Err(bad(format!(
+                "start_ms {start_ms} is not before end_ms {end_ms}"
+            )));
         }
         let kind = match (p.records_per_sec, p.per_key) {
-            (Some(_), Some(_)) => return Err(bad("give records_per_sec (a stream) or per_key (a script), not both".into())),
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "give records_per_sec (a stream) or per_key (a script), not both".into(),
+                ))
+            }
             (None, None) => return Err(bad("needs records_per_sec or per_key".into())),
             (Some(rate), None) => {
                 if p.interval_ms.is_some() {
                     return Err(bad("interval_ms applies to a script (per_key)".into()));
                 }
                 match keys {
-                    None if p.key_distribution.is_some() => return Err(bad("key_distribution needs keys or key_count".into())),
-                    None => ProducerKind::NullKeys { records_per_sec: rate },
+                    None if p.key_distribution.is_some() => {
+                        return Err(bad("key_distribution needs keys or key_count".into()))
+                    }
+                    None => ProducerKind::NullKeys {
+                        records_per_sec: rate,
+                    },
                     Some(keys) => ProducerKind::Keyed {
                         records_per_sec: rate,
                         keys,
-                        distribution: match p.key_distribution.unwrap_or(KeyDistributionFile::Cycle) {
+                        distribution: match p.key_distribution.unwrap_or(KeyDistributionFile::Cycle)
+                        {
                             KeyDistributionFile::Cycle => KeyDistribution::Cycle,
                             KeyDistributionFile::Uniform => KeyDistribution::Uniform,
                             KeyDistributionFile::Skewed => KeyDistribution::Skewed,
@@ -319,9 +332,12 @@ pub fn validate(
                 }
             }
             (None, Some(per_key)) => {
-                let keys = keys.ok_or_else(|| bad("a script (per_key) needs keys or key_count".into()))?;
+                let keys =
+                    keys.ok_or_else(|| bad("a script (per_key) needs keys or key_count".into()))?;
                 if p.key_distribution.is_some() {
-                    return Err(bad("key_distribution applies to a stream (records_per_sec)".into()));
+                    return Err(bad(
+                        "key_distribution applies to a stream (records_per_sec)".into(),
+                    ));
                 }
                 ProducerKind::Script {
                     keys,
@@ -334,11 +350,18 @@ pub fn validate(
             return Err(bad("a stream partitioner needs keyed records".into()));
         }
         if p.stream_partitioner_keys.is_some() && p.stream_partitioner.is_none() {
-            return Err(bad("stream_partitioner_keys needs a stream_partitioner".into()));
+            return Err(bad(
+                "stream_partitioner_keys needs a stream_partitioner".into()
+            ));
         }
-        if let Some(other) = producers.iter().find(|q| q.topic == topic && q.kind.is_keyed() != kind.is_keyed()) {
+        if let Some(other) = producers
+            .iter()
+            .find(|q| q.topic == topic && q.kind.is_keyed() != kind.is_keyed())
+        {
             let _ = other;
-            return Err(bad("a topic's producers must all be keyed or all null-keyed".into()));
+            return Err(bad(
+                "a topic's producers must all be keyed or all null-keyed".into(),
+            ));
         }
         producers.push(ProducerSpec {
             topic,
@@ -385,7 +408,10 @@ pub fn validate(
             let (prices, notifications) = (find(&a.prices)?, find(&a.notifications)?);
             for t in [prices, notifications] {
                 if producers.iter().any(|p| p.topic == t && !p.kind.is_keyed()) {
-                    return Err((span, format!("app: the join needs keyed records in {:?}", topics[t].name)));
+                    return Err((
+                        span,
+                        format!("app: the join needs keyed records in {:?}", topics[t].name),
+                    ));
                 }
             }
             Some(JoinApp {

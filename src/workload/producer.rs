@@ -43,12 +43,12 @@ pub struct Record {
     pub key: u32,
 }
 
-/// Where one keyed record went.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Where one keyed record went: its appends are `Logs::appends(write)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Write {
     pub time_us: u64,
-    /// `(global partition, offset)` of every append (several for a broadcast).
-    pub appends: Vec<(usize, u64)>,
+    first_append: u32,
+    appends: u32,
 }
 
 /// Every partition's log, as functions of time, and the keyed records in them.
@@ -59,6 +59,9 @@ pub struct Logs {
     pub keys: Vec<String>,
     /// Per (topic, key): every write of that key, in time order.
     writes: BTreeMap<(usize, u32), Vec<Write>>,
+    /// `(global partition, offset)` of every keyed append, in write order (several per
+    /// broadcast record).
+    append_pool: Vec<(usize, u64)>,
     /// Logical keyed records produced, and those a stream partitioner dropped, by time.
     keyed_produced: Vec<u64>,
     keyed_dropped: Vec<u64>,
@@ -75,12 +78,17 @@ pub struct Produced {
 impl Logs {
     pub fn new(scenario: &Scenario, streams: &RngStreams) -> Self {
         let first = scenario.first_partitions();
-        let total: usize = scenario.topics.iter().map(|t| t.max_partitions() as usize).sum();
+        let total: usize = scenario
+            .topics
+            .iter()
+            .map(|t| t.max_partitions() as usize)
+            .sum();
         let mut logs = Logs {
             segments: vec![Vec::new(); total],
             records: vec![Vec::new(); total],
             keys: Vec::new(),
             writes: BTreeMap::new(),
+            append_pool: Vec::new(),
             keyed_produced: Vec::new(),
             keyed_dropped: Vec::new(),
         };
@@ -88,7 +96,11 @@ impl Logs {
             // Breakpoints: partition count changes and producers starting or stopping.
             let mut cuts: Vec<u64> = vec![0];
             cuts.extend(topic.resizes.iter().map(|&(at, _)| at));
-            for p in scenario.producers.iter().filter(|p| p.topic == t && !p.kind.is_keyed()) {
+            for p in scenario
+                .producers
+                .iter()
+                .filter(|p| p.topic == t && !p.kind.is_keyed())
+            {
                 cuts.push(p.start_ms);
                 cuts.push(p.end_ms);
             }
@@ -149,7 +161,9 @@ impl Logs {
                     let span_us = (p.end_ms - p.start_ms) * 1000;
                     let mut j = 0u64;
                     while *records_per_sec > 0 {
-                        let offset_us = (u128::from(j) * 1_000_000).div_ceil(u128::from(*records_per_sec)) as u64;
+                        let offset_us = (u128::from(j) * 1_000_000)
+                            .div_ceil(u128::from(*records_per_sec))
+                            as u64;
                         if offset_us >= span_us {
                             break;
                         }
@@ -189,19 +203,26 @@ impl Logs {
             let targets: Vec<u32> = match spec.stream_partitioner.filter(|_| applies) {
                 Some(StreamPartitioner::Drop) => Vec::new(),
                 Some(StreamPartitioner::Broadcast) => (0..count).collect(),
-                Some(StreamPartitioner::Default) | None => vec![default_partition(name.as_bytes(), count)],
+                Some(StreamPartitioner::Default) | None => {
+                    vec![default_partition(name.as_bytes(), count)]
+                }
             };
             self.keyed_produced.push(time_us);
             if targets.is_empty() {
                 self.keyed_dropped.push(time_us);
             }
-            let mut appends = Vec::with_capacity(targets.len());
-            for t in targets {
+            let first_append = self.append_pool.len() as u32;
+            for &t in &targets {
                 let global = first[topic] + t as usize;
-                appends.push((global, self.records[global].len() as u64));
+                self.append_pool
+                    .push((global, self.records[global].len() as u64));
                 self.records[global].push(Record { time_us, key });
             }
-            self.writes.entry((topic, key)).or_default().push(Write { time_us, appends });
+            self.writes.entry((topic, key)).or_default().push(Write {
+                time_us,
+                first_append,
+                appends: targets.len() as u32,
+            });
         }
     }
 
@@ -216,7 +237,9 @@ impl Logs {
     /// exceeds `offset`), or `None` if it never does.
     pub fn time_of(&self, p: usize, offset: u64) -> Option<SimTime> {
         if !self.records[p].is_empty() {
-            return self.records[p].get(offset as usize).map(|r| SimTime::from_micros(r.time_us));
+            return self.records[p]
+                .get(offset as usize)
+                .map(|r| SimTime::from_micros(r.time_us));
         }
         let mut before = 0u64;
         for s in &self.segments[p] {
@@ -240,6 +263,31 @@ impl Logs {
         self.records[p].get(offset as usize)
     }
 
+    /// `(global partition, offset)` of each append of a write.
+    pub fn appends(&self, w: &Write) -> &[(usize, u64)] {
+        &self.append_pool[w.first_append as usize..(w.first_append + w.appends) as usize]
+    }
+
+    /// Records appended to partition `p` by time `t`, knowing at least `from` were: a short
+    /// scan forward from `from`, which is what a consumer at position `from` asks.
+    pub fn end_offset_from(&self, p: usize, from: u64, t: SimTime) -> u64 {
+        let records = &self.records[p];
+        if records.is_empty() {
+            return self.end_offset(p, t);
+        }
+        let us = t.as_micros();
+        let start = (from as usize).min(records.len());
+        // Gallop: double the step until past `t`, then binary search that window.
+        let mut step = 1usize;
+        let mut lo = start;
+        while lo + step <= records.len() && records[lo + step - 1].time_us <= us {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(records.len());
+        (lo + records[lo..hi].partition_point(|r| r.time_us <= us)) as u64
+    }
+
     /// Every write of `key` to `topic`, in time order.
     pub fn writes(&self, topic: usize, key: u32) -> &[Write] {
         self.writes.get(&(topic, key)).map_or(&[], Vec::as_slice)
@@ -253,7 +301,11 @@ impl Logs {
     pub fn produced_by(&self, t: SimTime) -> Produced {
         let us = t.as_micros();
         let appends: u64 = (0..self.partitions()).map(|p| self.end_offset(p, t)).sum();
-        let keyed_appends: u64 = self.records.iter().map(|r| r.partition_point(|r| r.time_us <= us) as u64).sum();
+        let keyed_appends: u64 = self
+            .records
+            .iter()
+            .map(|r| r.partition_point(|r| r.time_us <= us) as u64)
+            .sum();
         let keyed = self.keyed_produced.partition_point(|&x| x <= us) as u64;
         let dropped = self.keyed_dropped.partition_point(|&x| x <= us) as u64;
         Produced {
@@ -319,6 +371,7 @@ mod tests {
             records: vec![Vec::new()],
             keys: Vec::new(),
             writes: BTreeMap::new(),
+            append_pool: Vec::new(),
             keyed_produced: Vec::new(),
             keyed_dropped: Vec::new(),
         };
@@ -330,7 +383,34 @@ mod tests {
         for k in 0..50 {
             let t = logs.time_of(0, k).unwrap();
             assert_eq!(logs.end_offset(0, t), k + 1);
-            assert_eq!(logs.end_offset(0, SimTime::from_micros(t.as_micros() - 1)), k);
+            assert_eq!(
+                logs.end_offset(0, SimTime::from_micros(t.as_micros() - 1)),
+                k
+            );
+        }
+    }
+
+    #[test]
+    fn end_offset_from_agrees_with_the_binary_search() {
+        let times = [1u64, 1, 2, 5, 8, 8, 8, 13, 21, 34];
+        let logs = Logs {
+            segments: vec![Vec::new()],
+            records: vec![times
+                .iter()
+                .map(|&t| Record { time_us: t, key: 0 })
+                .collect()],
+            keys: Vec::new(),
+            writes: BTreeMap::new(),
+            append_pool: Vec::new(),
+            keyed_produced: Vec::new(),
+            keyed_dropped: Vec::new(),
+        };
+        for t in 0..40 {
+            let at = SimTime::from_micros(t);
+            let want = logs.end_offset(0, at);
+            for from in 0..=want {
+                assert_eq!(logs.end_offset_from(0, from, at), want, "t {t} from {from}");
+            }
         }
     }
 
@@ -342,6 +422,9 @@ mod tests {
         for j in 0..10_000 {
             counts[picker.pick(j, &mut rng)] += 1;
         }
-        assert!(counts[0] > counts[1] && counts[1] > counts[9] && counts[9] > 0, "{counts:?}");
+        assert!(
+            counts[0] > counts[1] && counts[1] > counts[9] && counts[9] > 0,
+            "{counts:?}"
+        );
     }
 }
