@@ -35,6 +35,8 @@ pub enum Event {
     },
     /// The settle bound: the group must be Stable by now.
     SettleCheck,
+    /// Sample consumer lag.
+    LagSample,
     /// Test-only fault injection: make member `member` claim `partition` without an assignment.
     #[doc(hidden)]
     ForceOwnership {
@@ -222,6 +224,8 @@ pub fn run_with_faults(
             .schedule(SimTime::from_millis(settle_at), Event::SettleCheck);
     }
     let end = SimTime::from_millis(scenario.duration_ms);
+    let mut next_lag_sample = env.queue.schedule(SimTime::ZERO, Event::LagSample);
+    let mut lag_fine = false;
 
     while let Some(t) = env.queue.peek_time() {
         if t > end {
@@ -261,10 +265,29 @@ pub fn run_with_faults(
                 env.metrics
                     .settle_check(env.queue.now(), stable, coordinator.state_name());
             }
+            Event::LagSample => {
+                let now = env.now();
+                env.metrics.sample_lag(now, &env.logs);
+                // Ten times finer while a rebalance runs or its window has not caught up.
+                let every = if env.metrics.watching_lag() {
+                    (scenario.lag_sample_ms / 10).max(1)
+                } else {
+                    scenario.lag_sample_ms
+                };
+                lag_fine = every < scenario.lag_sample_ms;
+                let next = now + Duration::from_millis(every);
+                next_lag_sample = env.queue.schedule(next, Event::LagSample);
+            }
             Event::ForceOwnership { member, partition } => {
                 let now = env.now();
                 env.metrics.acquire(now, member, &[partition]);
             }
+        }
+        // A rebalance began since the last sample: sample now, then finely.
+        if !lag_fine && env.metrics.watching_lag() {
+            env.queue.cancel(next_lag_sample);
+            next_lag_sample = env.queue.schedule(env.now(), Event::LagSample);
+            lag_fine = true;
         }
     }
     // The run ends at `end`: close open intervals there.

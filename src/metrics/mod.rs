@@ -15,6 +15,7 @@ use crate::report::{
     CoPartitionBreak, Formation, Invariants, JoinMetrics, Lost, Moved, Pauses, Percentiles,
     RebalanceEntry, Rebalances, Records, Report, ReportMember, Revocations, Violation, Zombie,
 };
+use crate::report::{Lag, Recovery, Window};
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::workload::producer::Logs;
@@ -117,6 +118,16 @@ pub struct Metrics {
     partitions_added_at: Option<SimTime>,
     join: JoinMetrics,
     join_latencies_ms: Vec<u64>,
+    recovery: Recovery,
+    /// The processed position of each partition's current owner.
+    position: Vec<u64>,
+    lag_peak: Vec<u64>,
+    lag_series: Vec<(u64, u64)>,
+    last_total_lag: u64,
+    /// The current rebalance window's figures, and the entry they belong to once it is Stable.
+    window: Window,
+    window_entry: Option<usize>,
+    batch_records: u64,
     errors: Vec<String>,
 }
 
@@ -176,6 +187,14 @@ impl Metrics {
             partitions_added_at: None,
             join: JoinMetrics::default(),
             join_latencies_ms: Vec::new(),
+            recovery: Recovery::default(),
+            position: vec![0; p],
+            lag_peak: vec![0; p],
+            lag_series: Vec::new(),
+            last_total_lag: 0,
+            window: Window::default(),
+            window_entry: None,
+            batch_records: scenario.group.max_poll_records,
             errors: Vec::new(),
         }
     }
@@ -263,17 +282,89 @@ impl Metrics {
 
     /// A notification was joined (or missed, for one reason) `latency_us` after it was produced.
     pub fn notification(&mut self, outcome: Result<(), Miss>, latency_us: u64) {
-        let j = &mut self.join;
-        j.notifications += 1;
-        match outcome {
-            Ok(()) => j.local_hits += 1,
-            Err(Miss::NotCoLocated) => j.misses.not_co_located += 1,
-            Err(Miss::NoPriceYet) => j.misses.no_price_yet += 1,
-            Err(Miss::OutOfOrder) => j.misses.out_of_order += 1,
-            Err(Miss::Restoring) => j.misses.restoring += 1,
-            Err(Miss::StateEmpty) => j.misses.state_empty += 1,
+        self.join.notifications += 1;
+        let in_window = self.formed() && (self.running.is_some() || self.window_entry.is_some());
+        for misses in [
+            Some(&mut self.join.misses),
+            in_window.then_some(&mut self.window.join_misses),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match outcome {
+                Ok(()) => {}
+                Err(Miss::NotCoLocated) => misses.not_co_located += 1,
+                Err(Miss::NoPriceYet) => misses.no_price_yet += 1,
+                Err(Miss::OutOfOrder) => misses.out_of_order += 1,
+                Err(Miss::Restoring) => misses.restoring += 1,
+                Err(Miss::StateEmpty) => misses.state_empty += 1,
+            }
+        }
+        if outcome.is_ok() {
+            self.join.local_hits += 1;
         }
         self.join_latencies_ms.push(latency_us / 1000);
+    }
+
+    /// A member begins rebuilding a price partition's state: `records` replayed over
+    /// `duration_us` (0 for a standby takeover).
+    pub fn restore_started(&mut self, standby: bool, records: u64, duration_us: u64) {
+        let in_window = self.formed() && (self.running.is_some() || self.window_entry.is_some());
+        let r = &mut self.recovery;
+        r.restores += 1;
+        r.standby_takeovers += u64::from(standby);
+        r.restored_records += records;
+        r.restore_ms += duration_us / 1000;
+        if in_window {
+            let w = &mut self.window;
+            w.restores += 1;
+            w.standby_takeovers += u64::from(standby);
+            w.restored_records += records;
+            w.restore_ms += duration_us / 1000;
+        }
+    }
+
+    /// Samples consumer lag: every existing partition's log end offset minus the processed
+    /// position of its owner.
+    pub fn sample_lag(&mut self, now: SimTime, logs: &Logs) {
+        let mut total = 0u64;
+        for p in 0..self.position.len() {
+            if !self.partition_exists[p] {
+                continue;
+            }
+            let lag = logs.end_offset(p, now).saturating_sub(self.position[p]);
+            self.lag_peak[p] = self.lag_peak[p].max(lag);
+            total += lag;
+        }
+        self.last_total_lag = total;
+        self.lag_series.push((ms(now), total));
+        if !self.formed() {
+            return;
+        }
+        if self.running.is_some() || self.window_entry.is_some() {
+            self.window.lag_peak = self.window.lag_peak.max(total);
+        }
+        if let Some(i) = self.window_entry {
+            let end = self.rebalances[i].end_ms;
+            if self.window.catch_up_ms.is_none()
+                && self.running.is_none()
+                && total <= self.window.lag_before + self.batch_records
+            {
+                self.window.catch_up_ms = Some(ms(now).saturating_sub(end));
+            }
+        }
+    }
+
+    /// A rebalance is running, or its window has not caught up yet: lag deserves finer samples.
+    pub fn watching_lag(&self) -> bool {
+        self.running.is_some() || (self.window_entry.is_some() && self.window.catch_up_ms.is_none())
+    }
+
+    /// The current window's figures go to its rebalance's entry.
+    fn close_window(&mut self) {
+        if let Some(i) = self.window_entry.take() {
+            self.rebalances[i].window = std::mem::take(&mut self.window);
+        }
     }
 
     pub fn fatal_error(&mut self, now: SimTime, m: usize, what: &str) {
@@ -330,6 +421,8 @@ impl Metrics {
             Trigger::MetadataChanged => self.partitions_added_at.unwrap_or(now),
             _ => now,
         });
+        self.close_window();
+        self.window.lag_before = self.last_total_lag;
         let owners: BTreeSet<usize> = self.owner.iter().flatten().copied().collect();
         let members: BTreeSet<usize> = (0..self.in_group.len())
             .filter(|&m| self.in_group[m])
@@ -411,7 +504,9 @@ impl Metrics {
             join_ms: ms(join_end) - ms(r.start),
             sync_ms: ms(now) - ms(join_end),
             follow_up_ms: 0,
+            window: Window::default(),
         });
+        self.window_entry = Some(self.rebalances.len() - 1);
         self.stopped_members
             .extend(r.owners_at_start.iter().filter(|&&m| self.in_group[m]));
     }
@@ -584,6 +679,7 @@ impl Metrics {
     }
 
     pub fn position_set(&mut self, p: usize, position: u64) {
+        self.position[p] = position;
         if position > self.accounted_upto[p] {
             self.skipped += position - self.accounted_upto[p];
             self.accounted_upto[p] = position;
@@ -593,6 +689,9 @@ impl Metrics {
     /// Records `[from, to)` of partition `p` were processed by member `m`.
     pub fn processed(&mut self, now: SimTime, m: usize, p: usize, from: u64, to: u64) {
         let n = to - from;
+        if self.owner[p] == Some(m) {
+            self.position[p] = self.position[p].max(to);
+        }
         self.processed += n;
         self.processed_twice += self.accounted_upto[p].min(to).saturating_sub(from);
         self.accounted_upto[p] = self.accounted_upto[p].max(to);
@@ -646,6 +745,12 @@ impl Metrics {
         logs: &Logs,
         scenario: &Scenario,
     ) -> Report {
+        self.close_window();
+        let catch_up_ms: Vec<Option<u64>> = self
+            .rebalances
+            .iter()
+            .map(|e| e.window.catch_up_ms)
+            .collect();
         let mut open_at_end = Vec::new();
         for p in 0..self.unavailable_since.len() {
             if let Some(since) = self.unavailable_since[p].take() {
@@ -756,7 +861,18 @@ impl Metrics {
                     ..self.join
                 }
             },
-            lag: Default::default(),
+            recovery: self.recovery,
+            lag: Lag {
+                peak: self
+                    .partition_names
+                    .iter()
+                    .zip(&self.lag_peak)
+                    .filter(|(_, &l)| l > 0)
+                    .map(|(n, &l)| (n.clone(), l))
+                    .collect(),
+                catch_up_ms,
+                series: self.lag_series,
+            },
             records: Records {
                 produced: counts.produced,
                 written: counts.written,

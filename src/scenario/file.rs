@@ -24,6 +24,9 @@ pub struct ScenarioFile {
     pub producers: Vec<Spanned<ProducerFile>>,
     #[serde(default)]
     pub arrival: ArrivalFile,
+    /// How often consumer lag is sampled for the report.
+    #[serde(default = "default_lag_sample")]
+    pub lag_sample_ms: u64,
     pub app: Option<Spanned<AppFile>>,
     #[serde(default)]
     pub timeline: Vec<Spanned<TimelineFile>>,
@@ -35,6 +38,10 @@ pub struct ScenarioFile {
     pub snapshot_variants: Option<Spanned<Vec<String>>>,
     #[serde(default = "no_co_partitioned")]
     pub co_partitioned: Spanned<Vec<Vec<String>>>,
+}
+
+fn default_lag_sample() -> u64 {
+    1_000
 }
 
 fn no_co_partitioned() -> Spanned<Vec<Vec<String>>> {
@@ -308,6 +315,38 @@ pub struct AppFile {
     /// Streams' max.task.idle.ms); 0 does not wait.
     #[serde(default)]
     pub wait_for_prices_ms: u64,
+    /// How a member rebuilds a price partition's state when it is assigned: `none` (only new
+    /// prices fill it), `changelog` (replay the partition's compacted state) or `standby` (a
+    /// warm replica on another member; changelog for everyone else).
+    #[serde(default = "default_recovery")]
+    pub recovery: RecoveryFile,
+    /// Changelog replay speed, records per second.
+    #[serde(default = "default_restore_rate")]
+    pub restore_records_per_sec: u64,
+    /// true: the whole task (both co-partitioned partitions) waits for its restore (Kafka
+    /// Streams); false: notifications flow and miss while it runs (a plain consumer).
+    #[serde(default)]
+    pub pause_during_restore: bool,
+    /// A member keeps the state of a partition revoked from it, so it needs no restore if the
+    /// partition comes back (Kafka Streams' local stores); an in-memory map does not.
+    #[serde(default)]
+    pub keep_state_on_revoke: bool,
+}
+
+fn default_recovery() -> RecoveryFile {
+    RecoveryFile::None
+}
+
+fn default_restore_rate() -> u64 {
+    1_000
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryFile {
+    None,
+    Changelog,
+    Standby,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]

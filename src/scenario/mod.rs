@@ -27,6 +27,7 @@ pub struct Scenario {
     pub producers: Vec<ProducerSpec>,
     pub arrival: ArrivalSpec,
     pub app: Option<JoinApp>,
+    pub lag_sample_ms: u64,
     pub timeline: Vec<TimelineEvent>,
     /// Groups of co-partitioned topics (indexes into `topics`).
     pub co_partitioned: Vec<Vec<usize>>,
@@ -193,6 +194,23 @@ pub struct JoinApp {
     pub prices: usize,
     pub notifications: usize,
     pub wait_for_prices_ms: u64,
+    pub recovery: Recovery,
+    pub restore_records_per_sec: u64,
+    pub pause_during_restore: bool,
+    pub keep_state_on_revoke: bool,
+}
+
+/// How an assigned price partition's state is rebuilt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The map starts empty; only new prices fill it.
+    None,
+    /// Replay the partition's compacted changelog at `restore_records_per_sec`.
+    Changelog,
+    /// A warm replica (num.standby.replicas = 1) on the member that follows the active owner in
+    /// scenario order among the members in the group; a takeover by that member is free,
+    /// anyone else replays the changelog.
+    Standby,
 }
 
 #[derive(Clone, Debug)]

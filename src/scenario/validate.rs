@@ -2,12 +2,12 @@
 //! cross-reference checked. Errors carry the byte span of the offending entry for its line.
 
 use super::file::{
-    Action, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol, ScenarioFile,
-    StreamPartitionerFile,
+    Action, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol, RecoveryFile,
+    ScenarioFile, StreamPartitionerFile,
 };
 use super::{
     ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
-    MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Scenario, StreamPartitioner,
+    MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Recovery, Scenario, StreamPartitioner,
     TimelineAction, TimelineEvent, TopicSpec,
 };
 use crate::assignor::{by_name, RebalanceProtocol};
@@ -377,6 +377,10 @@ pub fn validate(
         });
     }
 
+    if file.lag_sample_ms == 0 {
+        return Err(whole("lag_sample_ms must be positive".into()));
+    }
+
     // Arrival.
     let arrival = ArrivalSpec {
         partition_lag_min_ms: file.arrival.partition_lag_ms.map_or(0, |l| l.min),
@@ -414,10 +418,21 @@ pub fn validate(
                     ));
                 }
             }
+            if a.restore_records_per_sec == 0 {
+                return Err((span, "app.restore_records_per_sec must be positive".into()));
+            }
             Some(JoinApp {
                 prices,
                 notifications,
                 wait_for_prices_ms: a.wait_for_prices_ms,
+                recovery: match a.recovery {
+                    RecoveryFile::None => Recovery::None,
+                    RecoveryFile::Changelog => Recovery::Changelog,
+                    RecoveryFile::Standby => Recovery::Standby,
+                },
+                restore_records_per_sec: a.restore_records_per_sec,
+                pause_during_restore: a.pause_during_restore,
+                keep_state_on_revoke: a.keep_state_on_revoke,
             })
         }
     };
@@ -638,6 +653,7 @@ pub fn validate(
         producers,
         arrival,
         app,
+        lag_sample_ms: file.lag_sample_ms,
         timeline,
         co_partitioned,
         snapshot_variants,
