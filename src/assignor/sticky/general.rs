@@ -10,7 +10,7 @@
 //! of topics in that state is tracked.
 
 use super::{AssignError, Members, Space, Validated, NONE};
-use crate::assignor::{GroupSpec, TopicPartition};
+use crate::assignor::{GroupSpec, MemberPartitions, TopicPartition};
 use crate::java::{bucket_index, string_hash};
 use std::collections::{BTreeSet, HashMap};
 
@@ -20,7 +20,7 @@ pub(super) fn assign(
     members: &Members,
     validated: &Validated,
     claims: &[Vec<TopicPartition>],
-) -> Result<Vec<Vec<u32>>, AssignError> {
+) -> Result<MemberPartitions, AssignError> {
     let n = group.members.len();
     let nt = space.topics.len();
     let total = space.total;
@@ -94,7 +94,8 @@ pub(super) fn assign(
     let mut count = vec![0u32; n];
     let mut revocation_required = false;
     for (m, list) in validated.owned.iter().enumerate() {
-        for &g in list {
+        for &tp in list {
+            let g = space.dense(tp).expect("claims are in the space");
             if mtopics[m].binary_search(&part_ti[g as usize]).is_ok() {
                 owner[g as usize] = m as u32;
                 count[m] += 1;
@@ -177,10 +178,15 @@ pub(super) fn assign(
         owner = snapshot;
     }
 
-    let mut target: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (g, &o) in owner.iter().enumerate() {
-        if o != NONE {
-            target[o as usize].push(g as u32);
+    // Dense order is (topic, partition) order, so the lists come out sorted.
+    let mut target: MemberPartitions = vec![Vec::new(); n];
+    for (ti, &(topic, len)) in space.topics.iter().enumerate() {
+        let start = space.topic_start[ti] as usize;
+        for p in 0..len as usize {
+            let o = owner[start + p];
+            if o != NONE {
+                target[o as usize].push(TopicPartition::new(topic, p as i32));
+            }
         }
     }
     Ok(target)

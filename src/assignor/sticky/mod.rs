@@ -24,7 +24,6 @@ use super::{
     RebalanceProtocol, TopicIdx, TopicPartition,
 };
 use crate::java::{iteration_order, string_compare, string_hash, Capacity};
-use std::collections::HashSet;
 
 /// No member / no partition.
 const NONE: u32 = u32::MAX;
@@ -50,7 +49,7 @@ impl Assignor for StickyAssignor {
             .map(|m| m.owned.clone())
             .collect::<Vec<_>>();
         let run = run(group, claims)?;
-        Ok(AssignResult::plain(run.space.to_member_partitions(&run.target)))
+        Ok(AssignResult::plain(run.target))
     }
 }
 
@@ -80,49 +79,50 @@ impl Assignor for CooperativeStickyAssignor {
                         .copied()
                         .filter(|tp| m.subscribes(tp.topic))
                         .collect();
-                    owned.sort_unstable();
+                    if !owned.is_sorted() {
+                        owned.sort_unstable();
+                    }
                     owned
                 })
                 .collect(),
         };
         let run = run(group, claims)?;
-        let space = &run.space;
-        let mut target = run.target;
         // adjustAssignment: a partition moving to a new owner while another member still claims
         // it is taken out of this generation's assignment.
         let transferring = match run.transferring {
             Some(t) => t,
-            None => raw_transferring(space, &run.claims, &target),
+            None => raw_transferring(&run.space, &run.claims, &run.target),
         };
-        let mut withheld: Vec<Vec<u32>> = vec![Vec::new(); target.len()];
-        if !transferring.is_empty() {
-            let drop: HashSet<u32> = transferring.iter().map(|&(g, _)| g).collect();
-            for &(g, m) in &transferring {
-                withheld[m as usize].push(g);
-            }
-            let mut affected: Vec<u32> = transferring.iter().map(|&(_, m)| m).collect();
-            affected.sort_unstable();
-            affected.dedup();
-            for m in affected {
-                target[m as usize].retain(|g| !drop.contains(g));
-            }
+        let n = run.target.len();
+        let mut withheld: MemberPartitions = vec![Vec::new(); n];
+        for &(tp, m) in &transferring {
+            withheld[m as usize].push(tp);
         }
-        let assignment_dense = target;
-        let assignment = space.to_member_partitions(&assignment_dense);
+        for w in &mut withheld {
+            w.sort_unstable();
+        }
+        let target = run.target;
         if group.protocol == RebalanceProtocol::Eager {
-            return Ok(AssignResult::plain(assignment));
+            // Nobody claims anything under EAGER, so nothing is withheld.
+            return Ok(AssignResult::plain(target));
         }
-        // Put the withheld partitions back to show the full target.
-        let mut full = assignment_dense.clone();
+        let mut assignment = target.clone();
         for (m, w) in withheld.iter().enumerate() {
-            full[m].extend_from_slice(w);
+            if !w.is_empty() {
+                assignment[m] = difference(&assignment[m], w);
+            }
         }
-        let (revoked, added) = revoked_added(space, &run.claims, &assignment_dense, &assignment);
-        let rejoin_requested_by = (0..revoked.len()).filter(|&m| !revoked[m].is_empty()).collect();
+        let revoked: MemberPartitions = (0..n)
+            .map(|m| difference(&run.claims[m], &assignment[m]))
+            .collect();
+        let added: MemberPartitions = (0..n)
+            .map(|m| difference(&assignment[m], &run.claims[m]))
+            .collect();
+        let rejoin_requested_by = (0..n).filter(|&m| !revoked[m].is_empty()).collect();
         let details = CooperativeDetails {
             algorithm: run.algorithm,
-            target: space.to_member_partitions(&full),
-            withheld: space.to_member_partitions(&withheld),
+            target,
+            withheld,
             revoked,
             added,
             rejoin_requested_by,
@@ -132,6 +132,24 @@ impl Assignor for CooperativeStickyAssignor {
             ..AssignResult::plain(assignment)
         })
     }
+}
+
+/// `a` minus `b`, both sorted.
+fn difference(a: &[TopicPartition], b: &[TopicPartition]) -> Vec<TopicPartition> {
+    if b.is_empty() {
+        return a.to_vec();
+    }
+    let mut out = Vec::with_capacity(a.len());
+    let mut j = 0;
+    for &x in a {
+        while j < b.len() && b[j] < x {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != x {
+            out.push(x);
+        }
+    }
+    out
 }
 
 /// The partitions being assigned (`partitionsPerTopic`): topics someone subscribes to that exist
@@ -149,17 +167,22 @@ pub(crate) struct Space {
 
 impl Space {
     fn new(group: &GroupSpec) -> Space {
+        let mut subscribed = vec![false; group.topics.len()];
+        for m in &group.members {
+            for &t in &m.topics {
+                subscribed[t as usize] = true;
+            }
+        }
         let mut offset = vec![NONE; group.topics.len()];
         let mut topics = Vec::new();
         let mut topic_start = Vec::new();
         let mut total: usize = 0;
-        for t in group.subscribed_topics() {
-            let n = group.topic(t).partitions;
-            if n > 0 {
-                offset[t as usize] = total as u32;
-                topics.push((t, n as u32));
+        for (t, topic) in group.topics.iter().enumerate() {
+            if subscribed[t] && topic.partitions > 0 {
+                offset[t] = total as u32;
+                topics.push((t as TopicIdx, topic.partitions as u32));
                 topic_start.push(total as u32);
-                total += n as usize;
+                total += topic.partitions as usize;
             }
         }
         Space {
@@ -175,40 +198,6 @@ impl Space {
         let off = *self.offset.get(tp.topic as usize)?;
         (off != NONE).then(|| off + tp.partition as u32)
     }
-
-    /// Position in `topics` of the topic holding dense index `g`.
-    fn topic_pos(&self, g: u32) -> usize {
-        self.topic_start.partition_point(|&s| s <= g) - 1
-    }
-
-    fn partition(&self, g: u32) -> TopicPartition {
-        let i = self.topic_pos(g);
-        TopicPartition::new(self.topics[i].0, (g - self.topic_start[i]) as i32)
-    }
-
-    /// Dense lists to [`TopicPartition`] lists, each sorted.
-    fn to_member_partitions(&self, dense: &[Vec<u32>]) -> MemberPartitions {
-        dense
-            .iter()
-            .map(|list| {
-                let mut sorted = list.clone();
-                sorted.sort_unstable();
-                // Sorted dense indexes walk topics in order: one cursor instead of a search each.
-                let mut out = Vec::with_capacity(sorted.len());
-                let mut ti = 0usize;
-                for g in sorted {
-                    while ti + 1 < self.topics.len() && self.topic_start[ti + 1] <= g {
-                        ti += 1;
-                    }
-                    out.push(TopicPartition::new(
-                        self.topics[ti].0,
-                        (g - self.topic_start[ti]) as i32,
-                    ));
-                }
-                out
-            })
-            .collect()
-    }
 }
 
 /// What the abstract assignor saw and decided.
@@ -216,11 +205,11 @@ pub(crate) struct Run {
     space: Space,
     /// memberData.partitions per member (the claims as sent).
     claims: Vec<Vec<TopicPartition>>,
-    /// Per member, dense partitions of the sticky target.
-    target: Vec<Vec<u32>>,
+    /// Per member, the sticky target, each list sorted.
+    target: MemberPartitions,
     /// Constrained path: (partition, new owner) pairs marked while dealing; general path: None
     /// (the cooperative assignor recomputes from the raw claims).
-    transferring: Option<Vec<(u32, u32)>>,
+    transferring: Option<Vec<(TopicPartition, u32)>>,
     algorithm: &'static str,
 }
 
@@ -242,8 +231,14 @@ impl Members {
             .map(|m| string_hash(&m.member_id))
             .collect();
         let hash_order = iteration_order(&hashes, Capacity::Default);
-        let mut by_id: Vec<usize> = (0..group.members.len()).collect();
-        by_id.sort_by(|&a, &b| string_compare(&group.members[a].member_id, &group.members[b].member_id));
+        let ids: Vec<&str> = group.members.iter().map(|m| m.member_id.as_str()).collect();
+        let mut by_id: Vec<usize> = (0..ids.len()).collect();
+        // Member ids are unique, so an unstable sort is exact; ASCII ids compare as bytes.
+        if ids.iter().all(|id| id.is_ascii()) {
+            by_id.sort_unstable_by(|&a, &b| ids[a].cmp(ids[b]));
+        } else {
+            by_id.sort_unstable_by(|&a, &b| string_compare(ids[a], ids[b]));
+        }
         let mut rank = vec![0u32; by_id.len()];
         for (r, &m) in by_id.iter().enumerate() {
             rank[m] = r as u32;
@@ -263,12 +258,11 @@ impl Members {
 
 /// Ownership after generation-conflict resolution.
 pub(crate) struct Validated {
-    /// Per member, its surviving claims (dense), in claim order.
-    pub owned: Vec<Vec<u32>>,
-    /// Per dense partition, the member holding it after resolution (empty when nobody claims).
-    pub holder: Vec<u32>,
-    /// Partitions claimed by two members of the same generation.
-    pub multi: HashSet<u32>,
+    /// Per member, its surviving claims, in claim order.
+    pub owned: Vec<Vec<TopicPartition>>,
+    /// Per dense partition, claimed by two members of the same generation (empty when no such
+    /// partition exists).
+    pub multi: Vec<bool>,
     pub max_generation: i32,
     /// Every Subscription lists the same topic names (Kafka's quirk included: the reference set
     /// is the first non-empty subscription met).
@@ -288,67 +282,79 @@ fn validate(
 ) -> Validated {
     let n = group.members.len();
     let mut all_equal = true;
-    let mut reference: Option<&Vec<String>> = None;
+    let mut reference: Option<&super::Member> = None;
     let mut max_generation = -1;
     let any_claims = claims.iter().any(|c| !c.is_empty());
-    let mut holder = if any_claims {
-        vec![NONE; space.total]
+    // Per dense partition: the member holding it now, and the last claimant met (whose
+    // generation a later claim is compared with).
+    // Kept side by side: both are touched for every claim.
+    let mut holder_last: Vec<(u32, u32)> = if any_claims {
+        vec![(NONE, NONE); space.total]
     } else {
         Vec::new()
     };
-    let mut last = holder.clone();
-    let mut owned: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut multi = HashSet::new();
+    let mut owned: Vec<Vec<TopicPartition>> = claims.iter().map(|c| Vec::with_capacity(c.len())).collect();
+    let mut multi: Vec<bool> = Vec::new();
     let mut lost_any = false;
     for &m in &members.hash_order {
-        let sub = &group.members[m].subscription;
+        let member = &group.members[m];
         match reference {
-            Some(r) if !r.is_empty() => {
-                if all_equal && r != sub {
+            Some(r) if !r.subscription.is_empty() => {
+                if all_equal && !same_subscription(r, member) {
                     all_equal = false;
                 }
             }
-            _ => reference = Some(sub),
+            _ => reference = Some(member),
         }
         let gen = members.generation[m];
         max_generation = max_generation.max(gen);
         for &tp in &claims[m] {
             let Some(g) = space.dense(tp) else { continue };
-            let gi = g as usize;
-            let other = last[gi];
+            let slot = &mut holder_last[g as usize];
+            let other = slot.1;
             if other == NONE {
-                owned[m].push(g);
-                holder[gi] = m as u32;
-                last[gi] = m as u32;
+                owned[m].push(tp);
+                *slot = (m as u32, m as u32);
                 continue;
             }
             let other_gen = members.generation[other as usize];
             if gen == other_gen {
-                multi.insert(g);
-                holder[gi] = NONE;
-                last[gi] = m as u32;
+                *slot = (NONE, m as u32);
+                if multi.is_empty() {
+                    multi = vec![false; space.total];
+                }
+                multi[g as usize] = true;
                 lost_any = true;
             } else if gen > other_gen {
-                owned[m].push(g);
-                holder[gi] = m as u32;
-                last[gi] = m as u32;
+                owned[m].push(tp);
+                *slot = (m as u32, m as u32);
                 lost_any = true;
             }
         }
     }
     if lost_any {
         for (m, list) in owned.iter_mut().enumerate() {
-            list.retain(|&g| holder[g as usize] == m as u32);
+            list.retain(|&tp| {
+                let g = space.dense(tp).expect("kept claims are in the space");
+                holder_last[g as usize].0 == m as u32
+            });
         }
     }
     Validated {
         owned,
-        holder,
         multi,
         max_generation,
         all_equal,
         any_claims,
     }
+}
+
+/// Same topic names subscribed (missing topics included, as Kafka compares the Subscription's
+/// list). The dense topic lists settle most comparisons without touching strings.
+fn same_subscription(a: &super::Member, b: &super::Member) -> bool {
+    a.topics == b.topics
+        && a.subscription.len() == b.subscription.len()
+        && (a.subscription.len() == a.topics.len() || a.subscription == b.subscription)
 }
 
 fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, AssignError> {
@@ -391,15 +397,16 @@ fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, Assig
 fn raw_transferring(
     space: &Space,
     claims: &[Vec<TopicPartition>],
-    target: &[Vec<u32>],
-) -> Vec<(u32, u32)> {
+    target: &MemberPartitions,
+) -> Vec<(TopicPartition, u32)> {
     if claims.iter().all(|c| c.is_empty()) {
         return Vec::new();
     }
     let mut owner = vec![NONE; space.total];
     for (m, list) in target.iter().enumerate() {
-        for &g in list {
-            owner[g as usize] = m as u32;
+        for &tp in list {
+            owner[space.dense(tp).expect("assigned partitions are in the space") as usize] =
+                m as u32;
         }
     }
     // 1: the owner claimed it (not added); 2: some other claimant lost it (revoked).
@@ -407,60 +414,19 @@ fn raw_transferring(
     for (m, list) in claims.iter().enumerate() {
         for &tp in list {
             let Some(g) = space.dense(tp) else { continue };
-            if owner[g as usize] == m as u32 {
-                flags[g as usize] |= 1;
-            } else {
-                flags[g as usize] |= 2;
-            }
+            flags[g as usize] |= if owner[g as usize] == m as u32 { 1 } else { 2 };
         }
     }
     let mut out = Vec::new();
-    for (g, &f) in flags.iter().enumerate() {
-        if f == 2 && owner[g] != NONE {
-            out.push((g as u32, owner[g]));
+    for (m, list) in target.iter().enumerate() {
+        for &tp in list {
+            let g = space.dense(tp).expect("assigned partitions are in the space");
+            if flags[g as usize] == 2 {
+                out.push((tp, m as u32));
+            }
         }
     }
     out
-}
-
-/// What each client revokes (owned at join minus assignment) and newly receives (assignment
-/// minus owned at join) in `onJoinComplete`.
-fn revoked_added(
-    space: &Space,
-    claims: &[Vec<TopicPartition>],
-    assignment_dense: &[Vec<u32>],
-    assignment: &MemberPartitions,
-) -> (MemberPartitions, MemberPartitions) {
-    let n = claims.len();
-    let mut revoked = vec![Vec::new(); n];
-    let mut added = vec![Vec::new(); n];
-    for m in 0..n {
-        if claims[m].is_empty() {
-            added[m] = assignment[m].clone();
-            continue;
-        }
-        let mine: HashSet<u32> = assignment_dense[m].iter().copied().collect();
-        let mut owned_dense = HashSet::new();
-        for &tp in &claims[m] {
-            match space.dense(tp) {
-                Some(g) => {
-                    owned_dense.insert(g);
-                    if !mine.contains(&g) {
-                        revoked[m].push(tp);
-                    }
-                }
-                None => revoked[m].push(tp),
-            }
-        }
-        revoked[m].sort_unstable();
-        for &tp in &assignment[m] {
-            let g = space.dense(tp).expect("assigned partitions are in the space");
-            if !owned_dense.contains(&g) {
-                added[m].push(tp);
-            }
-        }
-    }
-    (revoked, added)
 }
 
 #[cfg(test)]
