@@ -52,7 +52,10 @@ fn check(line: &str, expected: &BTreeMap<String, Value>) -> Option<String> {
             .iter()
             .find(|k| g.get(**k) != w.get(**k))
             .map(|k| format!("{}: cooperative.{k}", case.id)),
-        _ => Some(format!("{}: cooperative details present on one side only", case.id)),
+        _ => Some(format!(
+            "{}: cooperative details present on one side only",
+            case.id
+        )),
     }
 }
 

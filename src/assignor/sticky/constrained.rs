@@ -66,7 +66,9 @@ pub(super) fn assign(
         };
         // Which prefix is kept only matters when some are given up.
         if keep < owned.len() {
-            owned.sort_unstable_by_key(|tp| (u64::from(tp.partition as u32) << 32) | u64::from(tp.topic));
+            owned.sort_unstable_by_key(|tp| {
+                (u64::from(tp.partition as u32) << 32) | u64::from(tp.topic)
+            });
             for &tp in &owned[keep..] {
                 revoked[space.dense(tp).expect("claims are in the space") as usize] = true;
             }

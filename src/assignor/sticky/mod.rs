@@ -280,7 +280,6 @@ fn validate(
     members: &Members,
     claims: &[Vec<TopicPartition>],
 ) -> Validated {
-    let n = group.members.len();
     let mut all_equal = true;
     let mut reference: Option<&super::Member> = None;
     let mut max_generation = -1;
@@ -293,7 +292,8 @@ fn validate(
     } else {
         Vec::new()
     };
-    let mut owned: Vec<Vec<TopicPartition>> = claims.iter().map(|c| Vec::with_capacity(c.len())).collect();
+    let mut owned: Vec<Vec<TopicPartition>> =
+        claims.iter().map(|c| Vec::with_capacity(c.len())).collect();
     let mut multi: Vec<bool> = Vec::new();
     let mut lost_any = false;
     for &m in &members.hash_order {
@@ -405,8 +405,9 @@ fn raw_transferring(
     let mut owner = vec![NONE; space.total];
     for (m, list) in target.iter().enumerate() {
         for &tp in list {
-            owner[space.dense(tp).expect("assigned partitions are in the space") as usize] =
-                m as u32;
+            owner[space
+                .dense(tp)
+                .expect("assigned partitions are in the space") as usize] = m as u32;
         }
     }
     // 1: the owner claimed it (not added); 2: some other claimant lost it (revoked).
@@ -420,7 +421,9 @@ fn raw_transferring(
     let mut out = Vec::new();
     for (m, list) in target.iter().enumerate() {
         for &tp in list {
-            let g = space.dense(tp).expect("assigned partitions are in the space");
+            let g = space
+                .dense(tp)
+                .expect("assigned partitions are in the space");
             if flags[g as usize] == 2 {
                 out.push((tp, m as u32));
             }
