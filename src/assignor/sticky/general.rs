@@ -473,7 +473,50 @@ impl<'a> Balancer<'a> {
 
     /// `isBalanced()`.
     fn is_balanced(&self) -> bool {
-        self.global.n == 0 || self.global.max <= self.global.min + 1 || self.n_violating == 0
+        let fast =
+            self.global.n == 0 || self.global.max <= self.global.min + 1 || self.n_violating == 0;
+        #[cfg(test)]
+        assert_eq!(fast, self.naive_is_balanced(), "incremental isBalanced");
+        fast
+    }
+
+    /// Kafka's `isBalanced()` as written: a scan of every partition a not-full member could
+    /// take. Tests check the incremental answer against it at every call.
+    #[cfg(test)]
+    fn naive_is_balanced(&self) -> bool {
+        let active: Vec<usize> = (0..self.count.len()).filter(|&m| !self.fixed[m]).collect();
+        let Some(min) = active.iter().map(|&m| self.count[m]).min() else {
+            return true;
+        };
+        let max = active.iter().map(|&m| self.count[m]).max().unwrap_or(min);
+        if min + 1 >= max {
+            return true;
+        }
+        let total = self.part_ti.len() as u32;
+        for &c in &active {
+            if u64::from(self.count[c]) == self.max_size[c] {
+                continue;
+            }
+            for &ti in &self.mtopics[c] {
+                let start = self.topic_start[ti as usize];
+                let end = self
+                    .topic_start
+                    .get(ti as usize + 1)
+                    .copied()
+                    .unwrap_or(total);
+                for g in start..end {
+                    let o = self.owner[g as usize];
+                    if o != c as u32
+                        && o != NONE
+                        && !self.fixed[o as usize]
+                        && self.count[c] + 1 < self.count[o as usize]
+                    {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     fn balance_score(&self) -> i64 {
@@ -515,6 +558,15 @@ impl<'a> Balancer<'a> {
                 }
                 let ti = self.part_ti[g as usize] as usize;
                 let all = &self.all[ti];
+                #[cfg(test)]
+                {
+                    let naive = self.subs[ti]
+                        .iter()
+                        .filter(|&&m| !self.fixed[m as usize])
+                        .map(|&m| self.count[m as usize])
+                        .min();
+                    assert_eq!(naive, (all.n > 0).then_some(all.min), "subscriber minimum");
+                }
                 if all.n > 0 && cc > all.min + 1 {
                     let min = all.min;
                     let target = *self.subs[ti]
