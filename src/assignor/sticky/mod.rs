@@ -73,11 +73,20 @@ impl Assignor for CooperativeStickyAssignor {
                 .members
                 .iter()
                 .map(|m| {
+                    // Owned lists come grouped by topic: look each topic up once.
+                    let mut last: Option<(TopicIdx, bool)> = None;
                     let mut owned: Vec<TopicPartition> = m
                         .owned
                         .iter()
                         .copied()
-                        .filter(|tp| m.subscribes(tp.topic))
+                        .filter(|tp| match last {
+                            Some((t, keep)) if t == tp.topic => keep,
+                            _ => {
+                                let keep = m.subscribes(tp.topic);
+                                last = Some((tp.topic, keep));
+                                keep
+                            }
+                        })
                         .collect();
                     if !owned.is_sorted() {
                         owned.sort_unstable();
@@ -359,6 +368,12 @@ fn same_subscription(a: &super::Member, b: &super::Member) -> bool {
 
 fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, AssignError> {
     let space = Space::new(group);
+    if space.total >= NONE as usize {
+        return Err(AssignError(format!(
+            "{} partitions to assign: more than the sticky assignors can index",
+            space.total
+        )));
+    }
     let n = group.members.len();
     if n == 0 {
         return Ok(Run {
