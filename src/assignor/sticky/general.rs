@@ -19,7 +19,7 @@ pub(super) fn assign(
     space: &Space,
     members: &Members,
     validated: &Validated,
-    claims: &[Vec<TopicPartition>],
+    claims: &[&[TopicPartition]],
 ) -> Result<MemberPartitions, AssignError> {
     let n = group.members.len();
     let nt = space.topics.len();
@@ -78,7 +78,7 @@ pub(super) fn assign(
                 None if max_gen > -1 => -1,
                 _ => continue,
             };
-            for &tp in &claims[m] {
+            for &tp in claims[m] {
                 let Some(g) = space.dense(tp) else { continue };
                 let g = g as usize;
                 if prev_owner[g] == NONE || gen > prev_gen[g] {

@@ -43,12 +43,9 @@ impl Assignor for StickyAssignor {
     fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError> {
         // The userData carries the member's whole previous assignment, even partitions of topics
         // it no longer subscribes to (EAGER never filters it).
-        let claims = group
-            .members
-            .iter()
-            .map(|m| m.owned.clone())
-            .collect::<Vec<_>>();
-        let run = run(group, claims)?;
+        let claims: Vec<&[TopicPartition]> =
+            group.members.iter().map(|m| m.owned.as_slice()).collect();
+        let run = run(group, &claims)?;
         Ok(AssignResult::plain(run.target))
     }
 }
@@ -95,12 +92,13 @@ impl Assignor for CooperativeStickyAssignor {
                 })
                 .collect(),
         };
-        let run = run(group, claims)?;
+        let claims: Vec<&[TopicPartition]> = claims.iter().map(Vec::as_slice).collect();
+        let run = run(group, &claims)?;
         // adjustAssignment: a partition moving to a new owner while another member still claims
         // it is taken out of this generation's assignment.
         let transferring = match run.transferring {
             Some(t) => t,
-            None => raw_transferring(&run.space, &run.claims, &run.target),
+            None => raw_transferring(&run.space, &claims, &run.target),
         };
         let n = run.target.len();
         let mut withheld: MemberPartitions = vec![Vec::new(); n];
@@ -122,10 +120,10 @@ impl Assignor for CooperativeStickyAssignor {
             }
         }
         let revoked: MemberPartitions = (0..n)
-            .map(|m| difference(&run.claims[m], &assignment[m]))
+            .map(|m| difference(claims[m], &assignment[m]))
             .collect();
         let added: MemberPartitions = (0..n)
-            .map(|m| difference(&assignment[m], &run.claims[m]))
+            .map(|m| difference(&assignment[m], claims[m]))
             .collect();
         let rejoin_requested_by = (0..n).filter(|&m| !revoked[m].is_empty()).collect();
         let details = CooperativeDetails {
@@ -212,8 +210,6 @@ impl Space {
 /// What the abstract assignor saw and decided.
 pub(crate) struct Run {
     space: Space,
-    /// memberData.partitions per member (the claims as sent).
-    claims: Vec<Vec<TopicPartition>>,
     /// Per member, the sticky target, each list sorted.
     target: MemberPartitions,
     /// Constrained path: (partition, new owner) pairs marked while dealing; general path: None
@@ -287,7 +283,7 @@ fn validate(
     group: &GroupSpec,
     space: &Space,
     members: &Members,
-    claims: &[Vec<TopicPartition>],
+    claims: &[&[TopicPartition]],
 ) -> Validated {
     let mut all_equal = true;
     let mut reference: Option<&super::Member> = None;
@@ -317,7 +313,7 @@ fn validate(
         }
         let gen = members.generation[m];
         max_generation = max_generation.max(gen);
-        for &tp in &claims[m] {
+        for &tp in claims[m] {
             let Some(g) = space.dense(tp) else { continue };
             let slot = &mut holder_last[g as usize];
             let other = slot.1;
@@ -366,7 +362,8 @@ fn same_subscription(a: &super::Member, b: &super::Member) -> bool {
         && (a.subscription.len() == a.topics.len() || a.subscription == b.subscription)
 }
 
-fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, AssignError> {
+/// memberData.partitions per member (the claims as sent) in, the abstract assignor's decision out.
+fn run(group: &GroupSpec, claims: &[&[TopicPartition]]) -> Result<Run, AssignError> {
     let space = Space::new(group);
     if space.total >= NONE as usize {
         return Err(AssignError(format!(
@@ -378,28 +375,25 @@ fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, Assig
     if n == 0 {
         return Ok(Run {
             space,
-            claims,
             target: Vec::new(),
             transferring: Some(Vec::new()),
             algorithm: "constrained",
         });
     }
     let members = Members::new(group);
-    let validated = validate(group, &space, &members, &claims);
+    let validated = validate(group, &space, &members, claims);
     if validated.all_equal {
         let (target, transferring) = constrained::assign(&space, &members, &validated)?;
         Ok(Run {
             space,
-            claims,
             target,
             transferring: Some(transferring),
             algorithm: "constrained",
         })
     } else {
-        let target = general::assign(group, &space, &members, &validated, &claims)?;
+        let target = general::assign(group, &space, &members, &validated, claims)?;
         Ok(Run {
             space,
-            claims,
             target,
             transferring: None,
             algorithm: "general",
@@ -411,7 +405,7 @@ fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, Assig
 /// did not claim them while some claimant lost them, from the raw owned partitions.
 fn raw_transferring(
     space: &Space,
-    claims: &[Vec<TopicPartition>],
+    claims: &[&[TopicPartition]],
     target: &MemberPartitions,
 ) -> Vec<(TopicPartition, u32)> {
     if claims.iter().all(|c| c.is_empty()) {
@@ -428,7 +422,7 @@ fn raw_transferring(
     // 1: the owner claimed it (not added); 2: some other claimant lost it (revoked).
     let mut flags = vec![0u8; space.total];
     for (m, list) in claims.iter().enumerate() {
-        for &tp in list {
+        for &tp in list.iter() {
             let Some(g) = space.dense(tp) else { continue };
             flags[g as usize] |= if owner[g as usize] == m as u32 { 1 } else { 2 };
         }

@@ -40,7 +40,7 @@ fn fresh_shortcut_deals_like_the_general_dealing() {
         let g = group(&[("x", x), ("y", y)], &subs);
         let space = Space::new(&g);
         let members = Members::new(&g);
-        let claims = vec![Vec::new(); g.members.len()];
+        let claims: Vec<&[TopicPartition]> = vec![&[]; g.members.len()];
         let mut validated = validate(&g, &space, &members, &claims);
         let shortcut = constrained::assign(&space, &members, &validated).unwrap();
         // Pretend someone claimed something so the general dealing runs.
