@@ -3,7 +3,7 @@
 //! met in HashMap order deciding who keeps a max-quota slot, then deal the rest round-robin over
 //! the members sorted by id.
 
-use super::{AssignError, Members, Space, Validated};
+use super::{AssignError, Bits, Members, Space, Validated};
 use crate::assignor::{MemberPartitions, TopicPartition};
 use std::collections::VecDeque;
 
@@ -30,12 +30,8 @@ pub(super) fn assign(
     // Ownership only exists when someone claimed something; a fresh group skips the per-partition
     // bookkeeping entirely.
     let tracking = validated.any_claims;
-    let mut kept = if tracking {
-        vec![false; total]
-    } else {
-        Vec::new()
-    };
-    let mut revoked = kept.clone();
+    let mut kept = Bits::new(if tracking { total } else { 0 });
+    let mut revoked = Bits::new(if tracking { total } else { 0 });
     let multi = |g: u32| !validated.multi.is_empty() && validated.multi[g as usize];
 
     for &m in &members.hash_order {
@@ -70,12 +66,12 @@ pub(super) fn assign(
                 (u64::from(tp.partition as u32) << 32) | u64::from(tp.topic)
             });
             for &tp in &owned[keep..] {
-                revoked[space.dense(tp).expect("claims are in the space") as usize] = true;
+                revoked.set(space.dense(tp).expect("claims are in the space"));
             }
             owned.truncate(keep);
         }
         for &tp in &owned {
-            kept[space.dense(tp).expect("claims are in the space") as usize] = true;
+            kept.set(space.dense(tp).expect("claims are in the space"));
         }
         assignment[m] = owned;
     }
@@ -93,7 +89,7 @@ pub(super) fn assign(
         let start = space.topic_start[ti];
         for p in 0..count {
             let g = start + p;
-            if tracking && kept[g as usize] {
+            if tracking && kept.get(g) {
                 continue;
             }
             let (m, from_under) = if cursor < under_min.len() {
@@ -117,7 +113,7 @@ pub(super) fn assign(
             let tp = TopicPartition::new(topic, p as i32);
             assignment[m].push(tp);
             // Dealt to someone else than the member that had to give it up, or claimed twice.
-            if tracking && (revoked[g as usize] || multi(g)) {
+            if tracking && (revoked.get(g) || multi(g)) {
                 transferring.push((tp, m as u32));
             }
             let count = assignment[m].len();

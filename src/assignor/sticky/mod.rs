@@ -207,6 +207,24 @@ impl Space {
     }
 }
 
+/// One bit per dense partition: eight times smaller than a `Vec<bool>`, so marking partitions
+/// in member order (scattered over a million partitions) stays in cache.
+pub(crate) struct Bits(Vec<u64>);
+
+impl Bits {
+    pub fn new(len: usize) -> Bits {
+        Bits(vec![0; len.div_ceil(64)])
+    }
+
+    pub fn set(&mut self, i: u32) {
+        self.0[i as usize / 64] |= 1 << (i % 64);
+    }
+
+    pub fn get(&self, i: u32) -> bool {
+        self.0[i as usize / 64] & (1 << (i % 64)) != 0
+    }
+}
+
 /// What the abstract assignor saw and decided.
 pub(crate) struct Run {
     space: Space,
@@ -288,19 +306,6 @@ fn validate(
     let mut all_equal = true;
     let mut reference: Option<&super::Member> = None;
     let mut max_generation = -1;
-    let any_claims = claims.iter().any(|c| !c.is_empty());
-    // Per dense partition: the member holding it now, and the last claimant met (whose
-    // generation a later claim is compared with).
-    // Kept side by side: both are touched for every claim.
-    let mut holder_last: Vec<(u32, u32)> = if any_claims {
-        vec![(NONE, NONE); space.total]
-    } else {
-        Vec::new()
-    };
-    let mut owned: Vec<Vec<TopicPartition>> =
-        claims.iter().map(|c| Vec::with_capacity(c.len())).collect();
-    let mut multi: Vec<bool> = Vec::new();
-    let mut lost_any = false;
     for &m in &members.hash_order {
         let member = &group.members[m];
         match reference {
@@ -311,8 +316,61 @@ fn validate(
             }
             _ => reference = Some(member),
         }
+        max_generation = max_generation.max(members.generation[m]);
+    }
+    let any_claims = claims.iter().any(|c| !c.is_empty());
+    let (owned, multi) = if !any_claims {
+        (vec![Vec::new(); claims.len()], Vec::new())
+    } else if let Some(owned) = uncontested(space, claims) {
+        (owned, Vec::new())
+    } else {
+        resolve_conflicts(space, members, claims)
+    };
+    Validated {
+        owned,
+        multi,
+        max_generation,
+        all_equal,
+        any_claims,
+    }
+}
+
+/// The usual case: no partition is claimed twice, so every claim on an assigned topic stands.
+/// A bit per partition (small enough to stay in cache) tells; None when some claims collide.
+fn uncontested(space: &Space, claims: &[&[TopicPartition]]) -> Option<Vec<Vec<TopicPartition>>> {
+    let mut seen = Bits::new(space.total);
+    let mut owned = Vec::with_capacity(claims.len());
+    for list in claims {
+        let mut mine = Vec::with_capacity(list.len());
+        for &tp in list.iter() {
+            let Some(g) = space.dense(tp) else { continue };
+            if seen.get(g) {
+                return None;
+            }
+            seen.set(g);
+            mine.push(tp);
+        }
+        owned.push(mine);
+    }
+    Some(owned)
+}
+
+/// Claims met in HashMap order; a claim on a partition someone already claimed is compared with
+/// the last claimant met: the higher generation takes it, equal generations drop it from both
+/// and mark it. Returns the surviving claims per member and the marks.
+fn resolve_conflicts(
+    space: &Space,
+    members: &Members,
+    claims: &[&[TopicPartition]],
+) -> (Vec<Vec<TopicPartition>>, Vec<bool>) {
+    // Per dense partition, side by side as both are touched for every claim: the member holding
+    // it now, and the last claimant met.
+    let mut holder_last: Vec<(u32, u32)> = vec![(NONE, NONE); space.total];
+    let mut owned: Vec<Vec<TopicPartition>> =
+        claims.iter().map(|c| Vec::with_capacity(c.len())).collect();
+    let mut multi = vec![false; space.total];
+    for &m in &members.hash_order {
         let gen = members.generation[m];
-        max_generation = max_generation.max(gen);
         for &tp in claims[m] {
             let Some(g) = space.dense(tp) else { continue };
             let slot = &mut holder_last[g as usize];
@@ -325,33 +383,23 @@ fn validate(
             let other_gen = members.generation[other as usize];
             if gen == other_gen {
                 *slot = (NONE, m as u32);
-                if multi.is_empty() {
-                    multi = vec![false; space.total];
-                }
                 multi[g as usize] = true;
-                lost_any = true;
             } else if gen > other_gen {
                 owned[m].push(tp);
                 *slot = (m as u32, m as u32);
-                lost_any = true;
             }
         }
     }
-    if lost_any {
-        for (m, list) in owned.iter_mut().enumerate() {
-            list.retain(|&tp| {
-                let g = space.dense(tp).expect("kept claims are in the space");
-                holder_last[g as usize].0 == m as u32
-            });
-        }
+    for (m, list) in owned.iter_mut().enumerate() {
+        list.retain(|&tp| {
+            let g = space.dense(tp).expect("kept claims are in the space");
+            holder_last[g as usize].0 == m as u32
+        });
     }
-    Validated {
-        owned,
-        multi,
-        max_generation,
-        all_equal,
-        any_claims,
+    if !multi.contains(&true) {
+        multi = Vec::new();
     }
+    (owned, multi)
 }
 
 /// Same topic names subscribed (missing topics included, as Kafka compares the Subscription's
