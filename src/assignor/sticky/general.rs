@@ -672,3 +672,44 @@ impl<'a> Balancer<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::java::{topic_partition_hash, JavaHash, JavaHashSet};
+
+    #[derive(Clone, PartialEq, Eq, Hash)]
+    struct Tp(i32);
+
+    impl JavaHash for Tp {
+        fn java_hash(&self) -> i32 {
+            topic_partition_hash("orders", self.0)
+        }
+    }
+
+    /// A movement set iterates first what a `java.util.HashSet<TopicPartition>` would, through
+    /// growth, removals and re-insertions.
+    #[test]
+    fn move_set_first_follows_java_hash_set() {
+        let mut ours = MoveSet::new();
+        let mut java = JavaHashSet::new(crate::java::Capacity::Default);
+        let mut seq = 0;
+        let ops: Vec<(bool, i32)> = (0..200)
+            .map(|i| ((i * 7919) % 5 != 0, (i * 104_729) % 61))
+            .collect();
+        for (insert, p) in ops {
+            let tp = Tp(p);
+            if insert {
+                if java.insert(tp.clone()) {
+                    seq += 1;
+                    ours.insert(p as u32, tp.java_hash(), seq);
+                }
+            } else if java.remove(&tp) {
+                ours.remove(p as u32);
+            }
+            if let Some(first) = java.iter().next() {
+                assert_eq!(ours.first(), first.0 as u32);
+            }
+        }
+    }
+}

@@ -36,7 +36,7 @@ fn fresh_shortcut_deals_like_the_general_dealing() {
         .iter()
         .map(|n| (n.as_str(), &["x", "y"][..]))
         .collect();
-    for (x, y) in [(10, 3), (2, 2), (0, 5), (14, 0), (1, 0)] {
+    for (x, y) in [(10, 3), (2, 2), (0, 5), (14, 0), (1, 0), (0, 0)] {
         let g = group(&[("x", x), ("y", y)], &subs);
         let space = Space::new(&g);
         let members = Members::new(&g);
