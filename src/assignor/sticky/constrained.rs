@@ -169,16 +169,17 @@ fn fresh(space: &Space, members: &Members) -> MemberPartitions {
     }
     let mut assignment: MemberPartitions = vec![Vec::new(); n];
     for (r, &m) in by_rank.iter().enumerate() {
-        let mut list = Vec::with_capacity(total.div_ceil(n));
-        let mut ti = 0usize;
-        let mut g = r;
-        while g < total {
-            while ti + 1 < space.topics.len() && space.topic_start[ti + 1] as usize <= g {
-                ti += 1;
-            }
-            let p = g - space.topic_start[ti] as usize;
-            list.push(TopicPartition::new(space.topics[ti].0, p as i32));
-            g += n;
+        let mut list = Vec::with_capacity(total / n + usize::from(r < total % n));
+        // Within a topic starting at dense index `start`, this member's partitions are those
+        // congruent to its rank modulo n.
+        for (ti, &(topic, len)) in space.topics.iter().enumerate() {
+            let start = space.topic_start[ti] as usize;
+            let first = (r + n - start % n) % n;
+            list.extend(
+                (first..len as usize)
+                    .step_by(n)
+                    .map(|p| TopicPartition::new(topic, p as i32)),
+            );
         }
         assignment[m] = list;
     }
