@@ -247,13 +247,20 @@ pub(crate) struct Members {
 }
 
 impl Members {
-    fn new(group: &GroupSpec) -> Members {
-        let hashes: Vec<i32> = group
-            .members
-            .iter()
-            .map(|m| string_hash(&m.member_id))
-            .collect();
-        let hash_order = iteration_order(&hashes, Capacity::Default);
+    /// `need_order`: whether the HashMap order can matter. Without claims it decides nothing
+    /// but which member sets the reference subscription, and that only matters when some
+    /// subscription is empty; hashing every member id is then skipped.
+    fn new(group: &GroupSpec, need_order: bool) -> Members {
+        let hash_order = if need_order {
+            let hashes: Vec<i32> = group
+                .members
+                .iter()
+                .map(|m| string_hash(&m.member_id))
+                .collect();
+            iteration_order(&hashes, Capacity::Default)
+        } else {
+            (0..group.members.len()).collect()
+        };
         let ids: Vec<&str> = group.members.iter().map(|m| m.member_id.as_str()).collect();
         let mut by_id: Vec<usize> = (0..ids.len()).collect();
         // Member ids are unique, so an unstable sort is exact; ASCII ids compare as bytes.
@@ -428,7 +435,19 @@ fn run(group: &GroupSpec, claims: &[&[TopicPartition]]) -> Result<Run, AssignErr
             algorithm: "constrained",
         });
     }
-    let members = Members::new(group);
+    let need_order = claims.iter().any(|c| !c.is_empty())
+        || group.members.iter().any(|m| m.subscription.is_empty());
+    decide(group, claims, space, need_order)
+}
+
+/// The decision proper, once the partitions are laid out and the group is known not empty.
+fn decide(
+    group: &GroupSpec,
+    claims: &[&[TopicPartition]],
+    space: Space,
+    need_order: bool,
+) -> Result<Run, AssignError> {
+    let members = Members::new(group, need_order);
     let validated = validate(group, &space, &members, claims);
     if validated.all_equal {
         let (target, transferring) = constrained::assign(&space, &members, &validated)?;

@@ -39,7 +39,7 @@ fn fresh_shortcut_deals_like_the_general_dealing() {
     for (x, y) in [(10, 3), (2, 2), (0, 5), (14, 0), (1, 0), (0, 0)] {
         let g = group(&[("x", x), ("y", y)], &subs);
         let space = Space::new(&g);
-        let members = Members::new(&g);
+        let members = Members::new(&g, true);
         let claims: Vec<&[TopicPartition]> = vec![&[]; g.members.len()];
         let mut validated = validate(&g, &space, &members, &claims);
         let shortcut = constrained::assign(&space, &members, &validated).unwrap();
@@ -312,5 +312,22 @@ proptest! {
         let mut c = g.clone();
         c.protocol = RebalanceProtocol::Cooperative;
         let _ = CooperativeStickyAssignor.assign(&c);
+    }
+}
+
+proptest! {
+    /// Without claims or empty subscriptions the HashMap order decides nothing, which is why
+    /// `run` skips hashing the member ids then.
+    #[test]
+    fn hash_order_is_irrelevant_without_claims(g in conflict_free_group(false)) {
+        let mut g = g;
+        for m in &mut g.members {
+            m.owned.clear();
+        }
+        let claims: Vec<&[TopicPartition]> = vec![&[]; g.members.len()];
+        let with = decide(&g, &claims, Space::new(&g), true).unwrap();
+        let without = decide(&g, &claims, Space::new(&g), false).unwrap();
+        prop_assert_eq!(with.target, without.target);
+        prop_assert_eq!(with.algorithm, without.algorithm);
     }
 }
