@@ -3,11 +3,11 @@
 //! and giving exactly Kafka's answer (follow-up rounds included); the preset reproduces the
 //! seed's published counts and layouts.
 
+use cgsim::assignor::by_name;
 use cgsim::assignor::json::{named_assignment, parse_case};
 use cgsim::assignor::table::{
     self, form_group, partitions_text, GroupPlan, JoinHistory, Section, SectionTable,
 };
-use cgsim::assignor::by_name;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -71,8 +71,13 @@ fn check_formation(
     cases: &BTreeMap<String, String>,
     expected: &BTreeMap<String, Value>,
 ) -> Vec<String> {
-    let f = form_group(by_name(assignor).unwrap(), &section.topics, member_ids, batches)
-        .unwrap_or_else(|e| panic!("{assignor} {ids:?}: {e}"));
+    let f = form_group(
+        by_name(assignor).unwrap(),
+        &section.topics,
+        member_ids,
+        batches,
+    )
+    .unwrap_or_else(|e| panic!("{assignor} {ids:?}: {e}"));
     let mut checked = Vec::new();
     for (step, id) in ids.iter().enumerate() {
         let case = parse_case(&cases[id]).unwrap_or_else(|e| panic!("{id}: {e}"));
@@ -80,7 +85,10 @@ fn check_formation(
         let rounds: Vec<_> = f.rebalances.iter().filter(|r| r.step == step).collect();
         let first = rounds[0];
         assert_eq!(first.followup, 0);
-        assert_eq!(first.group, case.group, "{id}: the table fed a different input");
+        assert_eq!(
+            first.group, case.group,
+            "{id}: the table fed a different input"
+        );
         let ours = serde_json::to_value(named_assignment(
             &first.group,
             &first.result.assignment,
@@ -266,7 +274,10 @@ fn seed_001_published_counts() {
     let block4 = t[0].block(4).unwrap();
     assert_eq!(block4.column("range").unwrap().idle(), 1);
     assert_eq!(t[0].block(10).unwrap().column("range").unwrap().idle(), 7);
-    assert_eq!(t[0].block(10).unwrap().column("roundrobin").unwrap().idle(), 1);
+    assert_eq!(
+        t[0].block(10).unwrap().column("roundrobin").unwrap().idle(),
+        1
+    );
     // The skewed pair: range 4 and 2, roundrobin and sticky 3 and 3.
     assert_eq!(sorted(&t, 1, 2, "range"), [4, 2]);
     assert_eq!(sorted(&t, 1, 2, "roundrobin"), [3, 3]);
@@ -299,7 +310,11 @@ fn seed_001_published_layouts() {
         );
         assert_eq!(
             layout(&t, 0, 3, a),
-            ["t3a:0;t3b:0;t3c:0", "t3a:1;t3b:1;t3c:1", "t3a:2;t3b:2;t3c:2"],
+            [
+                "t3a:0;t3b:0;t3c:0",
+                "t3a:1;t3b:1;t3c:1",
+                "t3a:2;t3b:2;t3c:2"
+            ],
             "{a}"
         );
         // Published as the four parts t3a:0;t3b:0;t3c:0, t3a:1;t3b:1, t3a:2;t3b:2 and t3c:1,2.
@@ -307,12 +322,7 @@ fn seed_001_published_layouts() {
         four.sort();
         assert_eq!(
             four,
-            [
-                "t3a:0;t3b:0;t3c:0",
-                "t3a:1;t3b:1",
-                "t3a:2;t3b:2",
-                "t3c:1,2"
-            ],
+            ["t3a:0;t3b:0;t3c:0", "t3a:1;t3b:1", "t3a:2;t3b:2", "t3c:1,2"],
             "{a}"
         );
         assert_eq!(layout(&t, 1, 2, a), ["u1:0;u5:0,1", "u5:2,3,4"], "{a}");

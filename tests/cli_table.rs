@@ -45,7 +45,10 @@ fn table_prints_counts_per_member_for_every_assignor() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
-    assert!(s.starts_with("topics t3a=3,t3b=3,t3c=3 (9 partitions)\n"), "{s}");
+    assert!(
+        s.starts_with("topics t3a=3,t3b=3,t3c=3 (9 partitions)\n"),
+        "{s}"
+    );
     assert!(s.contains(ASSIGNORS), "{s}");
     let four = "4 members, all joined a fresh group together";
     // Columns: range roundrobin sticky cooperative-sticky uniform server-range co-partition.
@@ -78,7 +81,17 @@ fn table_joins_change_the_sticky_layout_and_count_rebalances() {
     let two = "2 members, joined one by one";
     let c1 = row(&s, two, "c1");
     // range, roundrobin, sticky: count then partitions.
-    assert_eq!(c1[..6], ["6", "t3a:0,1;t3b:0,1;t3c:0,1", "5", "t3a:0,2;t3b:1;t3c:0,2", "5", "t3a:0,1;t3b:0,1;t3c:0"]);
+    assert_eq!(
+        c1[..6],
+        [
+            "6",
+            "t3a:0,1;t3b:0,1;t3c:0,1",
+            "5",
+            "t3a:0,2;t3b:1;t3c:0,2",
+            "5",
+            "t3a:0,1;t3b:0,1;t3c:0"
+        ]
+    );
     // cooperative-sticky needs a follow-up rebalance to hand over what c1 revoked.
     assert_eq!(row(&s, two, "rebalances")[..4], ["2", "2", "2", "3"]);
 }
@@ -88,7 +101,10 @@ fn table_preset_seed_001_prints_the_published_table() {
     let out = cgsim(&["assign", "--table", "--preset", "seed-001"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
-    assert!(s.contains("topic ids (uniform): t3a=jMdmEWaRDT79HRSo1WuUPg,"), "{s}");
+    assert!(
+        s.contains("topic ids (uniform): t3a=jMdmEWaRDT79HRSo1WuUPg,"),
+        "{s}"
+    );
     let four = "4 members, 3 joined together, then 1 more";
     assert_eq!(row(&s, four, "m-668")[..4], ["0", "2", "2", "2"]);
     assert!(s.contains("topics u1=1,u5=5 (6 partitions)"), "{s}");
@@ -114,7 +130,10 @@ fn table_takes_member_and_topic_ids() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert!(s.contains("orders=jMdmEWaRDT79HRSo1WuUPg"), "{s}");
-    assert_eq!(row(&s, "2 members, all joined a fresh group together", "pod-b").len(), 7);
+    assert_eq!(
+        row(&s, "2 members, all joined a fresh group together", "pod-b").len(),
+        7
+    );
 }
 
 fn fails_with(args: &[&str], needle: &str) {
@@ -132,20 +151,74 @@ fn table_bad_arguments_exit_2_with_a_reason() {
     let with = |extra: &[&'static str]| -> Vec<&'static str> {
         t.iter().chain(extra.iter()).copied().collect()
     };
-    fails_with(&with(&["--topics", "t3a:3", "--members", "2"]), "NAME=PARTITIONS");
-    fails_with(&with(&["--topics", "t=0", "--members", "2"]), "at least 1 partition");
-    fails_with(&with(&["--topics", "t=3", "--members", "0"]), "at least 1 member");
-    fails_with(&with(&["--topics", "t=3", "--members", "2", "--joins", "sideways"]), "unknown join history");
-    fails_with(&with(&["--topics", "t=3", "--members", "4", "--joins", "4=3+2"]), "adds up to 5");
-    fails_with(&with(&["--topics", "t=3", "--members", "2", "--joins", "5=all"]), "no group of 5");
-    fails_with(&with(&["--topics", "t=3", "--members", "3", "--member-ids", "a,b"]), "2 ids");
-    fails_with(&with(&["--topics", "t=3", "--members", "2", "--topic-ids", "t=short"]), "Kafka Uuid");
-    fails_with(&with(&["--topics", "t=3", "--members", "2", "--topic-ids", "u=jMdmEWaRDT79HRSo1WuUPg"]), "not in --topics");
+    fails_with(
+        &with(&["--topics", "t3a:3", "--members", "2"]),
+        "NAME=PARTITIONS",
+    );
+    fails_with(
+        &with(&["--topics", "t=0", "--members", "2"]),
+        "at least 1 partition",
+    );
+    fails_with(
+        &with(&["--topics", "t=3", "--members", "0"]),
+        "at least 1 member",
+    );
+    fails_with(
+        &with(&["--topics", "t=3", "--members", "2", "--joins", "sideways"]),
+        "unknown join history",
+    );
+    fails_with(
+        &with(&["--topics", "t=3", "--members", "4", "--joins", "4=3+2"]),
+        "adds up to 5",
+    );
+    fails_with(
+        &with(&["--topics", "t=3", "--members", "2", "--joins", "5=all"]),
+        "no group of 5",
+    );
+    fails_with(
+        &with(&["--topics", "t=3", "--members", "3", "--member-ids", "a,b"]),
+        "2 ids",
+    );
+    fails_with(
+        &with(&[
+            "--topics",
+            "t=3",
+            "--members",
+            "2",
+            "--topic-ids",
+            "t=short",
+        ]),
+        "Kafka Uuid",
+    );
+    fails_with(
+        &with(&[
+            "--topics",
+            "t=3",
+            "--members",
+            "2",
+            "--topic-ids",
+            "u=jMdmEWaRDT79HRSo1WuUPg",
+        ]),
+        "not in --topics",
+    );
     fails_with(&with(&["--members", "2"]), "--topics");
     fails_with(&with(&["--topics", "t=3"]), "--members");
     fails_with(&with(&["--preset", "seed-999"]), "unknown preset");
     // Mixing the table with its JSON-lines input, or table options without --table: clap says so.
-    fails_with(&["assign", "--table", "in.jsonl", "--preset", "seed-001"], "cannot be used with");
+    fails_with(
+        &["assign", "--table", "in.jsonl", "--preset", "seed-001"],
+        "cannot be used with",
+    );
     fails_with(&["assign", "--topics", "t=3"], "--table");
-    fails_with(&["assign", "--table", "--preset", "seed-001", "--members", "2"], "cannot be used with");
+    fails_with(
+        &[
+            "assign",
+            "--table",
+            "--preset",
+            "seed-001",
+            "--members",
+            "2",
+        ],
+        "cannot be used with",
+    );
 }

@@ -159,7 +159,9 @@ impl JoinSpec {
                         return Err(format!("--joins entry {item:?}: a group of 0 members"));
                     }
                     let history = JoinHistory::parse(history)?;
-                    history.batches(n).map_err(|e| format!("--joins {n}: {e}"))?;
+                    history
+                        .batches(n)
+                        .map_err(|e| format!("--joins {n}: {e}"))?;
                     if per_count.insert(n, history).is_some() {
                         return Err(format!("--joins names {n} members twice"));
                     }
@@ -243,9 +245,8 @@ impl Section {
                 ));
             }
             total += i64::from(t.partitions);
-            let id = t
-                .id
-                .ok_or_else(|| format!("topic {:?} has no topic id", t.name))?;
+            let id =
+                t.id.ok_or_else(|| format!("topic {:?} has no topic id", t.name))?;
             if !ids.insert(id.to_string()) {
                 return Err(format!("topic id {id} is given to two topics"));
             }
@@ -302,7 +303,11 @@ impl Section {
 /// Kafka's legal topic names: 1-249 characters of `[a-zA-Z0-9._-]`.
 fn check_topic_name(name: &str) -> Result<(), String> {
     let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    if name.is_empty() || name.len() > 249 || !name.chars().all(legal) || name == "." || name == ".."
+    if name.is_empty()
+        || name.len() > 249
+        || !name.chars().all(legal)
+        || name == "."
+        || name == ".."
     {
         return Err(format!(
             "{name:?} is not a legal Kafka topic name (1-249 characters of a-z, A-Z, 0-9, '.', \
@@ -537,11 +542,7 @@ pub fn partitions_text(topics: &[Topic], parts: &[TopicPartition]) -> String {
         .into_iter()
         .map(|(t, mut ps)| {
             ps.sort_unstable();
-            let list = ps
-                .iter()
-                .map(i32::to_string)
-                .collect::<Vec<_>>()
-                .join(",");
+            let list = ps.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
             format!("{}:{list}", topics[t as usize].name)
         })
         .collect::<Vec<_>>()
@@ -562,7 +563,13 @@ pub fn render(tables: &[SectionTable], detail: bool) -> String {
         let ids = section
             .topics
             .iter()
-            .map(|t| format!("{}={}", t.name, t.id.map(|u| u.to_string()).unwrap_or_default()))
+            .map(|t| {
+                format!(
+                    "{}={}",
+                    t.name,
+                    t.id.map(|u| u.to_string()).unwrap_or_default()
+                )
+            })
             .collect::<Vec<_>>()
             .join(",");
         let _ = writeln!(out, "topic ids (uniform): {ids}");
@@ -591,7 +598,11 @@ fn render_block(out: &mut String, section: &Section, block: &Block, detail: bool
         for c in &block.columns {
             let parts = &c.formation.final_assignment()[m];
             row.push(if detail {
-                format!("{} {}", parts.len(), partitions_text(&section.topics, parts))
+                format!(
+                    "{} {}",
+                    parts.len(),
+                    partitions_text(&section.topics, parts)
+                )
             } else {
                 parts.len().to_string()
             });
@@ -611,7 +622,12 @@ fn render_block(out: &mut String, section: &Section, block: &Block, detail: bool
     rows.push(runs);
 
     let widths: Vec<usize> = (0..rows[0].len())
-        .map(|col| rows.iter().map(|r| r[col].chars().count()).max().unwrap_or(0))
+        .map(|col| {
+            rows.iter()
+                .map(|r| r[col].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in &rows {
         let mut line = String::new();
@@ -720,9 +736,10 @@ pub fn parse_topics(text: &str) -> Result<Vec<(String, i32)>, String> {
         })?;
         let name = name.trim();
         check_topic_name(name).map_err(|e| format!("--topics entry {item:?}: {e}"))?;
-        let count: i32 = count.trim().parse().map_err(|_| {
-            format!("--topics entry {item:?}: {count:?} is not a partition count")
-        })?;
+        let count: i32 = count
+            .trim()
+            .parse()
+            .map_err(|_| format!("--topics entry {item:?}: {count:?} is not a partition count"))?;
         if count < 1 {
             return Err(format!(
                 "--topics entry {item:?}: a topic has at least 1 partition"
@@ -869,7 +886,10 @@ pub fn section_from_args(
             ));
         }
     }
-    let topic_ids = topic_ids.map(parse_topic_ids).transpose()?.unwrap_or_default();
+    let topic_ids = topic_ids
+        .map(parse_topic_ids)
+        .transpose()?
+        .unwrap_or_default();
     for name in topic_ids.keys() {
         if !topics.iter().any(|(n, _)| n == name) {
             return Err(format!(
@@ -894,7 +914,9 @@ pub fn section_from_args(
         .iter()
         .map(|&n| {
             let history = joins.for_count(n).clone();
-            history.batches(n).map_err(|e| format!("{n} members: {e}"))?;
+            history
+                .batches(n)
+                .map_err(|e| format!("{n} members: {e}"))?;
             Ok(GroupPlan {
                 member_ids: ids.for_count(n)?,
                 history,
@@ -917,7 +939,9 @@ mod tests {
             Ok(JoinHistory::Batches(vec![3, 1]))
         );
         assert!(JoinHistory::parse("3+0").is_err());
-        assert!(JoinHistory::parse("sometimes").unwrap_err().contains("unknown join history"));
+        assert!(JoinHistory::parse("sometimes")
+            .unwrap_err()
+            .contains("unknown join history"));
         assert_eq!(JoinHistory::OneByOne.batches(3), Ok(vec![1, 1, 1]));
         assert!(JoinHistory::Batches(vec![3, 2])
             .batches(4)
@@ -934,8 +958,12 @@ mod tests {
         let spec = JoinSpec::parse("one-by-one,4=2+2").unwrap();
         assert_eq!(spec.for_count(10), &JoinHistory::OneByOne);
         assert_eq!(spec.for_count(4), &JoinHistory::Batches(vec![2, 2]));
-        assert!(JoinSpec::parse("4=3+2").unwrap_err().contains("adds up to 5"));
-        assert!(JoinSpec::parse("2=all,2=all").unwrap_err().contains("twice"));
+        assert!(JoinSpec::parse("4=3+2")
+            .unwrap_err()
+            .contains("adds up to 5"));
+        assert!(JoinSpec::parse("2=all,2=all")
+            .unwrap_err()
+            .contains("twice"));
         assert!(JoinSpec::parse("all,one-by-one").is_err());
         assert!(JoinSpec::parse("x=all").is_err());
         assert!(JoinSpec::parse("2=wobbly").is_err());
@@ -947,13 +975,17 @@ mod tests {
             parse_topics("t3a=3,t3b=3").unwrap(),
             vec![("t3a".to_string(), 3), ("t3b".to_string(), 3)]
         );
-        assert!(parse_topics("t3a:3").unwrap_err().contains("NAME=PARTITIONS"));
+        assert!(parse_topics("t3a:3")
+            .unwrap_err()
+            .contains("NAME=PARTITIONS"));
         assert!(parse_topics("t=0").unwrap_err().contains("at least 1"));
         assert!(parse_topics("t=x").is_err());
         assert!(parse_topics("a b=1").unwrap_err().contains("legal"));
         assert!(parse_topics("t=1,t=2").unwrap_err().contains("twice"));
         assert_eq!(parse_member_counts("2,3,4,10").unwrap(), vec![2, 3, 4, 10]);
-        assert!(parse_member_counts("2,0").unwrap_err().contains("at least 1"));
+        assert!(parse_member_counts("2,0")
+            .unwrap_err()
+            .contains("at least 1"));
         assert!(parse_member_counts("two").is_err());
     }
 
@@ -982,12 +1014,20 @@ mod tests {
     fn cooperative_sticky_converges_through_a_followup() {
         let section = section_from_args("t=3", "2", Some("one-by-one"), &[], None).unwrap();
         let assignor = by_name("cooperative-sticky").unwrap();
-        let f = form_group(assignor, &section.topics, &section.groups[0].member_ids, &[1, 1])
-            .unwrap();
+        let f = form_group(
+            assignor,
+            &section.topics,
+            &section.groups[0].member_ids,
+            &[1, 1],
+        )
+        .unwrap();
         // c1 alone, c2 joins (c1 revokes t-2, withheld), the follow-up hands t-2 to c2.
         assert_eq!(f.rebalances.len(), 3);
         assert_eq!(
-            f.rebalances.iter().map(|r| r.generation).collect::<Vec<_>>(),
+            f.rebalances
+                .iter()
+                .map(|r| r.generation)
+                .collect::<Vec<_>>(),
             [1, 2, 3]
         );
         assert_eq!(f.rebalances[2].group.members[1].generation, Some(2));
