@@ -222,3 +222,16 @@ fn table_bad_arguments_exit_2_with_a_reason() {
         "cannot be used with",
     );
 }
+
+#[test]
+fn readme_shows_the_real_preset_output() {
+    let readme = include_str!("../README.md");
+    let start = "$ cgsim assign --table --preset seed-001\n";
+    let shown = readme
+        .split(start)
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("README has the preset example");
+    let out = cgsim(&["assign", "--table", "--preset", "seed-001"]);
+    assert_eq!(shown, text(&out.stdout), "README's table is out of date");
+}
