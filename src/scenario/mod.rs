@@ -67,10 +67,9 @@ impl TopicSpec {
     pub fn partitions_at(&self, at_ms: u64) -> u32 {
         self.resizes
             .iter()
-            .filter(|&&(t, _)| t <= at_ms)
-            .map(|&(_, n)| n)
-            .last()
-            .unwrap_or(self.partitions)
+            .rev()
+            .find(|&&(t, _)| t <= at_ms)
+            .map_or(self.partitions, |&(_, n)| n)
     }
 }
 

@@ -2,8 +2,8 @@
 //! cross-reference checked. Errors carry the byte span of the offending entry for its line.
 
 use super::file::{
-    Action, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol, RecoveryFile,
-    ScenarioFile, StreamPartitionerFile,
+    Action, AppKindFile, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol,
+    RecoveryFile, ScenarioFile, StreamPartitionerFile,
 };
 use super::{
     ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
@@ -409,6 +409,10 @@ pub fn validate(
                     .position(|t| t.name == name)
                     .ok_or_else(|| (span.clone(), format!("app: unknown topic {name:?}")))
             };
+            // The one application kind so far; the match makes a new kind a compile error here.
+            match a.kind {
+                AppKindFile::LocalJoin => {}
+            }
             let (prices, notifications) = (find(&a.prices)?, find(&a.notifications)?);
             for t in [prices, notifications] {
                 if producers.iter().any(|p| p.topic == t && !p.kind.is_keyed()) {

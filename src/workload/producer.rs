@@ -160,7 +160,10 @@ impl Logs {
                     let picker = KeyPicker::new(*distribution, ids.len());
                     let span_us = (p.end_ms - p.start_ms) * 1000;
                     let mut j = 0u64;
-                    while *records_per_sec > 0 {
+                    loop {
+                        if *records_per_sec == 0 {
+                            break;
+                        }
                         let offset_us = (u128::from(j) * 1_000_000)
                             .div_ceil(u128::from(*records_per_sec))
                             as u64;
