@@ -6,7 +6,7 @@ use crate::cluster::Cluster;
 use crate::group::coordinator::{CoordTimer, Coordinator};
 use crate::group::member::{ClientTimer, Member};
 use crate::group::messages::{ClientRef, Request, Response};
-use crate::metrics::Metrics;
+use crate::metrics::{History, Metrics};
 use crate::report::Report;
 use crate::scenario::{Scenario, TimelineAction};
 use crate::sim::rng::Stream;
@@ -132,11 +132,14 @@ impl Env<'_> {
 pub struct RunOptions {
     /// Keep the trace lines (for `--trace`).
     pub keep_trace: bool,
+    /// Keep a [`History`] of owner changes, processing and phases (for timelines).
+    pub record_history: bool,
 }
 
 /// The outcome of a run: its report, and the trace when asked for.
 pub struct RunOutput {
     pub report: Report,
+    pub history: Option<History>,
     pub trace: Vec<String>,
     pub events: u64,
 }
@@ -182,6 +185,9 @@ pub fn run_with_faults(
         first_partition: scenario.first_partitions(),
         arrival_lag_us: Vec::new(),
     };
+    if options.record_history {
+        env.metrics.record_history();
+    }
     env.arrival_lag_us = arrival_lags(scenario, &env, &mut streams.stream("arrival"));
     env.log({
         format!(
@@ -293,9 +299,11 @@ pub fn run_with_faults(
     // The run ends at `end`: close open intervals there.
     let events = env.queue.popped();
     let digest = env.trace.digest();
+    let history = env.metrics.take_history();
     let report = env.metrics.finish(end, &digest, &env.logs, scenario);
     RunOutput {
         report,
+        history,
         trace: env.trace.lines().to_vec(),
         events,
     }

@@ -6,7 +6,10 @@
 //! from its assignment until the first of its revoke or lost callback, its crash, or the
 //! coordinator removing it from the group.
 
+mod history;
 mod stats;
+
+pub use history::{History, Mark};
 
 pub use stats::{nearest_rank, Summary};
 
@@ -128,6 +131,7 @@ pub struct Metrics {
     window: Window,
     window_entry: Option<usize>,
     batch_records: u64,
+    history: Option<History>,
     errors: Vec<String>,
 }
 
@@ -195,8 +199,29 @@ impl Metrics {
             window: Window::default(),
             window_entry: None,
             batch_records: scenario.group.max_poll_records,
+            history: None,
             errors: Vec::new(),
         }
+    }
+
+    /// Keep a [`History`] of the run.
+    pub fn record_history(&mut self) {
+        self.history = Some(History {
+            member_names: self.member_names.clone(),
+            partition_names: self.partition_names.clone(),
+            marks: Vec::new(),
+        });
+    }
+
+    fn mark(&mut self, now: SimTime, mark: Mark) {
+        if let Some(h) = self.history.as_mut() {
+            h.marks.push((now.as_micros(), mark));
+        }
+    }
+
+    /// The recorded history, if any.
+    pub fn take_history(&mut self) -> Option<History> {
+        self.history.take()
     }
 
     fn formed(&self) -> bool {
@@ -208,6 +233,13 @@ impl Metrics {
     /// A member's process starts; returns its incarnation number.
     pub fn process_started(&mut self, now: SimTime, m: usize) -> u32 {
         self.incarnations[m] += 1;
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "start",
+            },
+        );
         self.started_at[m] = now;
         self.close_requested_at[m] = None;
         self.crashed_at[m] = None;
@@ -220,6 +252,13 @@ impl Metrics {
     }
 
     pub fn close_requested(&mut self, now: SimTime, m: usize) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "close",
+            },
+        );
         self.close_requested_at[m] = Some(now);
     }
 
@@ -228,6 +267,13 @@ impl Metrics {
     }
 
     pub fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "crash",
+            },
+        );
         self.crashed_at[m] = Some(now);
         self.paused_since[m] = None;
         if self.formed() {
@@ -239,6 +285,13 @@ impl Metrics {
     }
 
     pub fn stalled(&mut self, now: SimTime, m: usize, _until: SimTime) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "stall_begin",
+            },
+        );
         self.stall_started_at[m] = Some(now);
         let parts: Vec<usize> = (0..self.active.len())
             .filter(|&p| self.active[p] == Some(m))
@@ -408,6 +461,7 @@ impl Metrics {
         trigger: Trigger,
         member: Option<usize>,
     ) {
+        self.mark(now, Mark::RebalanceStart { generation });
         if !self.formed() {
             self.first_rebalance_start.get_or_insert(now);
             return;
@@ -451,6 +505,7 @@ impl Metrics {
     }
 
     pub fn join_completed(&mut self, now: SimTime, generation: i32) {
+        self.mark(now, Mark::JoinComplete { generation });
         if let Some(r) = self.running.as_mut() {
             r.generation = generation;
             r.join_end = Some(now);
@@ -458,6 +513,7 @@ impl Metrics {
     }
 
     pub fn group_stable(&mut self, now: SimTime, generation: i32) {
+        self.mark(now, Mark::Stable { generation });
         if !self.formed() {
             let start = self.first_rebalance_start.unwrap_or(now);
             self.formation = Some(Formation {
@@ -613,6 +669,13 @@ impl Metrics {
             }
             self.owner[p] = Some(m);
             self.last_owner[p] = Some(m);
+            self.mark(
+                now,
+                Mark::Owner {
+                    partition: p,
+                    member: Some(m),
+                },
+            );
         }
     }
 
@@ -671,6 +734,13 @@ impl Metrics {
 
     /// The stalled poll loop returned.
     pub fn stall_ended(&mut self, now: SimTime, m: usize) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "stall_end",
+            },
+        );
         for p in std::mem::take(&mut self.stalled_parts[m]) {
             if self.owner[p] == Some(m) {
                 self.start_processing(now, m, p);
@@ -710,6 +780,13 @@ impl Metrics {
         if self.owner[p] == Some(m) {
             self.owner[p] = None;
             self.owned_count[m] -= 1;
+            self.mark(
+                now,
+                Mark::Owner {
+                    partition: p,
+                    member: None,
+                },
+            );
         }
         if self.active[p] == Some(m) {
             self.stop_processing(now, p);
@@ -718,6 +795,13 @@ impl Metrics {
 
     fn stop_processing(&mut self, now: SimTime, p: usize) {
         self.active[p] = None;
+        self.mark(
+            now,
+            Mark::Processing {
+                partition: p,
+                member: None,
+            },
+        );
         if self.formed() {
             self.unavailable_since[p].get_or_insert(now);
         }
@@ -725,6 +809,13 @@ impl Metrics {
 
     fn start_processing(&mut self, now: SimTime, m: usize, p: usize) {
         self.active[p] = Some(m);
+        self.mark(
+            now,
+            Mark::Processing {
+                partition: p,
+                member: Some(m),
+            },
+        );
         if let Some(since) = self.unavailable_since[p].take() {
             self.unavailable_us[p] += (now - since).as_micros();
         }
