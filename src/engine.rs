@@ -274,9 +274,9 @@ pub fn run_with_faults(
             Event::LagSample => {
                 let now = env.now();
                 env.metrics.sample_lag(now, &env.logs);
-                // Ten times finer while a rebalance runs or its window has not caught up.
+                // A hundred times finer while a rebalance runs or its window has not caught up.
                 let every = if env.metrics.watching_lag() {
-                    (scenario.lag_sample_ms / 10).max(1)
+                    (scenario.lag_sample_ms / 100).max(1)
                 } else {
                     scenario.lag_sample_ms
                 };

@@ -33,8 +33,6 @@ pub struct MemberView<'a> {
     pub owned: &'a [usize],
     /// Next offset to process per owned partition.
     pub positions: &'a BTreeMap<usize, u64>,
-    /// Where processing of each owned partition started in this assignment.
-    pub start_positions: &'a BTreeMap<usize, u64>,
     /// Price partitions whose state is being rebuilt.
     pub restoring: &'a BTreeSet<usize>,
 }
@@ -54,9 +52,9 @@ impl JoinState {
         self.prices.retain(|_, (p, _)| !partitions.contains(p));
     }
 
-    /// Remembers a price restored from a changelog or a standby.
+    /// Remembers a price restored from a changelog or a standby (newer than anything stale).
     pub fn restore(&mut self, key: u32, partition: usize, offset: u64) {
-        self.prices.entry(key).or_insert((partition, offset));
+        self.prices.insert(key, (partition, offset));
     }
 
     /// Classifies a notification for `key` produced at `time_us`; `default_home` is the price
@@ -96,17 +94,13 @@ impl JoinState {
             .next()
             .expect("a local home");
         let position = view.positions.get(&partition).copied().unwrap_or(0);
-        let start = view.start_positions.get(&partition).copied().unwrap_or(0);
-        if view.restoring.contains(&partition) {
-            return Err(Miss::Restoring);
-        }
         if offset >= position {
             return Err(Miss::OutOfOrder);
         }
-        if offset < start {
-            return Err(Miss::StateEmpty);
+        if view.restoring.contains(&partition) {
+            return Err(Miss::Restoring);
         }
-        // Processed here after our start, yet not in the map: it was forgotten (state dropped).
+        // Before this member's start position and never restored (or dropped since).
         Err(Miss::StateEmpty)
     }
 }

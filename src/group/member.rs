@@ -23,7 +23,7 @@ use super::messages::{
 use crate::app::join::{JoinState, MemberView};
 use crate::assignor::RebalanceProtocol;
 use crate::engine::{Env, Event};
-use crate::scenario::{CommitAfterBatch, OffsetReset};
+use crate::scenario::{CommitAfterBatch, OffsetReset, Recovery};
 use crate::sim::queue::TimerId;
 use crate::sim::time::Duration;
 use crate::sim::SimTime;
@@ -47,6 +47,8 @@ pub enum ClientTimer {
     CallbackDone,
     /// `metadata.max.age.ms` has passed: refresh the cluster metadata.
     MetadataRefresh,
+    /// A price partition's state restore has finished.
+    RestoreDone(usize),
 }
 
 /// Where the member is in the group protocol (the client's `MemberState`).
@@ -130,6 +132,12 @@ pub struct Member {
     join: JoinState,
     /// Price partitions whose state is being rebuilt.
     restoring: BTreeSet<usize>,
+    /// Price partitions whose join state this member holds (processed or restored).
+    state_partitions: BTreeSet<usize>,
+    /// Partitions not processed while their task restores (`pause_during_restore`).
+    paused_for_restore: BTreeSet<usize>,
+    /// Each newly assigned partition's previous owner (who a standby replica follows).
+    previous_owner: BTreeMap<usize, Option<usize>>,
     after_commit: Option<AfterCommit>,
     awaiting_offsets: bool,
     /// Newly assigned partitions whose committed offsets the next poll fetches.
@@ -173,6 +181,9 @@ impl Member {
             start_positions: BTreeMap::new(),
             join: JoinState::default(),
             restoring: BTreeSet::new(),
+            state_partitions: BTreeSet::new(),
+            paused_for_restore: BTreeSet::new(),
+            previous_owner: BTreeMap::new(),
             after_commit: None,
             awaiting_offsets: false,
             pending_fetch: Vec::new(),
@@ -364,6 +375,7 @@ impl Member {
             ClientTimer::HeartbeatRead(error) => self.read_heartbeat(env, error),
             ClientTimer::PollTimer => self.check_poll_timer(env),
             ClientTimer::MetadataRefresh => self.refresh_metadata(env),
+            ClientTimer::RestoreDone(p) => self.restore_done(env, p),
         }
     }
 
@@ -398,6 +410,9 @@ impl Member {
                     started.push(p);
                 }
                 env.metrics.processing_started(now, self.idx, &started);
+                for p in started {
+                    self.rebuild_state(env, p);
+                }
                 self.app = App::Idle(None);
                 self.poll(env);
             }
@@ -447,8 +462,7 @@ impl Member {
                     env.partition_list(&lost)
                 ));
                 env.metrics.lost(now, self.idx, &lost);
-                self.positions.clear();
-                self.start_positions.clear();
+                self.drop_partitions(&lost, env);
             }
             self.phase = Phase::Unjoined;
         }
@@ -519,6 +533,9 @@ impl Member {
         {
             if budget == 0 {
                 break;
+            }
+            if self.paused_for_restore.contains(&p) {
+                continue;
             }
             let visible_at = now.as_micros().saturating_sub(rtt + env.arrival_lag_us[p]);
             let end = env
@@ -609,7 +626,6 @@ impl Member {
                 let view = MemberView {
                     owned: &self.owned,
                     positions: &self.positions,
-                    start_positions: &self.start_positions,
                     restoring: &self.restoring,
                 };
                 let outcome =
@@ -618,6 +634,110 @@ impl Member {
                 env.metrics.notification(outcome, latency_us);
             }
         }
+    }
+
+    /// Partitions leave this member (revoked or lost): their positions go, and so does their join
+    /// state unless the member keeps state across revocations.
+    fn drop_partitions(&mut self, parts: &[usize], env: &Env) {
+        for p in parts {
+            self.positions.remove(p);
+            self.start_positions.remove(p);
+            self.restoring.remove(p);
+            self.paused_for_restore.remove(p);
+        }
+        let keep = env
+            .scenario
+            .app
+            .as_ref()
+            .is_some_and(|a| a.keep_state_on_revoke);
+        if !keep {
+            self.join.forget(parts);
+            for p in parts {
+                self.state_partitions.remove(p);
+            }
+        }
+    }
+
+    /// A price partition was assigned and its start position is known: rebuild its state as the
+    /// app's recovery mode says (nothing to do when the member kept it).
+    fn rebuild_state(&mut self, env: &mut Env, p: usize) {
+        let Some(app) = env.scenario.app.as_ref() else {
+            return;
+        };
+        if env.partition_topic[p] != app.prices {
+            return;
+        }
+        // Kept state is current only if nobody else owned the partition in between.
+        let previous = self.previous_owner.get(&p).copied().flatten();
+        if self.state_partitions.contains(&p) && previous == Some(self.idx) {
+            return;
+        }
+        let now = env.now();
+        let start = self.start_positions.get(&p).copied().unwrap_or(0);
+        let state = env.logs.compacted(p, start);
+        let standby = match app.recovery {
+            Recovery::None => {
+                // The map starts empty for this partition; only new prices fill it.
+                self.state_partitions.insert(p);
+                return;
+            }
+            Recovery::Changelog => false,
+            Recovery::Standby => env.metrics.standby_holder(previous) == Some(self.idx),
+        };
+        let records = if standby { 0 } else { state.len() as u64 };
+        if records == 0 && !standby {
+            // An empty changelog: nothing to replay.
+            self.state_partitions.insert(p);
+            return;
+        }
+        let duration = Duration::from_micros(
+            (u128::from(records) * 1_000_000 / u128::from(app.restore_records_per_sec)) as u64,
+        );
+        let name = self.name(env).to_string();
+        env.log(format!(
+            "{name} restores {} ({} records{})",
+            env.partition_names[p],
+            records,
+            if standby { ", standby takeover" } else { "" }
+        ));
+        env.metrics
+            .restore_started(now, self.idx, p, standby, records, duration.as_micros());
+        self.restoring.insert(p);
+        if app.pause_during_restore {
+            // Kafka Streams: the whole task (index p of both topics) waits for its state.
+            let index = env.partition_number(p) as usize;
+            let partner = env.first_partition[app.notifications] + index;
+            self.paused_for_restore.insert(p);
+            if env.partition_topic.get(partner) == Some(&app.notifications) {
+                self.paused_for_restore.insert(partner);
+            }
+        }
+        env.queue
+            .schedule(now + duration, self.event(ClientTimer::RestoreDone(p)));
+    }
+
+    fn restore_done(&mut self, env: &mut Env, p: usize) {
+        if !self.restoring.remove(&p) {
+            return; // revoked meanwhile
+        }
+        let start = self.start_positions.get(&p).copied().unwrap_or(0);
+        for (key, offset) in env.logs.compacted(p, start) {
+            self.join.restore(key, p, offset);
+        }
+        self.state_partitions.insert(p);
+        let paused: Vec<usize> = self.paused_for_restore.iter().copied().collect();
+        let index = env.partition_number(p);
+        for q in paused {
+            if env.partition_number(q) == index {
+                self.paused_for_restore.remove(&q);
+            }
+        }
+        env.log(format!(
+            "{} restored {}",
+            self.name(env),
+            env.partition_names[p]
+        ));
+        self.wake(env);
     }
 
     fn maybe_auto_commit(&mut self, env: &mut Env) {
@@ -796,9 +916,10 @@ impl Member {
                 env.partition_list(&revoked)
             ));
             env.metrics.revoked(now, self.idx, &revoked);
-            for p in &revoked {
-                self.positions.remove(p);
-            }
+            self.drop_partitions(&revoked, env);
+        }
+        for &p in &added {
+            self.previous_owner.insert(p, env.metrics.last_owner(p));
         }
         env.log(format!(
             "{name} onPartitionsAssigned {}",
@@ -867,9 +988,7 @@ impl Member {
             ));
             env.metrics.revoked(env.now(), self.idx, &revoked);
             self.owned.retain(|p| !revoked.contains(p));
-            for p in &revoked {
-                self.positions.remove(p);
-            }
+            self.drop_partitions(&revoked, env);
             if !self.cooperative() {
                 self.previous_assignment = revoked;
             }

@@ -359,9 +359,49 @@ impl Metrics {
         self.join_latencies_ms.push(latency_us / 1000);
     }
 
+    /// The partition's last owner (who owned it before its current or newest owner).
+    pub fn last_owner(&self, p: usize) -> Option<usize> {
+        self.last_owner[p]
+    }
+
+    /// Who holds the standby replica of a partition last owned by `owner` (num.standby.replicas
+    /// = 1): the member that follows the owner in member-id order (Java `String` order, as
+    /// Kafka sorts members), among those in the group, wrapping around. Range's contiguous
+    /// layout shifts partitions to that neighbour when the group grows, so it is where a warm
+    /// replica pays off most often.
+    pub fn standby_holder(&self, owner: Option<usize>) -> Option<usize> {
+        let owner = owner?;
+        let mut members: Vec<usize> = (0..self.in_group.len())
+            .filter(|&m| self.in_group[m] || m == owner)
+            .collect();
+        members.sort_by(|&a, &b| {
+            crate::java::string_compare(&self.member_ids[a], &self.member_ids[b])
+        });
+        let at = members.iter().position(|&m| m == owner)?;
+        (1..members.len())
+            .map(|k| members[(at + k) % members.len()])
+            .find(|&m| m != owner && self.in_group[m])
+    }
+
     /// A member begins rebuilding a price partition's state: `records` replayed over
     /// `duration_us` (0 for a standby takeover).
-    pub fn restore_started(&mut self, standby: bool, records: u64, duration_us: u64) {
+    pub fn restore_started(
+        &mut self,
+        now: SimTime,
+        m: usize,
+        p: usize,
+        standby: bool,
+        records: u64,
+        duration_us: u64,
+    ) {
+        self.mark(
+            now,
+            Mark::Restore {
+                member: m,
+                partition: p,
+                until_us: now.as_micros() + duration_us,
+            },
+        );
         let in_window = self.formed() && (self.running.is_some() || self.window_entry.is_some());
         let r = &mut self.recovery;
         r.restores += 1;
@@ -394,7 +434,10 @@ impl Metrics {
         if !self.formed() {
             return;
         }
-        if self.running.is_some() || self.window_entry.is_some() {
+        // The window's peak: from the rebalance's start until lag has caught up.
+        if (self.running.is_some() || self.window_entry.is_some())
+            && self.window.catch_up_ms.is_none()
+        {
             self.window.lag_peak = self.window.lag_peak.max(total);
         }
         if let Some(i) = self.window_entry {
@@ -476,7 +519,14 @@ impl Metrics {
             _ => now,
         });
         self.close_window();
-        self.window.lag_before = self.last_total_lag;
+        // The lag before the rebalance: at its cause (a crash 45 s earlier, say), not its start.
+        let cause_ms = ms(cause.min(now));
+        self.window.lag_before = self
+            .lag_series
+            .iter()
+            .rev()
+            .find(|&&(at, _)| at <= cause_ms)
+            .map_or(self.last_total_lag, |&(_, lag)| lag);
         let owners: BTreeSet<usize> = self.owner.iter().flatten().copied().collect();
         let members: BTreeSet<usize> = (0..self.in_group.len())
             .filter(|&m| self.in_group[m])

@@ -52,6 +52,32 @@ pub fn render_text(r: &Report) -> String {
             e.detect_ms,
             if e.follow_up_ms > 0 { format!("  follow-up +{} ms", e.follow_up_ms) } else { String::new() }
         );
+        let win = &e.window;
+        let _ = writeln!(
+            w,
+            "           lag before {} peak {} catch-up {}",
+            win.lag_before,
+            win.lag_peak,
+            win.catch_up_ms
+                .map_or("never".to_string(), |c| format!("{c} ms"))
+        );
+        let m = &win.join_misses;
+        let misses =
+            m.not_co_located + m.no_price_yet + m.out_of_order + m.restoring + m.state_empty;
+        if misses > 0 {
+            let _ = writeln!(
+                w,
+                "           join misses: not co-located {}, no price yet {}, out of order {}, restoring {}, state empty {}",
+                m.not_co_located, m.no_price_yet, m.out_of_order, m.restoring, m.state_empty
+            );
+        }
+        if win.restores > 0 {
+            let _ = writeln!(
+                w,
+                "           restores {} (standby takeovers {}), {} records, {} ms",
+                win.restores, win.standby_takeovers, win.restored_records, win.restore_ms
+            );
+        }
     }
     let _ = writeln!(
         w,
@@ -105,6 +131,14 @@ pub fn render_text(r: &Report) -> String {
             m.state_empty,
             j.latency_ms.p50,
             j.latency_ms.p99
+        );
+    }
+    let rc = &r.recovery;
+    if rc.restores > 0 {
+        let _ = writeln!(
+            w,
+            "recovery: {} restores (standby takeovers {}), {} records replayed, {} ms restoring",
+            rc.restores, rc.standby_takeovers, rc.restored_records, rc.restore_ms
         );
     }
     let rec = &r.records;

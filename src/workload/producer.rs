@@ -291,6 +291,16 @@ impl Logs {
         (lo + records[lo..hi].partition_point(|r| r.time_us <= us)) as u64
     }
 
+    /// The compacted state of keyed partition `p` below `upto`: each key's latest offset.
+    pub fn compacted(&self, p: usize, upto: u64) -> Vec<(u32, u64)> {
+        let end = (upto as usize).min(self.records[p].len());
+        let mut latest: BTreeMap<u32, u64> = BTreeMap::new();
+        for (offset, r) in self.records[p][..end].iter().enumerate() {
+            latest.insert(r.key, offset as u64);
+        }
+        latest.into_iter().collect()
+    }
+
     /// Every write of `key` to `topic`, in time order.
     pub fn writes(&self, topic: usize, key: u32) -> &[Write] {
         self.writes.get(&(topic, key)).map_or(&[], Vec::as_slice)
