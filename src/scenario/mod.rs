@@ -66,7 +66,7 @@ impl TopicSpec {
             .iter()
             .filter(|&&(t, _)| t <= at_ms)
             .map(|&(_, n)| n)
-            .last()
+            .next_back()
             .unwrap_or(self.partitions)
     }
 }

@@ -5,13 +5,17 @@
 
 use super::{AssignError, Members, Space, Validated};
 
+/// Dense partitions per member, and the partitions whose ownership moves as (partition, new
+/// owner).
+type Target = (Vec<Vec<u32>>, Vec<(u32, u32)>);
+
 /// Returns the target (dense partitions per member) and the partitions whose ownership moves,
 /// as (partition, new owner).
 pub(super) fn assign(
     space: &Space,
     members: &Members,
     validated: &Validated,
-) -> Result<(Vec<Vec<u32>>, Vec<(u32, u32)>), AssignError> {
+) -> Result<Target, AssignError> {
     let n = members.rank.len();
     let total = space.total;
     let min_quota = total / n;

@@ -185,11 +185,6 @@ impl Space {
         self.topic_start.partition_point(|&s| s <= g) - 1
     }
 
-    fn partition(&self, g: u32) -> TopicPartition {
-        let i = self.topic_pos(g);
-        TopicPartition::new(self.topics[i].0, (g - self.topic_start[i]) as i32)
-    }
-
     /// Dense lists to [`TopicPartition`] lists, each sorted.
     fn to_member_partitions(&self, dense: &[Vec<u32>]) -> MemberPartitions {
         dense
@@ -271,8 +266,6 @@ impl Members {
 pub(crate) struct Validated {
     /// Per member, its surviving claims (dense), in claim order.
     pub owned: Vec<Vec<u32>>,
-    /// Per dense partition, the member holding it after resolution (empty when nobody claims).
-    pub holder: Vec<u32>,
     /// Partitions claimed by two members of the same generation.
     pub multi: HashSet<u32>,
     pub max_generation: i32,
@@ -349,7 +342,6 @@ fn validate(
     }
     Validated {
         owned,
-        holder,
         multi,
         max_generation,
         all_equal,

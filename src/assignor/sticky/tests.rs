@@ -1,2 +1,2 @@
-use super::super::test_support::{group, named};
-use super::*;
+//! Unit tests of the sticky port; its parity with Kafka is checked on the reference cases in
+//! `tests/`.
