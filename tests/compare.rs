@@ -228,9 +228,16 @@ fn readme_shows_the_real_compare_output() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md");
     let command = "$ cgsim compare scenarios/scale-out.toml --seeds 1..20\n";
-    let start = readme.find(command).expect("the README shows the compare example") + command.len();
+    let start = readme
+        .find(command)
+        .expect("the README shows the compare example")
+        + command.len();
     let shown = &readme[start..start + readme[start..].find("```").expect("end of the block")];
     let out = cgsim(&["compare", SCALE_OUT, "--seeds", "1..20"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(shown, text(&out.stdout), "README's cgsim compare output is stale");
+    assert_eq!(
+        shown,
+        text(&out.stdout),
+        "README's cgsim compare output is stale"
+    );
 }
