@@ -1,7 +1,9 @@
 //! Assignor benchmarks on the inputs of `benches/data/` (the reference's large groups, with
-//! Kafka's own timings in benches/data/README.md). Each (input, assignor) pair is parsed once,
-//! its result checked against Kafka's in `expected_sha256.json`, then only the `assign` call is
-//! timed. Assignors not built yet are skipped.
+//! Kafka's own timings in `benches/data/KAFKA_TIMINGS.md`). Each (input, assignor) pair is parsed
+//! once, its result checked against Kafka's in `expected_sha256.json`, then only the `assign`
+//! call is timed. Assignors not built yet are skipped. Benchmarks are named
+//! `<assignor>/<input>` (`T1`, or `T1-minus1` for the input with one member left), the names
+//! `scripts/bench-table` looks for under `target/criterion/`.
 //!
 //! `cargo bench --bench assignors [FILTER]`; `scripts/bench-table` prints our medians beside
 //! Kafka's.

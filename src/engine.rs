@@ -6,7 +6,7 @@ use crate::cluster::Cluster;
 use crate::group::coordinator::{CoordTimer, Coordinator};
 use crate::group::member::{ClientTimer, Member};
 use crate::group::messages::{ClientRef, Request, Response};
-use crate::metrics::Metrics;
+use crate::metrics::{History, Metrics};
 use crate::report::Report;
 use crate::scenario::{Scenario, TimelineAction};
 use crate::sim::rng::Stream;
@@ -35,6 +35,8 @@ pub enum Event {
     },
     /// The settle bound: the group must be Stable by now.
     SettleCheck,
+    /// Sample consumer lag.
+    LagSample,
     /// Test-only fault injection: make member `member` claim `partition` without an assignment.
     #[doc(hidden)]
     ForceOwnership {
@@ -61,6 +63,9 @@ pub struct Env<'s> {
     pub partition_topic: Vec<usize>,
     /// Global index of each topic's partition 0.
     pub first_partition: Vec<usize>,
+    /// Extra delay before each partition's records reach a consumer (out-of-order arrival,
+    /// and the join's wait for the other side).
+    pub arrival_lag_us: Vec<u64>,
 }
 
 impl Env<'_> {
@@ -127,11 +132,14 @@ impl Env<'_> {
 pub struct RunOptions {
     /// Keep the trace lines (for `--trace`).
     pub keep_trace: bool,
+    /// Keep a [`History`] of owner changes, processing and phases (for timelines).
+    pub record_history: bool,
 }
 
 /// The outcome of a run: its report, and the trace when asked for.
 pub struct RunOutput {
     pub report: Report,
+    pub history: Option<History>,
     pub trace: Vec<String>,
     pub events: u64,
 }
@@ -158,7 +166,7 @@ pub fn run_with_faults(
             partition_topic.push(t);
         }
     }
-    let logs = Logs::new(scenario);
+    let logs = Logs::new(scenario, &streams);
     let mut env = Env {
         scenario,
         queue: EventQueue::new(),
@@ -175,7 +183,12 @@ pub fn run_with_faults(
         partition_names,
         partition_topic,
         first_partition: scenario.first_partitions(),
+        arrival_lag_us: Vec::new(),
     };
+    if options.record_history {
+        env.metrics.record_history();
+    }
+    env.arrival_lag_us = arrival_lags(scenario, &env, &mut streams.stream("arrival"));
     env.log({
         format!(
             "run scenario={} seed={} variant={} coordinator=broker-{} (__consumer_offsets-{})",
@@ -217,6 +230,8 @@ pub fn run_with_faults(
             .schedule(SimTime::from_millis(settle_at), Event::SettleCheck);
     }
     let end = SimTime::from_millis(scenario.duration_ms);
+    let mut next_lag_sample = env.queue.schedule(SimTime::ZERO, Event::LagSample);
+    let mut lag_fine = false;
 
     while let Some(t) = env.queue.peek_time() {
         if t > end {
@@ -256,21 +271,75 @@ pub fn run_with_faults(
                 env.metrics
                     .settle_check(env.queue.now(), stable, coordinator.state_name());
             }
+            Event::LagSample => {
+                let now = env.now();
+                env.metrics.sample_lag(now, &env.logs);
+                // Ten times finer while a rebalance runs or its window has not caught up.
+                let every = if env.metrics.watching_lag() {
+                    (scenario.lag_sample_ms / 10).max(1)
+                } else {
+                    scenario.lag_sample_ms
+                };
+                lag_fine = every < scenario.lag_sample_ms;
+                let next = now + Duration::from_millis(every);
+                next_lag_sample = env.queue.schedule(next, Event::LagSample);
+            }
             Event::ForceOwnership { member, partition } => {
                 let now = env.now();
                 env.metrics.acquire(now, member, &[partition]);
             }
         }
+        // A rebalance began since the last sample: sample now, then finely.
+        if !lag_fine && env.metrics.watching_lag() {
+            env.queue.cancel(next_lag_sample);
+            next_lag_sample = env.queue.schedule(env.now(), Event::LagSample);
+            lag_fine = true;
+        }
     }
     // The run ends at `end`: close open intervals there.
     let events = env.queue.popped();
     let digest = env.trace.digest();
+    let history = env.metrics.take_history();
     let report = env.metrics.finish(end, &digest, &env.logs, scenario);
     RunOutput {
         report,
+        history,
         trace: env.trace.lines().to_vec(),
         events,
     }
+}
+
+/// Each partition's extra fetch delay: its own (seeded) plus its leader broker's. With a join that
+/// waits for the other side (max.task.idle.ms), a notification partition is held back until its
+/// co-partitioned price partition has caught up, for at most the wait.
+fn arrival_lags(scenario: &Scenario, env: &Env, stream: &mut crate::sim::rng::Stream) -> Vec<u64> {
+    let a = &scenario.arrival;
+    let mut lags: Vec<u64> = (0..env.partition_names.len())
+        .map(|p| {
+            let own = stream.between(a.partition_lag_min_ms, a.partition_lag_max_ms);
+            let broker = a
+                .broker_lag_ms
+                .get(env.cluster.leaders[p] as usize)
+                .copied()
+                .unwrap_or(0);
+            (own + broker) * 1000
+        })
+        .collect();
+    if let Some(app) = scenario.app.as_ref().filter(|a| a.wait_for_prices_ms > 0) {
+        let wait = app.wait_for_prices_ms * 1000;
+        let (n0, p0) = (
+            env.first_partition[app.notifications],
+            env.first_partition[app.prices],
+        );
+        let prices = scenario.topics[app.prices].max_partitions() as usize;
+        for i in 0..scenario.topics[app.notifications].max_partitions() as usize {
+            if i < prices {
+                let (n, p) = (n0 + i, p0 + i);
+                lags[n] = lags[n].max(lags[p].min(lags[n] + wait));
+            }
+        }
+    }
+    lags
 }
 
 /// The group must be Stable within rebalance timeout + session timeout after the last timeline

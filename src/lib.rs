@@ -3,6 +3,7 @@
 //! Data flows one way: scenario -> simulation -> metrics -> report. The assignors and the
 //! partitioner are pure functions usable on their own (`cgsim assign`, `cgsim partition`).
 
+pub mod app;
 pub mod assignor;
 pub mod cluster;
 pub mod engine;

@@ -64,9 +64,38 @@ enum Command {
         format: cli::run::Format,
     },
     /// Run assignors on JSON lines (a file, or stdin): Kafka's exact assignment for each line.
+    /// With --table: every assignor side by side on groups of several sizes.
     Assign {
         /// JSON-lines input; stdin when absent.
+        #[arg(conflicts_with = "table")]
         file: Option<PathBuf>,
+        /// Print the assignment table: partitions per member for every assignor side by side.
+        #[arg(long)]
+        table: bool,
+        /// Table topics, NAME=PARTITIONS,... (every member subscribes to all).
+        #[arg(long, requires = "table", value_name = "NAME=N,...")]
+        topics: Option<String>,
+        /// Table group sizes, e.g. 2,3,4,10.
+        #[arg(long, requires = "table", value_name = "N,...")]
+        members: Option<String>,
+        /// How each group formed: all (default), one-by-one, or A+B; per size as
+        /// 2=one-by-one,4=3+1.
+        #[arg(long, requires = "table", value_name = "SPEC")]
+        joins: Option<String>,
+        /// Member ids in JoinGroup order: ID,ID,... (each group takes the first N) or N=ID,...
+        /// for one group size; repeatable. Default c1..cN.
+        #[arg(long = "member-ids", requires = "table", value_name = "IDS")]
+        member_ids: Vec<String>,
+        /// Topic ids for uniform, TOPIC=BASE64UUID,...; default: first 16 bytes of SHA-256 of
+        /// the topic name.
+        #[arg(long = "topic-ids", requires = "table", value_name = "TOPIC=ID,...")]
+        topic_ids: Option<String>,
+        /// A built-in table (seed-001: the seed's published table and join histories).
+        #[arg(long, requires = "table", conflicts_with_all = ["topics", "members", "joins", "member_ids", "topic_ids"])]
+        preset: Option<String>,
+        /// List each member's partitions too, not just how many.
+        #[arg(long, requires = "table")]
+        detail: bool,
     },
     /// Print the partition Kafka's default partitioner picks for each key.
     Partition {
@@ -126,7 +155,31 @@ fn main() -> ExitCode {
                 sets,
             },
         ),
-        Command::Assign { file } => cli::assign::run(file.as_deref()),
+        Command::Assign {
+            file,
+            table,
+            topics,
+            members,
+            joins,
+            member_ids,
+            topic_ids,
+            preset,
+            detail,
+        } => {
+            if table {
+                cli::assign::run_table(&cli::assign::TableArgs {
+                    topics,
+                    members,
+                    joins,
+                    member_ids,
+                    topic_ids,
+                    preset,
+                    detail,
+                })
+            } else {
+                cli::assign::run(file.as_deref())
+            }
+        }
         Command::Partition {
             partitions,
             redis,

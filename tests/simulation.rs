@@ -180,8 +180,20 @@ fn every_scenario_is_deterministic() {
             },
         )
         .unwrap();
-        let a = run(&s, RunOptions { keep_trace: true });
-        let b = run(&s, RunOptions { keep_trace: true });
+        let a = run(
+            &s,
+            RunOptions {
+                keep_trace: true,
+                record_history: true,
+            },
+        );
+        let b = run(
+            &s,
+            RunOptions {
+                keep_trace: true,
+                record_history: true,
+            },
+        );
         assert_eq!(a.report.digest, b.report.digest, "{}", path.display());
         assert_eq!(a.trace, b.trace);
         assert_eq!(
@@ -220,7 +232,13 @@ fn forced_double_ownership_is_a_violation() {
 #[test]
 fn seed_001_sticky_variant_ends_in_the_published_layout() {
     let s = scenario("seed-001-sticky.toml", "sticky");
-    let out = run(&s, RunOptions { keep_trace: true });
+    let out = run(
+        &s,
+        RunOptions {
+            keep_trace: true,
+            record_history: true,
+        },
+    );
     let last = |who: &str| {
         out.trace
             .iter()
@@ -354,4 +372,35 @@ fn sticky_family_moves_the_minimum_on_scale_out_and_scale_in() {
         let r = report(&s);
         assert_eq!(r.moved.total, r.moved.minimum, "{file} sticky");
     }
+}
+
+#[test]
+fn history_records_owner_changes_and_phases() {
+    let s = scenario("scale-out.toml", "eager");
+    let out = run(
+        &s,
+        RunOptions {
+            keep_trace: false,
+            record_history: true,
+        },
+    );
+    let h = out.history.expect("history recorded");
+    assert_eq!(h.member_names.len(), 5);
+    use cgsim::metrics::Mark;
+    let owner_changes = h
+        .marks
+        .iter()
+        .filter(|(_, m)| matches!(m, Mark::Owner { .. }))
+        .count();
+    // Formation gives 24, the eager rebalance revokes 24 and reassigns 24.
+    assert_eq!(owner_changes, 24 * 3);
+    assert!(h
+        .marks
+        .iter()
+        .any(|(_, m)| matches!(m, Mark::Stable { generation: 2 })));
+    assert!(
+        h.marks.windows(2).all(|w| w[0].0 <= w[1].0),
+        "marks in time order"
+    );
+    assert!(run(&s, RunOptions::default()).history.is_none());
 }

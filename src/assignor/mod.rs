@@ -10,6 +10,7 @@ pub mod range;
 pub mod roundrobin;
 pub mod server_range;
 pub mod sticky;
+pub mod table;
 pub mod uniform;
 
 use crate::java::{string_compare, Uuid};

@@ -4,7 +4,7 @@
 //! topic (seed 001's "3,3,3,0" with four consumers). History is ignored; racks are not modelled.
 
 use super::{
-    contiguous_share, member_info_order, AssignError, AssignResult, Assignor, GroupSpec,
+    contiguous_share, member_info_order, AssignError, AssignResult, Assignor, GroupSpec, TopicIdx,
     TopicPartition,
 };
 
@@ -22,19 +22,35 @@ impl Assignor for RangeAssignor {
 
 /// Contiguous ranges per topic over its subscribers in `MemberInfo` order. Shared with the
 /// server-side range assignor, which differs only in what surrounds it.
+///
+/// One pass over the members builds every topic's subscriber list (members' topics are sorted,
+/// so no per-topic search), and each member's list is allocated once at its final size: on a
+/// million partitions the growth copies and the searches were most of the time.
 pub(crate) fn assign_ranges(group: &GroupSpec) -> Vec<Vec<TopicPartition>> {
     let order = member_info_order(&group.members);
-    let mut assignment = vec![Vec::new(); group.members.len()];
-    for topic in group.subscribed_topics() {
-        let subscribers: Vec<usize> = order
-            .iter()
-            .copied()
-            .filter(|&m| group.members[m].subscribes(topic))
-            .collect();
-        let n = group.topic(topic).partitions;
-        for (i, &m) in subscribers.iter().enumerate() {
-            let (start, count) = contiguous_share(n, subscribers.len(), i);
-            assignment[m].extend((start..start + count).map(|p| TopicPartition::new(topic, p)));
+    let mut subscribers: Vec<Vec<usize>> = vec![Vec::new(); group.topics.len()];
+    for &m in &order {
+        for &t in &group.members[m].topics {
+            subscribers[t as usize].push(m);
+        }
+    }
+    let mut sizes = vec![0usize; group.members.len()];
+    for (topic, subs) in subscribers.iter().enumerate() {
+        let n = group.topics[topic].partitions;
+        for (i, &m) in subs.iter().enumerate() {
+            sizes[m] += contiguous_share(n, subs.len(), i).1 as usize;
+        }
+    }
+    let mut assignment: Vec<Vec<TopicPartition>> =
+        sizes.iter().map(|&s| Vec::with_capacity(s)).collect();
+    for (topic, subs) in subscribers.iter().enumerate() {
+        let n = group.topics[topic].partitions;
+        for (i, &m) in subs.iter().enumerate() {
+            let (start, count) = contiguous_share(n, subs.len(), i);
+            if count > 0 {
+                let t = topic as TopicIdx;
+                assignment[m].extend((start..start + count).map(|p| TopicPartition::new(t, p)));
+            }
         }
     }
     assignment

@@ -4,7 +4,8 @@
 //! previous assignment (ALGORITHMS.md 7.3), so it is not sticky, and topic ids do not matter.
 
 use super::range::assign_ranges;
-use super::{AssignError, AssignResult, Assignor, GroupSpec, RebalanceProtocol, SubscriptionType};
+use super::uniform::subscription_type;
+use super::{AssignError, AssignResult, Assignor, GroupSpec, RebalanceProtocol};
 
 pub struct ServerRangeAssignor;
 
@@ -27,7 +28,7 @@ impl Assignor for ServerRangeAssignor {
         // Homogeneous and heterogeneous builders give the same ranges: a homogeneous group is
         // the case where every topic's subscribers are all members.
         Ok(AssignResult {
-            subscription_type: Some(SubscriptionType::of(group)),
+            subscription_type: Some(subscription_type(group)),
             ..AssignResult::plain(assign_ranges(group))
         })
     }

@@ -1,7 +1,11 @@
 //! `cgsim assign [FILE]`: JSON lines in, JSON lines out. Every line is processed; a bad line is
 //! reported on stderr as `line N: what is wrong` and makes the exit code 2.
+//!
+//! `cgsim assign --table ...`: the assignment table (`cgsim::assignor::table`); bad arguments
+//! exit 2 with what is wrong.
 
 use cgsim::assignor::json::{parse_case, render};
+use cgsim::assignor::table;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -67,4 +71,58 @@ pub fn run(file: Option<&Path>) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The `--table` options, as given.
+pub struct TableArgs {
+    pub topics: Option<String>,
+    pub members: Option<String>,
+    pub joins: Option<String>,
+    pub member_ids: Vec<String>,
+    pub topic_ids: Option<String>,
+    pub preset: Option<String>,
+    pub detail: bool,
+}
+
+pub fn run_table(args: &TableArgs) -> ExitCode {
+    let sections = match table_sections(args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("assign --table: {e}");
+            return super::bad_input();
+        }
+    };
+    match table::build(&sections) {
+        Ok(tables) => {
+            let text = table::render(&tables, args.detail);
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("assign --table: {e}");
+            super::bad_input()
+        }
+    }
+}
+
+fn table_sections(args: &TableArgs) -> Result<Vec<table::Section>, String> {
+    if let Some(name) = &args.preset {
+        return table::preset(name);
+    }
+    let topics = args
+        .topics
+        .as_deref()
+        .ok_or("--topics NAME=PARTITIONS,... is required (or --preset seed-001)")?;
+    let members = args
+        .members
+        .as_deref()
+        .ok_or("--members N,... is required (the group sizes, e.g. 2,3,4,10)")?;
+    Ok(vec![table::section_from_args(
+        topics,
+        members,
+        args.joins.as_deref(),
+        &args.member_ids,
+        args.topic_ids.as_deref(),
+    )?])
 }

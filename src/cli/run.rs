@@ -40,7 +40,14 @@ pub fn run(
         }
     };
     tracing::info!(scenario = %scenario.name, seed = scenario.seed, variant = %scenario.variant, "run");
-    let out = run_with_faults(&scenario, RunOptions { keep_trace: trace }, &faults);
+    let out = run_with_faults(
+        &scenario,
+        RunOptions {
+            keep_trace: trace,
+            ..RunOptions::default()
+        },
+        &faults,
+    );
     tracing::info!(events = out.events, "done");
     if trace {
         for line in &out.trace {

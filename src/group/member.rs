@@ -20,13 +20,15 @@ use super::leader;
 use super::messages::{
     ClientRef, ErrorCode, JoinReason, LeaveReason, Request, Response, Subscription,
 };
+use crate::app::join::{JoinState, MemberView};
 use crate::assignor::RebalanceProtocol;
 use crate::engine::{Env, Event};
 use crate::scenario::{CommitAfterBatch, OffsetReset};
 use crate::sim::queue::TimerId;
 use crate::sim::time::Duration;
 use crate::sim::SimTime;
-use std::collections::{BTreeMap, VecDeque};
+use crate::workload::partitioner::default_partition;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 #[derive(Debug)]
 pub enum ClientTimer {
@@ -122,6 +124,12 @@ pub struct Member {
     previous_assignment: Vec<usize>,
     /// Fetch positions of owned partitions whose committed offset is known.
     positions: BTreeMap<usize, u64>,
+    /// Where processing of each owned partition started in its current assignment.
+    start_positions: BTreeMap<usize, u64>,
+    /// The local join's state (the latest price per symbol).
+    join: JoinState,
+    /// Price partitions whose state is being rebuilt.
+    restoring: BTreeSet<usize>,
     after_commit: Option<AfterCommit>,
     awaiting_offsets: bool,
     /// Newly assigned partitions whose committed offsets the next poll fetches.
@@ -162,6 +170,9 @@ impl Member {
             owned: Vec::new(),
             previous_assignment: Vec::new(),
             positions: BTreeMap::new(),
+            start_positions: BTreeMap::new(),
+            join: JoinState::default(),
+            restoring: BTreeSet::new(),
             after_commit: None,
             awaiting_offsets: false,
             pending_fetch: Vec::new(),
@@ -383,6 +394,7 @@ impl Member {
                     });
                     env.metrics.position_set(p, position);
                     self.positions.insert(p, position);
+                    self.start_positions.insert(p, position);
                     started.push(p);
                 }
                 env.metrics.processing_started(now, self.idx, &started);
@@ -436,6 +448,7 @@ impl Member {
                 ));
                 env.metrics.lost(now, self.idx, &lost);
                 self.positions.clear();
+                self.start_positions.clear();
             }
             self.phase = Phase::Unjoined;
         }
@@ -494,7 +507,6 @@ impl Member {
             env.scenario.cluster.latency_min_us,
             env.scenario.cluster.latency_max_us,
         ) * 2;
-        let visible_at = SimTime::from_micros(now.as_micros().saturating_sub(rtt));
         let mut budget = env.scenario.group.max_poll_records;
         let mut batch = Vec::new();
         let n = self.positions.len();
@@ -508,7 +520,10 @@ impl Member {
             if budget == 0 {
                 break;
             }
-            let end = env.logs.end_offset(p, visible_at);
+            let visible_at = now.as_micros().saturating_sub(rtt + env.arrival_lag_us[p]);
+            let end = env
+                .logs
+                .end_offset_from(p, pos, SimTime::from_micros(visible_at));
             if end > pos {
                 let take = (end - pos).min(budget);
                 budget -= take;
@@ -528,7 +543,11 @@ impl Member {
         let next_record = self
             .positions
             .iter()
-            .filter_map(|(&p, &pos)| env.logs.time_of(p, pos))
+            .filter_map(|(&p, &pos)| {
+                env.logs
+                    .time_of(p, pos)
+                    .map(|t| t + Duration::from_micros(env.arrival_lag_us[p]))
+            })
             .min()
             .map(|t| (t + rtt).max(now + Duration::from_micros(1)));
         next_record.map_or(max_wait, |t| t.min(max_wait))
@@ -539,6 +558,9 @@ impl Member {
             return;
         };
         let now = env.now();
+        for &(p, from, to) in &batch {
+            self.run_app(env, p, from, to);
+        }
         for (p, from, to) in batch {
             env.metrics.processed(now, self.idx, p, from, to);
             if let Some(pos) = self.positions.get_mut(&p) {
@@ -558,6 +580,44 @@ impl Member {
             _ => {}
         }
         self.poll(env);
+    }
+
+    /// The application on records `[from, to)` of partition `p`, in order: prices fill the local
+    /// map, notifications look it up.
+    fn run_app(&mut self, env: &mut Env, p: usize, from: u64, to: u64) {
+        let Some(app) = env.scenario.app.as_ref() else {
+            return;
+        };
+        let topic = env.partition_topic[p];
+        let now = env.now();
+        for offset in from..to {
+            let Some(&record) = env.logs.record(p, offset) else {
+                continue;
+            };
+            if topic == app.prices {
+                self.join.apply_price(record.key, p, offset);
+            } else if topic == app.notifications {
+                let latency_us = now.as_micros().saturating_sub(record.time_us);
+                if self.join.has(record.key) {
+                    env.metrics.notification(Ok(()), latency_us);
+                    continue;
+                }
+                let count = env.scenario.topics[app.prices].partitions_at(record.time_us / 1000);
+                let key_name = &env.logs.keys[record.key as usize];
+                let home = env.first_partition[app.prices]
+                    + default_partition(key_name.as_bytes(), count) as usize;
+                let view = MemberView {
+                    owned: &self.owned,
+                    positions: &self.positions,
+                    start_positions: &self.start_positions,
+                    restoring: &self.restoring,
+                };
+                let outcome =
+                    self.join
+                        .classify(app, &env.logs, &view, record.key, record.time_us, home);
+                env.metrics.notification(outcome, latency_us);
+            }
+        }
     }
 
     fn maybe_auto_commit(&mut self, env: &mut Env) {

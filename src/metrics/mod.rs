@@ -6,14 +6,19 @@
 //! from its assignment until the first of its revoke or lost callback, its crash, or the
 //! coordinator removing it from the group.
 
+mod history;
 mod stats;
+
+pub use history::{History, Mark};
 
 pub use stats::{nearest_rank, Summary};
 
+use crate::app::join::Miss;
 use crate::report::{
-    CoPartitionBreak, Formation, Invariants, Lost, Moved, Pauses, RebalanceEntry, Rebalances,
-    Records, Report, ReportMember, Revocations, Violation, Zombie,
+    CoPartitionBreak, Formation, Invariants, JoinMetrics, Lost, Moved, Pauses, Percentiles,
+    RebalanceEntry, Rebalances, Records, Report, ReportMember, Revocations, Violation, Zombie,
 };
+use crate::report::{Lag, Recovery, Window};
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::workload::producer::Logs;
@@ -114,6 +119,19 @@ pub struct Metrics {
     /// Partitions that exist now (added partitions exist from when they are added).
     partition_exists: Vec<bool>,
     partitions_added_at: Option<SimTime>,
+    join: JoinMetrics,
+    join_latencies_ms: Vec<u64>,
+    recovery: Recovery,
+    /// The processed position of each partition's current owner.
+    position: Vec<u64>,
+    lag_peak: Vec<u64>,
+    lag_series: Vec<(u64, u64)>,
+    last_total_lag: u64,
+    /// The current rebalance window's figures, and the entry they belong to once it is Stable.
+    window: Window,
+    window_entry: Option<usize>,
+    batch_records: u64,
+    history: Option<History>,
     errors: Vec<String>,
 }
 
@@ -171,8 +189,39 @@ impl Metrics {
                 .flat_map(|t| (0..t.max_partitions()).map(move |p| p < t.partitions))
                 .collect(),
             partitions_added_at: None,
+            join: JoinMetrics::default(),
+            join_latencies_ms: Vec::new(),
+            recovery: Recovery::default(),
+            position: vec![0; p],
+            lag_peak: vec![0; p],
+            lag_series: Vec::new(),
+            last_total_lag: 0,
+            window: Window::default(),
+            window_entry: None,
+            batch_records: scenario.group.max_poll_records,
+            history: None,
             errors: Vec::new(),
         }
+    }
+
+    /// Keep a [`History`] of the run.
+    pub fn record_history(&mut self) {
+        self.history = Some(History {
+            member_names: self.member_names.clone(),
+            partition_names: self.partition_names.clone(),
+            marks: Vec::new(),
+        });
+    }
+
+    fn mark(&mut self, now: SimTime, mark: Mark) {
+        if let Some(h) = self.history.as_mut() {
+            h.marks.push((now.as_micros(), mark));
+        }
+    }
+
+    /// The recorded history, if any.
+    pub fn take_history(&mut self) -> Option<History> {
+        self.history.take()
     }
 
     fn formed(&self) -> bool {
@@ -184,6 +233,13 @@ impl Metrics {
     /// A member's process starts; returns its incarnation number.
     pub fn process_started(&mut self, now: SimTime, m: usize) -> u32 {
         self.incarnations[m] += 1;
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "start",
+            },
+        );
         self.started_at[m] = now;
         self.close_requested_at[m] = None;
         self.crashed_at[m] = None;
@@ -196,6 +252,13 @@ impl Metrics {
     }
 
     pub fn close_requested(&mut self, now: SimTime, m: usize) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "close",
+            },
+        );
         self.close_requested_at[m] = Some(now);
     }
 
@@ -204,6 +267,13 @@ impl Metrics {
     }
 
     pub fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "crash",
+            },
+        );
         self.crashed_at[m] = Some(now);
         self.paused_since[m] = None;
         if self.formed() {
@@ -215,6 +285,13 @@ impl Metrics {
     }
 
     pub fn stalled(&mut self, now: SimTime, m: usize, _until: SimTime) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "stall_begin",
+            },
+        );
         self.stall_started_at[m] = Some(now);
         let parts: Vec<usize> = (0..self.active.len())
             .filter(|&p| self.active[p] == Some(m))
@@ -253,6 +330,93 @@ impl Metrics {
                     unmatched_indexes: (min..max).collect(),
                 });
             }
+        }
+    }
+
+    /// A notification was joined (or missed, for one reason) `latency_us` after it was produced.
+    pub fn notification(&mut self, outcome: Result<(), Miss>, latency_us: u64) {
+        self.join.notifications += 1;
+        let in_window = self.formed() && (self.running.is_some() || self.window_entry.is_some());
+        for misses in [
+            Some(&mut self.join.misses),
+            in_window.then_some(&mut self.window.join_misses),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match outcome {
+                Ok(()) => {}
+                Err(Miss::NotCoLocated) => misses.not_co_located += 1,
+                Err(Miss::NoPriceYet) => misses.no_price_yet += 1,
+                Err(Miss::OutOfOrder) => misses.out_of_order += 1,
+                Err(Miss::Restoring) => misses.restoring += 1,
+                Err(Miss::StateEmpty) => misses.state_empty += 1,
+            }
+        }
+        if outcome.is_ok() {
+            self.join.local_hits += 1;
+        }
+        self.join_latencies_ms.push(latency_us / 1000);
+    }
+
+    /// A member begins rebuilding a price partition's state: `records` replayed over
+    /// `duration_us` (0 for a standby takeover).
+    pub fn restore_started(&mut self, standby: bool, records: u64, duration_us: u64) {
+        let in_window = self.formed() && (self.running.is_some() || self.window_entry.is_some());
+        let r = &mut self.recovery;
+        r.restores += 1;
+        r.standby_takeovers += u64::from(standby);
+        r.restored_records += records;
+        r.restore_ms += duration_us / 1000;
+        if in_window {
+            let w = &mut self.window;
+            w.restores += 1;
+            w.standby_takeovers += u64::from(standby);
+            w.restored_records += records;
+            w.restore_ms += duration_us / 1000;
+        }
+    }
+
+    /// Samples consumer lag: every existing partition's log end offset minus the processed
+    /// position of its owner.
+    pub fn sample_lag(&mut self, now: SimTime, logs: &Logs) {
+        let mut total = 0u64;
+        for p in 0..self.position.len() {
+            if !self.partition_exists[p] {
+                continue;
+            }
+            let lag = logs.end_offset(p, now).saturating_sub(self.position[p]);
+            self.lag_peak[p] = self.lag_peak[p].max(lag);
+            total += lag;
+        }
+        self.last_total_lag = total;
+        self.lag_series.push((ms(now), total));
+        if !self.formed() {
+            return;
+        }
+        if self.running.is_some() || self.window_entry.is_some() {
+            self.window.lag_peak = self.window.lag_peak.max(total);
+        }
+        if let Some(i) = self.window_entry {
+            let end = self.rebalances[i].end_ms;
+            if self.window.catch_up_ms.is_none()
+                && self.running.is_none()
+                && total <= self.window.lag_before + self.batch_records
+            {
+                self.window.catch_up_ms = Some(ms(now).saturating_sub(end));
+            }
+        }
+    }
+
+    /// A rebalance is running, or its window has not caught up yet: lag deserves finer samples.
+    pub fn watching_lag(&self) -> bool {
+        self.running.is_some() || (self.window_entry.is_some() && self.window.catch_up_ms.is_none())
+    }
+
+    /// The current window's figures go to its rebalance's entry.
+    fn close_window(&mut self) {
+        if let Some(i) = self.window_entry.take() {
+            self.rebalances[i].window = std::mem::take(&mut self.window);
         }
     }
 
@@ -297,6 +461,7 @@ impl Metrics {
         trigger: Trigger,
         member: Option<usize>,
     ) {
+        self.mark(now, Mark::RebalanceStart { generation });
         if !self.formed() {
             self.first_rebalance_start.get_or_insert(now);
             return;
@@ -310,6 +475,8 @@ impl Metrics {
             Trigger::MetadataChanged => self.partitions_added_at.unwrap_or(now),
             _ => now,
         });
+        self.close_window();
+        self.window.lag_before = self.last_total_lag;
         let owners: BTreeSet<usize> = self.owner.iter().flatten().copied().collect();
         let members: BTreeSet<usize> = (0..self.in_group.len())
             .filter(|&m| self.in_group[m])
@@ -338,6 +505,7 @@ impl Metrics {
     }
 
     pub fn join_completed(&mut self, now: SimTime, generation: i32) {
+        self.mark(now, Mark::JoinComplete { generation });
         if let Some(r) = self.running.as_mut() {
             r.generation = generation;
             r.join_end = Some(now);
@@ -345,6 +513,7 @@ impl Metrics {
     }
 
     pub fn group_stable(&mut self, now: SimTime, generation: i32) {
+        self.mark(now, Mark::Stable { generation });
         if !self.formed() {
             let start = self.first_rebalance_start.unwrap_or(now);
             self.formation = Some(Formation {
@@ -391,7 +560,9 @@ impl Metrics {
             join_ms: ms(join_end) - ms(r.start),
             sync_ms: ms(now) - ms(join_end),
             follow_up_ms: 0,
+            window: Window::default(),
         });
+        self.window_entry = Some(self.rebalances.len() - 1);
         self.stopped_members
             .extend(r.owners_at_start.iter().filter(|&&m| self.in_group[m]));
     }
@@ -498,6 +669,13 @@ impl Metrics {
             }
             self.owner[p] = Some(m);
             self.last_owner[p] = Some(m);
+            self.mark(
+                now,
+                Mark::Owner {
+                    partition: p,
+                    member: Some(m),
+                },
+            );
         }
     }
 
@@ -556,6 +734,13 @@ impl Metrics {
 
     /// The stalled poll loop returned.
     pub fn stall_ended(&mut self, now: SimTime, m: usize) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "stall_end",
+            },
+        );
         for p in std::mem::take(&mut self.stalled_parts[m]) {
             if self.owner[p] == Some(m) {
                 self.start_processing(now, m, p);
@@ -564,6 +749,7 @@ impl Metrics {
     }
 
     pub fn position_set(&mut self, p: usize, position: u64) {
+        self.position[p] = position;
         if position > self.accounted_upto[p] {
             self.skipped += position - self.accounted_upto[p];
             self.accounted_upto[p] = position;
@@ -573,6 +759,9 @@ impl Metrics {
     /// Records `[from, to)` of partition `p` were processed by member `m`.
     pub fn processed(&mut self, now: SimTime, m: usize, p: usize, from: u64, to: u64) {
         let n = to - from;
+        if self.owner[p] == Some(m) {
+            self.position[p] = self.position[p].max(to);
+        }
         self.processed += n;
         self.processed_twice += self.accounted_upto[p].min(to).saturating_sub(from);
         self.accounted_upto[p] = self.accounted_upto[p].max(to);
@@ -591,6 +780,13 @@ impl Metrics {
         if self.owner[p] == Some(m) {
             self.owner[p] = None;
             self.owned_count[m] -= 1;
+            self.mark(
+                now,
+                Mark::Owner {
+                    partition: p,
+                    member: None,
+                },
+            );
         }
         if self.active[p] == Some(m) {
             self.stop_processing(now, p);
@@ -599,6 +795,13 @@ impl Metrics {
 
     fn stop_processing(&mut self, now: SimTime, p: usize) {
         self.active[p] = None;
+        self.mark(
+            now,
+            Mark::Processing {
+                partition: p,
+                member: None,
+            },
+        );
         if self.formed() {
             self.unavailable_since[p].get_or_insert(now);
         }
@@ -606,6 +809,13 @@ impl Metrics {
 
     fn start_processing(&mut self, now: SimTime, m: usize, p: usize) {
         self.active[p] = Some(m);
+        self.mark(
+            now,
+            Mark::Processing {
+                partition: p,
+                member: Some(m),
+            },
+        );
         if let Some(since) = self.unavailable_since[p].take() {
             self.unavailable_us[p] += (now - since).as_micros();
         }
@@ -626,6 +836,12 @@ impl Metrics {
         logs: &Logs,
         scenario: &Scenario,
     ) -> Report {
+        self.close_window();
+        let catch_up_ms: Vec<Option<u64>> = self
+            .rebalances
+            .iter()
+            .map(|e| e.window.catch_up_ms)
+            .collect();
         let mut open_at_end = Vec::new();
         for p in 0..self.unavailable_since.len() {
             if let Some(since) = self.unavailable_since[p].take() {
@@ -659,9 +875,7 @@ impl Metrics {
             .zip(&self.unavailable_us)
             .map(|(n, us)| (n.clone(), us / 1000))
             .collect();
-        let produced: u64 = (0..logs.partitions())
-            .map(|p| logs.end_offset(p, end))
-            .sum();
+        let counts = logs.produced_by(end);
         let unconsumed: u64 = (0..logs.partitions())
             .map(|p| {
                 logs.end_offset(p, end)
@@ -669,7 +883,9 @@ impl Metrics {
             })
             .sum();
         let distinct = self.processed - self.processed_twice;
-        let never = produced.saturating_sub(distinct + self.skipped + unconsumed);
+        let never = counts
+            .written
+            .saturating_sub(distinct + self.skipped + unconsumed);
         let mut final_assignment: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (p, owner) in self.owner.iter().enumerate() {
             if let Some(m) = owner {
@@ -725,12 +941,33 @@ impl Metrics {
                 stop_the_world_ms: Summary::of(stw, paused_at_end),
                 unavailable_ms: Summary::of(unavailable, open_at_end),
             },
-            join: Default::default(),
-            lag: Default::default(),
+            join: {
+                let mut l = self.join_latencies_ms;
+                l.sort_unstable();
+                JoinMetrics {
+                    latency_ms: Percentiles {
+                        p50: nearest_rank(&l, 50),
+                        p99: nearest_rank(&l, 99),
+                    },
+                    ..self.join
+                }
+            },
+            recovery: self.recovery,
+            lag: Lag {
+                peak: self
+                    .partition_names
+                    .iter()
+                    .zip(&self.lag_peak)
+                    .filter(|(_, &l)| l > 0)
+                    .map(|(n, &l)| (n.clone(), l))
+                    .collect(),
+                catch_up_ms,
+                series: self.lag_series,
+            },
             records: Records {
-                produced,
-                written: produced,
-                dropped: 0,
+                produced: counts.produced,
+                written: counts.written,
+                dropped: counts.dropped,
                 processed: self.processed,
                 processed_twice: self.processed_twice,
                 skipped_by_offset_reset: self.skipped,

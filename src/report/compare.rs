@@ -110,15 +110,37 @@ pub const FIGURES: &[Figure] = &[
     },
     Figure {
         key: "lag.peak",
-        label: "lag peak (max)",
+        label: "lag peak partition",
         unit: Unit::Count,
         of: |r| Some(r.lag.peak.values().copied().max().unwrap_or(0)),
+    },
+    Figure {
+        key: "lag.total_peak",
+        label: "lag total peak",
+        unit: Unit::Count,
+        of: |r| Some(r.lag.series.iter().map(|&(_, l)| l).max().unwrap_or(0)),
     },
     Figure {
         key: "lag.catch_up_ms",
         label: "lag catch-up ms (max)",
         unit: Unit::Ms,
-        of: |r| Some(r.lag.catch_up_ms.iter().copied().max().unwrap_or(0)),
+        of: |r| {
+            Some(
+                r.lag
+                    .catch_up_ms
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .max()
+                    .unwrap_or(0),
+            )
+        },
+    },
+    Figure {
+        key: "lag.never_caught_up",
+        label: "lag never caught up",
+        unit: Unit::Count,
+        of: |r| Some(r.lag.catch_up_ms.iter().filter(|c| c.is_none()).count() as u64),
     },
     Figure {
         key: "join.hit_rate",

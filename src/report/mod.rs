@@ -26,6 +26,7 @@ pub struct Report {
     pub moved: Moved,
     pub pauses: Pauses,
     pub join: JoinMetrics,
+    pub recovery: Recovery,
     pub lag: Lag,
     pub records: Records,
     pub invariants: Invariants,
@@ -86,6 +87,27 @@ pub struct RebalanceEntry {
     /// Cooperative: from this rebalance's end until the follow-up it caused was Stable (0 when
     /// there was none). The follow-up is also listed as its own generation.
     pub follow_up_ms: u64,
+    /// Its window: from its start until the next rebalance starts (or the run ends).
+    pub window: Window,
+}
+
+/// What happened in a rebalance's window.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Window {
+    /// Total lag (every partition's log end offset minus its processed position) at the
+    /// rebalance's start, and its peak in the window.
+    pub lag_before: u64,
+    pub lag_peak: u64,
+    /// From the rebalance's end until total lag was back within one batch
+    /// (`max_poll_records`) of `lag_before`; `null` if it never was.
+    pub catch_up_ms: Option<u64>,
+    pub join_misses: JoinMisses,
+    /// State restores begun (changelog replays and standby takeovers), records replayed, and
+    /// the summed restore time.
+    pub restores: u64,
+    pub standby_takeovers: u64,
+    pub restored_records: u64,
+    pub restore_ms: u64,
 }
 
 #[derive(Serialize, Debug, Clone, Default)]
@@ -140,7 +162,7 @@ fn summary_with<S: serde::Serializer>(
     map.end()
 }
 
-#[derive(Serialize, Debug, Clone, Default)]
+#[derive(Serialize, Debug, Clone, Copy, Default)]
 pub struct JoinMisses {
     pub not_co_located: u64,
     pub no_price_yet: u64,
@@ -164,11 +186,24 @@ pub struct JoinMetrics {
     pub latency_ms: Percentiles,
 }
 
-/// Consumer lag (filled by the lag issue; empty until then).
+/// Consumer lag: log end offset minus the processed position, sampled every `lag_sample_ms`.
 #[derive(Serialize, Debug, Clone, Default)]
 pub struct Lag {
+    /// Each partition's highest lag (partitions that never lagged left out).
     pub peak: BTreeMap<String, u64>,
-    pub catch_up_ms: Vec<u64>,
+    /// Per rebalance after formation, in order: time to catch up (`null`: never).
+    pub catch_up_ms: Vec<Option<u64>>,
+    /// `[at_ms, total lag]` samples.
+    pub series: Vec<(u64, u64)>,
+}
+
+/// State recovery for the join, over the whole run.
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Recovery {
+    pub restores: u64,
+    pub standby_takeovers: u64,
+    pub restored_records: u64,
+    pub restore_ms: u64,
 }
 
 #[derive(Serialize, Debug, Clone, Default)]

@@ -90,7 +90,31 @@ pub fn render_text(r: &Report) -> String {
             format!(" (open at end: {})", u.open_at_end.join(" "))
         }
     );
+    let j = &r.join;
+    if j.notifications > 0 {
+        let m = &j.misses;
+        let _ = writeln!(
+            w,
+            "join: {} notifications, {} local hits; misses: not co-located {}, no price yet {}, out of order {}, restoring {}, state empty {}; latency ms p50 {} p99 {}",
+            j.notifications,
+            j.local_hits,
+            m.not_co_located,
+            m.no_price_yet,
+            m.out_of_order,
+            m.restoring,
+            m.state_empty,
+            j.latency_ms.p50,
+            j.latency_ms.p99
+        );
+    }
     let rec = &r.records;
+    if rec.written != rec.produced || rec.dropped > 0 {
+        let _ = writeln!(
+            w,
+            "records written {} (appends: a broadcast record counts once per partition), dropped by the stream partitioner {}",
+            rec.written, rec.dropped
+        );
+    }
     let _ = writeln!(
         w,
         "records: produced {} processed {} twice {} skipped by offset reset {} unconsumed at end {} never processed {}",

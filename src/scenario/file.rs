@@ -23,6 +23,12 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub producers: Vec<Spanned<ProducerFile>>,
     #[serde(default)]
+    pub arrival: ArrivalFile,
+    /// How often consumer lag is sampled for the report.
+    #[serde(default = "default_lag_sample")]
+    pub lag_sample_ms: u64,
+    pub app: Option<Spanned<AppFile>>,
+    #[serde(default)]
     pub timeline: Vec<Spanned<TimelineFile>>,
     #[serde(default)]
     pub variants: BTreeMap<String, Spanned<VariantFile>>,
@@ -32,6 +38,10 @@ pub struct ScenarioFile {
     pub snapshot_variants: Option<Spanned<Vec<String>>>,
     #[serde(default = "no_co_partitioned")]
     pub co_partitioned: Spanned<Vec<Vec<String>>>,
+}
+
+fn default_lag_sample() -> u64 {
+    1_000
 }
 
 fn no_co_partitioned() -> Spanned<Vec<Vec<String>>> {
@@ -239,12 +249,110 @@ pub struct MemberFile {
     pub topics: Option<Vec<String>>,
 }
 
-/// A constant-rate producer.
+/// A producer: a stream (`records_per_sec`, null keys or keyed) or a scripted sequence
+/// (`per_key` records for each of `keys`, one every `interval_ms`).
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ProducerFile {
     pub topic: String,
-    pub records_per_sec: u64,
+    pub records_per_sec: Option<u64>,
+    pub start_ms: Option<u64>,
+    pub end_ms: Option<u64>,
+    /// Named keys (the seed's tickers, say).
+    pub keys: Option<Vec<String>>,
+    /// Or this many generated keys, `key-0`, `key-1`, ...
+    pub key_count: Option<u32>,
+    /// How a keyed stream picks its next key: `cycle` (in order), `uniform` or `skewed`
+    /// (Zipf, s = 1: key i drawn with weight 1/(i+1)).
+    pub key_distribution: Option<KeyDistributionFile>,
+    /// Scripted: each key this many times...
+    pub per_key: Option<u32>,
+    /// ...one record every `interval_ms`, keys in order, round after round.
+    pub interval_ms: Option<u64>,
+    /// A Kafka Streams sink's KIP-837 `StreamPartitioner`: `default` (no set: the default
+    /// partitioner), `drop` (empty set: the record is dropped) or `broadcast` (every partition).
+    pub stream_partitioner: Option<StreamPartitionerFile>,
+    /// Only these keys get the stream partitioner's answer; the rest the default partitioner.
+    pub stream_partitioner_keys: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyDistributionFile {
+    Cycle,
+    Uniform,
+    Skewed,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamPartitionerFile {
+    Default,
+    Drop,
+    Broadcast,
+}
+
+/// How records reach consumers: extra fetch delay per partition and per leader broker.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalFile {
+    /// Each partition's own extra delay, drawn once per partition, uniform in [min, max].
+    pub partition_lag_ms: Option<LatencyFile>,
+    /// Extra delay of every partition led by broker i.
+    #[serde(default)]
+    pub broker_lag_ms: Vec<u64>,
+}
+
+/// The application the members run.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct AppFile {
+    /// `local_join`: a local latest-value map fed by `prices`, looked up by `notifications`.
+    pub kind: AppKindFile,
+    pub prices: String,
+    pub notifications: String,
+    /// Wait up to this long for the other side before processing a notification (like Kafka
+    /// Streams' max.task.idle.ms); 0 does not wait.
+    #[serde(default)]
+    pub wait_for_prices_ms: u64,
+    /// How a member rebuilds a price partition's state when it is assigned: `none` (only new
+    /// prices fill it), `changelog` (replay the partition's compacted state) or `standby` (a
+    /// warm replica on another member; changelog for everyone else).
+    #[serde(default = "default_recovery")]
+    pub recovery: RecoveryFile,
+    /// Changelog replay speed, records per second.
+    #[serde(default = "default_restore_rate")]
+    pub restore_records_per_sec: u64,
+    /// true: the whole task (both co-partitioned partitions) waits for its restore (Kafka
+    /// Streams); false: notifications flow and miss while it runs (a plain consumer).
+    #[serde(default)]
+    pub pause_during_restore: bool,
+    /// A member keeps the state of a partition revoked from it, so it needs no restore if the
+    /// partition comes back (Kafka Streams' local stores); an in-memory map does not.
+    #[serde(default)]
+    pub keep_state_on_revoke: bool,
+}
+
+fn default_recovery() -> RecoveryFile {
+    RecoveryFile::None
+}
+
+fn default_restore_rate() -> u64 {
+    1_000
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryFile {
+    None,
+    Changelog,
+    Standby,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AppKindFile {
+    LocalJoin,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,4 +413,6 @@ pub struct TimelineFile {
 pub struct VariantFile {
     pub assignors: Option<Vec<String>>,
     pub protocol: Option<Protocol>,
+    /// `KEY=VALUE` overrides, as `--set` takes them (applied before the command line's).
+    pub set: Option<Vec<String>>,
 }

@@ -52,11 +52,25 @@ pub fn load_str(file: &str, text: &str, options: &LoadOptions) -> Result<Scenari
         line,
         message,
     };
-    let text = apply_sets(text, &options.sets).map_err(|m| err(None, m))?;
-    let parsed: ScenarioFile = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| line_of(&text, s.start));
-        err(line, e.message().trim().to_string())
-    })?;
+    let parse = |sets: &[String]| -> Result<(String, ScenarioFile), ScenarioError> {
+        let text = apply_sets(text, sets).map_err(|m| err(None, m))?;
+        let parsed: ScenarioFile = toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|s| line_of(&text, s.start));
+            err(line, e.message().trim().to_string())
+        })?;
+        Ok((text, parsed))
+    };
+    let (mut text, mut parsed) = parse(&options.sets)?;
+    // A variant's own overrides go first; the command line's win.
+    let variant_sets = options
+        .variant
+        .as_ref()
+        .and_then(|v| parsed.variants.get(v))
+        .and_then(|v| v.get_ref().set.clone());
+    if let Some(mut sets) = variant_sets {
+        sets.extend(options.sets.iter().cloned());
+        (text, parsed) = parse(&sets)?;
+    }
     validate(parsed, &text, options).map_err(|(span, message)| {
         let line = span
             .filter(|s| !s.is_empty())

@@ -25,6 +25,9 @@ pub struct Scenario {
     pub group: GroupSpec,
     pub members: Vec<MemberSpec>,
     pub producers: Vec<ProducerSpec>,
+    pub arrival: ArrivalSpec,
+    pub app: Option<JoinApp>,
+    pub lag_sample_ms: u64,
     pub timeline: Vec<TimelineEvent>,
     /// Groups of co-partitioned topics (indexes into `topics`).
     pub co_partitioned: Vec<Vec<usize>>,
@@ -64,10 +67,9 @@ impl TopicSpec {
     pub fn partitions_at(&self, at_ms: u64) -> u32 {
         self.resizes
             .iter()
-            .filter(|&&(t, _)| t <= at_ms)
-            .map(|&(_, n)| n)
-            .next_back()
-            .unwrap_or(self.partitions)
+            .rev()
+            .find(|&&(t, _)| t <= at_ms)
+            .map_or(self.partitions, |&(_, n)| n)
     }
 }
 
@@ -125,7 +127,89 @@ pub struct MemberSpec {
 #[derive(Clone, Debug)]
 pub struct ProducerSpec {
     pub topic: usize,
-    pub records_per_sec: u64,
+    pub start_ms: u64,
+    /// Exclusive.
+    pub end_ms: u64,
+    pub kind: ProducerKind,
+    /// A Kafka Streams sink's KIP-837 partitioner, when the producer is one.
+    pub stream_partitioner: Option<StreamPartitioner>,
+    /// Keys the stream partitioner answers for (`None`: every key).
+    pub stream_partitioner_keys: Option<Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProducerKind {
+    /// Null keys at a constant rate: spread evenly, counted in closed form.
+    NullKeys { records_per_sec: u64 },
+    /// Keyed records at a constant rate.
+    Keyed {
+        records_per_sec: u64,
+        keys: Vec<String>,
+        distribution: KeyDistribution,
+    },
+    /// Each key `per_key` times, keys in order round after round, one every `interval_ms`.
+    Script {
+        keys: Vec<String>,
+        per_key: u32,
+        interval_ms: u64,
+    },
+}
+
+impl ProducerKind {
+    pub fn is_keyed(&self) -> bool {
+        !matches!(self, ProducerKind::NullKeys { .. })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyDistribution {
+    Cycle,
+    Uniform,
+    Skewed,
+}
+
+/// What a KIP-837 `StreamPartitioner#partitions()` returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamPartitioner {
+    /// No set: the default partitioner decides.
+    Default,
+    /// An empty set: the record is dropped (Kafka Streams' dropped-records sensor).
+    Drop,
+    /// Every partition: one logical record, one append per partition.
+    Broadcast,
+}
+
+/// Extra fetch delays (out-of-order arrival across partitions).
+#[derive(Clone, Debug, Default)]
+pub struct ArrivalSpec {
+    pub partition_lag_min_ms: u64,
+    pub partition_lag_max_ms: u64,
+    pub broker_lag_ms: Vec<u64>,
+}
+
+/// The partition-local join of seed 000.
+#[derive(Clone, Debug)]
+pub struct JoinApp {
+    pub prices: usize,
+    pub notifications: usize,
+    pub wait_for_prices_ms: u64,
+    pub recovery: Recovery,
+    pub restore_records_per_sec: u64,
+    pub pause_during_restore: bool,
+    pub keep_state_on_revoke: bool,
+}
+
+/// How an assigned price partition's state is rebuilt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The map starts empty; only new prices fill it.
+    None,
+    /// Replay the partition's compacted changelog at `restore_records_per_sec`.
+    Changelog,
+    /// A warm replica (num.standby.replicas = 1) on the member that follows the active owner in
+    /// scenario order among the members in the group; a takeover by that member is free,
+    /// anyone else replays the changelog.
+    Standby,
 }
 
 #[derive(Clone, Debug)]

@@ -1,10 +1,14 @@
 //! From the file as written to the typed scenario: defaults resolved, variant applied, every
 //! cross-reference checked. Errors carry the byte span of the offending entry for its line.
 
-use super::file::{Action, CommitAfterBatchFile, OffsetResetFile, Protocol, ScenarioFile};
+use super::file::{
+    Action, AppKindFile, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol,
+    RecoveryFile, ScenarioFile, StreamPartitionerFile,
+};
 use super::{
-    ClusterSpec, CommitAfterBatch, GroupSpec, LoadOptions, MemberSpec, OffsetReset, ProducerSpec,
-    Scenario, TimelineAction, TimelineEvent, TopicSpec,
+    ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
+    MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Recovery, Scenario, StreamPartitioner,
+    TimelineAction, TimelineEvent, TopicSpec,
 };
 use crate::assignor::{by_name, RebalanceProtocol};
 use std::collections::BTreeSet;
@@ -271,25 +275,171 @@ pub fn validate(
         ));
     }
 
-    // Producers.
-    let mut producers = Vec::new();
+    // Producers: a topic is written either by null-key streams or by keyed producers.
+    let mut producers: Vec<ProducerSpec> = Vec::new();
     for p in &file.producers {
         let span = Some(p.span());
         let p = p.get_ref();
+        let bad =
+            |m: String| -> Invalid { (span.clone(), format!("producer for {:?}: {m}", p.topic)) };
         let topic = topics
             .iter()
             .position(|t| t.name == p.topic)
-            .ok_or_else(|| {
-                (
-                    span.clone(),
-                    format!("producer writes to unknown topic {:?}", p.topic),
-                )
-            })?;
+            .ok_or_else(|| bad("unknown topic".into()))?;
+        let keys: Option<Vec<String>> = match (&p.keys, p.key_count) {
+            (Some(_), Some(_)) => return Err(bad("give keys or key_count, not both".into())),
+            (Some(k), None) if k.is_empty() => return Err(bad("keys is empty".into())),
+            (Some(k), None) => Some(k.clone()),
+            (None, Some(0)) => return Err(bad("key_count must be at least 1".into())),
+            (None, Some(n)) => Some((0..n).map(|i| format!("key-{i}")).collect()),
+            (None, None) => None,
+        };
+        let start_ms = p.start_ms.unwrap_or(0);
+        let end_ms = p.end_ms.unwrap_or(duration_ms);
+        if start_ms >= end_ms {
+            return Err(bad(format!(
+                "start_ms {start_ms} is not before end_ms {end_ms}"
+            )));
+        }
+        let kind = match (p.records_per_sec, p.per_key) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "give records_per_sec (a stream) or per_key (a script), not both".into(),
+                ))
+            }
+            (None, None) => return Err(bad("needs records_per_sec or per_key".into())),
+            (Some(rate), None) => {
+                if p.interval_ms.is_some() {
+                    return Err(bad("interval_ms applies to a script (per_key)".into()));
+                }
+                match keys {
+                    None if p.key_distribution.is_some() => {
+                        return Err(bad("key_distribution needs keys or key_count".into()))
+                    }
+                    None => ProducerKind::NullKeys {
+                        records_per_sec: rate,
+                    },
+                    Some(keys) => ProducerKind::Keyed {
+                        records_per_sec: rate,
+                        keys,
+                        distribution: match p.key_distribution.unwrap_or(KeyDistributionFile::Cycle)
+                        {
+                            KeyDistributionFile::Cycle => KeyDistribution::Cycle,
+                            KeyDistributionFile::Uniform => KeyDistribution::Uniform,
+                            KeyDistributionFile::Skewed => KeyDistribution::Skewed,
+                        },
+                    },
+                }
+            }
+            (None, Some(per_key)) => {
+                let keys =
+                    keys.ok_or_else(|| bad("a script (per_key) needs keys or key_count".into()))?;
+                if p.key_distribution.is_some() {
+                    return Err(bad(
+                        "key_distribution applies to a stream (records_per_sec)".into(),
+                    ));
+                }
+                ProducerKind::Script {
+                    keys,
+                    per_key,
+                    interval_ms: p.interval_ms.unwrap_or(1),
+                }
+            }
+        };
+        if p.stream_partitioner.is_some() && !kind.is_keyed() {
+            return Err(bad("a stream partitioner needs keyed records".into()));
+        }
+        if p.stream_partitioner_keys.is_some() && p.stream_partitioner.is_none() {
+            return Err(bad(
+                "stream_partitioner_keys needs a stream_partitioner".into()
+            ));
+        }
+        if let Some(other) = producers
+            .iter()
+            .find(|q| q.topic == topic && q.kind.is_keyed() != kind.is_keyed())
+        {
+            let _ = other;
+            return Err(bad(
+                "a topic's producers must all be keyed or all null-keyed".into(),
+            ));
+        }
         producers.push(ProducerSpec {
             topic,
-            records_per_sec: p.records_per_sec,
+            start_ms,
+            end_ms,
+            kind,
+            stream_partitioner: p.stream_partitioner.map(|s| match s {
+                StreamPartitionerFile::Default => StreamPartitioner::Default,
+                StreamPartitionerFile::Drop => StreamPartitioner::Drop,
+                StreamPartitionerFile::Broadcast => StreamPartitioner::Broadcast,
+            }),
+            stream_partitioner_keys: p.stream_partitioner_keys.clone(),
         });
     }
+
+    if file.lag_sample_ms == 0 {
+        return Err(whole("lag_sample_ms must be positive".into()));
+    }
+
+    // Arrival.
+    let arrival = ArrivalSpec {
+        partition_lag_min_ms: file.arrival.partition_lag_ms.map_or(0, |l| l.min),
+        partition_lag_max_ms: file.arrival.partition_lag_ms.map_or(0, |l| l.max),
+        broker_lag_ms: file.arrival.broker_lag_ms.clone(),
+    };
+    if arrival.partition_lag_min_ms > arrival.partition_lag_max_ms {
+        return Err(whole("arrival.partition_lag_ms: min is above max".into()));
+    }
+    if arrival.broker_lag_ms.len() > brokers as usize {
+        return Err(whole(format!(
+            "arrival.broker_lag_ms lists {} brokers, the cluster has {brokers}",
+            arrival.broker_lag_ms.len()
+        )));
+    }
+
+    // The application.
+    let app = match &file.app {
+        None => None,
+        Some(a) => {
+            let span = Some(a.span());
+            let a = a.get_ref();
+            let find = |name: &str| {
+                topics
+                    .iter()
+                    .position(|t| t.name == name)
+                    .ok_or_else(|| (span.clone(), format!("app: unknown topic {name:?}")))
+            };
+            // The one application kind so far; the match makes a new kind a compile error here.
+            match a.kind {
+                AppKindFile::LocalJoin => {}
+            }
+            let (prices, notifications) = (find(&a.prices)?, find(&a.notifications)?);
+            for t in [prices, notifications] {
+                if producers.iter().any(|p| p.topic == t && !p.kind.is_keyed()) {
+                    return Err((
+                        span,
+                        format!("app: the join needs keyed records in {:?}", topics[t].name),
+                    ));
+                }
+            }
+            if a.restore_records_per_sec == 0 {
+                return Err((span, "app.restore_records_per_sec must be positive".into()));
+            }
+            Some(JoinApp {
+                prices,
+                notifications,
+                wait_for_prices_ms: a.wait_for_prices_ms,
+                recovery: match a.recovery {
+                    RecoveryFile::None => Recovery::None,
+                    RecoveryFile::Changelog => Recovery::Changelog,
+                    RecoveryFile::Standby => Recovery::Standby,
+                },
+                restore_records_per_sec: a.restore_records_per_sec,
+                pause_during_restore: a.pause_during_restore,
+                keep_state_on_revoke: a.keep_state_on_revoke,
+            })
+        }
+    };
 
     // Timeline: a member named by a `join` starts then instead of at 0.
     let mut timeline = Vec::new();
@@ -505,6 +655,9 @@ pub fn validate(
         group,
         members,
         producers,
+        arrival,
+        app,
+        lag_sample_ms: file.lag_sample_ms,
         timeline,
         co_partitioned,
         snapshot_variants,

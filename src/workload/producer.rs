@@ -1,13 +1,20 @@
-//! Constant-rate producers. A topic written at `r` records per second spreads them evenly over
-//! its partitions (null keys: Kafka's sticky partitioner spreads batches; over time each
-//! partition gets `r / n`); when partitions are added the rate is spread over the new count from
-//! then on. The log end offset is a closed-form function of time, so a run costs events per
-//! poll, not per record.
+//! Producers and the partition logs they write.
+//!
+//! - Null-key streams: a topic written at `r` records per second spreads them evenly over its
+//!   partitions (Kafka's sticky partitioner spreads batches; over time each partition gets
+//!   `r / n`), re-spread when partitions are added. Their log end offsets are closed-form
+//!   functions of time, so a run costs events per poll, not per record.
+//! - Keyed producers (streams and scripts): every record is generated up front from the seed,
+//!   placed by Kafka's default partitioner (or a KIP-837 stream partitioner) with the partition
+//!   count at its produce time, and appended to its partitions' logs.
 
-use crate::scenario::Scenario;
-use crate::sim::SimTime;
+use super::partitioner::default_partition;
+use crate::scenario::{KeyDistribution, ProducerKind, Scenario, StreamPartitioner};
+use crate::sim::rng::Stream;
+use crate::sim::{RngStreams, SimTime};
+use std::collections::BTreeMap;
 
-/// A stretch of time over which a partition grows at `num / den` records per second.
+/// A stretch of time over which a null-key partition grows at `num / den` records per second.
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     start_us: u64,
@@ -27,51 +34,216 @@ impl Segment {
     }
 }
 
-/// Log end offsets of every partition as functions of time.
+/// One append of a keyed record to a partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Produce time (the record's timestamp), microseconds.
+    pub time_us: u64,
+    /// Index into [`Logs::keys`].
+    pub key: u32,
+}
+
+/// Where one keyed record went: its appends are `Logs::appends(write)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub time_us: u64,
+    first_append: u32,
+    appends: u32,
+}
+
+/// Every partition's log, as functions of time, and the keyed records in them.
 pub struct Logs {
-    /// Per global partition index, its segments in time order.
     segments: Vec<Vec<Segment>>,
+    records: Vec<Vec<Record>>,
+    /// Key names of keyed records.
+    pub keys: Vec<String>,
+    /// Per (topic, key): every write of that key, in time order.
+    writes: BTreeMap<(usize, u32), Vec<Write>>,
+    /// `(global partition, offset)` of every keyed append, in write order (several per
+    /// broadcast record).
+    append_pool: Vec<(usize, u64)>,
+    /// Logical keyed records produced, and those a stream partitioner dropped, by time.
+    keyed_produced: Vec<u64>,
+    keyed_dropped: Vec<u64>,
+}
+
+/// Logical record counts by a point in time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Produced {
+    pub produced: u64,
+    pub written: u64,
+    pub dropped: u64,
 }
 
 impl Logs {
-    pub fn new(scenario: &Scenario) -> Self {
-        let mut per_topic = vec![0u64; scenario.topics.len()];
-        for p in &scenario.producers {
-            per_topic[p.topic] += p.records_per_sec;
-        }
-        let mut segments = Vec::new();
+    pub fn new(scenario: &Scenario, streams: &RngStreams) -> Self {
+        let first = scenario.first_partitions();
+        let total: usize = scenario
+            .topics
+            .iter()
+            .map(|t| t.max_partitions() as usize)
+            .sum();
+        let mut logs = Logs {
+            segments: vec![Vec::new(); total],
+            records: vec![Vec::new(); total],
+            keys: Vec::new(),
+            writes: BTreeMap::new(),
+            append_pool: Vec::new(),
+            keyed_produced: Vec::new(),
+            keyed_dropped: Vec::new(),
+        };
         for (t, topic) in scenario.topics.iter().enumerate() {
-            // The topic's partition count over time: (from, count) steps.
-            let mut steps = vec![(0u64, topic.partitions)];
-            steps.extend(topic.resizes.iter().map(|&(at, n)| (at * 1000, n)));
-            for p in 0..topic.max_partitions() {
-                let mut list = Vec::new();
-                for (i, &(from, count)) in steps.iter().enumerate() {
-                    let to = steps.get(i + 1).map_or(u64::MAX, |&(next, _)| next);
-                    if p < count {
-                        list.push(Segment {
-                            start_us: from,
-                            end_us: to,
-                            num: per_topic[t],
-                            den: u64::from(count),
-                        });
-                    }
+            // Breakpoints: partition count changes and producers starting or stopping.
+            let mut cuts: Vec<u64> = vec![0];
+            cuts.extend(topic.resizes.iter().map(|&(at, _)| at));
+            for p in scenario
+                .producers
+                .iter()
+                .filter(|p| p.topic == t && !p.kind.is_keyed())
+            {
+                cuts.push(p.start_ms);
+                cuts.push(p.end_ms);
+            }
+            cuts.sort_unstable();
+            cuts.dedup();
+            for (i, &from) in cuts.iter().enumerate() {
+                let to = cuts.get(i + 1).copied();
+                let rate: u64 = scenario
+                    .producers
+                    .iter()
+                    .filter(|p| p.topic == t && p.start_ms <= from && from < p.end_ms)
+                    .filter_map(|p| match p.kind {
+                        ProducerKind::NullKeys { records_per_sec } => Some(records_per_sec),
+                        _ => None,
+                    })
+                    .sum();
+                if rate == 0 {
+                    continue;
                 }
-                segments.push(list);
+                let count = topic.partitions_at(from);
+                for p in 0..count as usize {
+                    logs.segments[first[t] + p].push(Segment {
+                        start_us: from * 1000,
+                        end_us: to.map_or(u64::MAX, |t| t * 1000),
+                        num: rate,
+                        den: u64::from(count),
+                    });
+                }
             }
         }
-        Logs { segments }
+        logs.generate_keyed(scenario, streams, &first);
+        logs
+    }
+
+    /// Generates every keyed record and appends it where its partitioner sends it.
+    fn generate_keyed(&mut self, scenario: &Scenario, streams: &RngStreams, first: &[usize]) {
+        let mut key_ids: BTreeMap<String, u32> = BTreeMap::new();
+        // (time, producer, sequence, topic, key)
+        let mut all: Vec<(u64, usize, u64, usize, u32)> = Vec::new();
+        for (i, p) in scenario.producers.iter().enumerate() {
+            let mut intern = |k: &String| -> u32 {
+                let next = key_ids.len() as u32;
+                *key_ids.entry(k.clone()).or_insert_with(|| {
+                    self.keys.push(k.clone());
+                    next
+                })
+            };
+            match &p.kind {
+                ProducerKind::NullKeys { .. } => {}
+                ProducerKind::Keyed {
+                    records_per_sec,
+                    keys,
+                    distribution,
+                } => {
+                    let ids: Vec<u32> = keys.iter().map(&mut intern).collect();
+                    let mut rng = streams.stream(&format!("producer-{i}-keys"));
+                    let picker = KeyPicker::new(*distribution, ids.len());
+                    let span_us = (p.end_ms - p.start_ms) * 1000;
+                    let mut j = 0u64;
+                    loop {
+                        if *records_per_sec == 0 {
+                            break;
+                        }
+                        let offset_us = (u128::from(j) * 1_000_000)
+                            .div_ceil(u128::from(*records_per_sec))
+                            as u64;
+                        if offset_us >= span_us {
+                            break;
+                        }
+                        let key = ids[picker.pick(j, &mut rng)];
+                        all.push((p.start_ms * 1000 + offset_us, i, j, p.topic, key));
+                        j += 1;
+                    }
+                }
+                ProducerKind::Script {
+                    keys,
+                    per_key,
+                    interval_ms,
+                } => {
+                    let ids: Vec<u32> = keys.iter().map(&mut intern).collect();
+                    let mut j = 0u64;
+                    for _ in 0..*per_key {
+                        for &key in &ids {
+                            let at = p.start_ms * 1000 + j * interval_ms * 1000;
+                            if at < p.end_ms * 1000 {
+                                all.push((at, i, j, p.topic, key));
+                            }
+                            j += 1;
+                        }
+                    }
+                }
+            }
+        }
+        all.sort_unstable();
+        for (time_us, producer, _, topic, key) in all {
+            let spec = &scenario.producers[producer];
+            let count = scenario.topics[topic].partitions_at(time_us / 1000);
+            let name = &self.keys[key as usize];
+            let applies = spec
+                .stream_partitioner_keys
+                .as_ref()
+                .is_none_or(|ks| ks.contains(name));
+            let targets: Vec<u32> = match spec.stream_partitioner.filter(|_| applies) {
+                Some(StreamPartitioner::Drop) => Vec::new(),
+                Some(StreamPartitioner::Broadcast) => (0..count).collect(),
+                Some(StreamPartitioner::Default) | None => {
+                    vec![default_partition(name.as_bytes(), count)]
+                }
+            };
+            self.keyed_produced.push(time_us);
+            if targets.is_empty() {
+                self.keyed_dropped.push(time_us);
+            }
+            let first_append = self.append_pool.len() as u32;
+            for &t in &targets {
+                let global = first[topic] + t as usize;
+                self.append_pool
+                    .push((global, self.records[global].len() as u64));
+                self.records[global].push(Record { time_us, key });
+            }
+            self.writes.entry((topic, key)).or_default().push(Write {
+                time_us,
+                first_append,
+                appends: targets.len() as u32,
+            });
+        }
     }
 
     /// Records appended to partition `p` by time `t`.
     pub fn end_offset(&self, p: usize, t: SimTime) -> u64 {
         let us = t.as_micros();
-        self.segments[p].iter().map(|s| s.count_by(us)).sum()
+        let closed: u64 = self.segments[p].iter().map(|s| s.count_by(us)).sum();
+        closed + self.records[p].partition_point(|r| r.time_us <= us) as u64
     }
 
     /// When partition `p` gets its record number `offset` (the first time its end offset
     /// exceeds `offset`), or `None` if it never does.
     pub fn time_of(&self, p: usize, offset: u64) -> Option<SimTime> {
+        if !self.records[p].is_empty() {
+            return self.records[p]
+                .get(offset as usize)
+                .map(|r| SimTime::from_micros(r.time_us));
+        }
         let mut before = 0u64;
         for s in &self.segments[p] {
             if s.num == 0 {
@@ -89,8 +261,99 @@ impl Logs {
         None
     }
 
+    /// The keyed record at `offset` of partition `p`, if the partition holds keyed records.
+    pub fn record(&self, p: usize, offset: u64) -> Option<&Record> {
+        self.records[p].get(offset as usize)
+    }
+
+    /// `(global partition, offset)` of each append of a write.
+    pub fn appends(&self, w: &Write) -> &[(usize, u64)] {
+        &self.append_pool[w.first_append as usize..(w.first_append + w.appends) as usize]
+    }
+
+    /// Records appended to partition `p` by time `t`, knowing at least `from` were: a short
+    /// scan forward from `from`, which is what a consumer at position `from` asks.
+    pub fn end_offset_from(&self, p: usize, from: u64, t: SimTime) -> u64 {
+        let records = &self.records[p];
+        if records.is_empty() {
+            return self.end_offset(p, t);
+        }
+        let us = t.as_micros();
+        let start = (from as usize).min(records.len());
+        // Gallop: double the step until past `t`, then binary search that window.
+        let mut step = 1usize;
+        let mut lo = start;
+        while lo + step <= records.len() && records[lo + step - 1].time_us <= us {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(records.len());
+        (lo + records[lo..hi].partition_point(|r| r.time_us <= us)) as u64
+    }
+
+    /// Every write of `key` to `topic`, in time order.
+    pub fn writes(&self, topic: usize, key: u32) -> &[Write] {
+        self.writes.get(&(topic, key)).map_or(&[], Vec::as_slice)
+    }
+
     pub fn partitions(&self) -> usize {
         self.segments.len()
+    }
+
+    /// Logical records produced, appends written, and records dropped by time `t`.
+    pub fn produced_by(&self, t: SimTime) -> Produced {
+        let us = t.as_micros();
+        let appends: u64 = (0..self.partitions()).map(|p| self.end_offset(p, t)).sum();
+        let keyed_appends: u64 = self
+            .records
+            .iter()
+            .map(|r| r.partition_point(|r| r.time_us <= us) as u64)
+            .sum();
+        let keyed = self.keyed_produced.partition_point(|&x| x <= us) as u64;
+        let dropped = self.keyed_dropped.partition_point(|&x| x <= us) as u64;
+        Produced {
+            produced: appends - keyed_appends + keyed,
+            written: appends,
+            dropped,
+        }
+    }
+}
+
+/// Draws the next key of a keyed stream.
+struct KeyPicker {
+    distribution: KeyDistribution,
+    n: usize,
+    /// Skewed: cumulative integer weights of 1/(i+1).
+    cumulative: Vec<u64>,
+}
+
+impl KeyPicker {
+    fn new(distribution: KeyDistribution, n: usize) -> Self {
+        let mut cumulative = Vec::new();
+        if distribution == KeyDistribution::Skewed {
+            let mut sum = 0u64;
+            for i in 0..n as u64 {
+                sum += (1u64 << 32) / (i + 1);
+                cumulative.push(sum);
+            }
+        }
+        KeyPicker {
+            distribution,
+            n,
+            cumulative,
+        }
+    }
+
+    fn pick(&self, j: u64, rng: &mut Stream) -> usize {
+        match self.distribution {
+            KeyDistribution::Cycle => (j % self.n as u64) as usize,
+            KeyDistribution::Uniform => rng.between(0, self.n as u64 - 1) as usize,
+            KeyDistribution::Skewed => {
+                let total = *self.cumulative.last().expect("at least one key");
+                let x = rng.between(0, total - 1);
+                self.cumulative.partition_point(|&c| c <= x)
+            }
+        }
     }
 }
 
@@ -99,7 +362,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn offsets_and_their_times_agree() {
+    fn closed_form_offsets_and_their_times_agree() {
         let s = Segment {
             start_us: 1_000_000,
             end_us: u64::MAX,
@@ -108,6 +371,12 @@ mod tests {
         };
         let logs = Logs {
             segments: vec![vec![s]],
+            records: vec![Vec::new()],
+            keys: Vec::new(),
+            writes: BTreeMap::new(),
+            append_pool: Vec::new(),
+            keyed_produced: Vec::new(),
+            keyed_dropped: Vec::new(),
         };
         // 10 records per second from 1 s.
         assert_eq!(logs.end_offset(0, SimTime::from_millis(1_000)), 0);
@@ -122,5 +391,43 @@ mod tests {
                 k
             );
         }
+    }
+
+    #[test]
+    fn end_offset_from_agrees_with_the_binary_search() {
+        let times = [1u64, 1, 2, 5, 8, 8, 8, 13, 21, 34];
+        let logs = Logs {
+            segments: vec![Vec::new()],
+            records: vec![times
+                .iter()
+                .map(|&t| Record { time_us: t, key: 0 })
+                .collect()],
+            keys: Vec::new(),
+            writes: BTreeMap::new(),
+            append_pool: Vec::new(),
+            keyed_produced: Vec::new(),
+            keyed_dropped: Vec::new(),
+        };
+        for t in 0..40 {
+            let at = SimTime::from_micros(t);
+            let want = logs.end_offset(0, at);
+            for from in 0..=want {
+                assert_eq!(logs.end_offset_from(0, from, at), want, "t {t} from {from}");
+            }
+        }
+    }
+
+    #[test]
+    fn skewed_keys_favour_the_first() {
+        let picker = KeyPicker::new(KeyDistribution::Skewed, 10);
+        let mut rng = Stream::derive(1, "t");
+        let mut counts = [0u32; 10];
+        for j in 0..10_000 {
+            counts[picker.pick(j, &mut rng)] += 1;
+        }
+        assert!(
+            counts[0] > counts[1] && counts[1] > counts[9] && counts[9] > 0,
+            "{counts:?}"
+        );
     }
 }

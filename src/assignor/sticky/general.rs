@@ -10,7 +10,7 @@
 //! of topics in that state is tracked.
 
 use super::{AssignError, Members, Space, Validated, NONE};
-use crate::assignor::{GroupSpec, TopicPartition};
+use crate::assignor::{GroupSpec, MemberPartitions, TopicPartition};
 use crate::java::{bucket_index, string_hash};
 use std::collections::{BTreeSet, HashMap};
 
@@ -19,8 +19,8 @@ pub(super) fn assign(
     space: &Space,
     members: &Members,
     validated: &Validated,
-    claims: &[Vec<TopicPartition>],
-) -> Result<Vec<Vec<u32>>, AssignError> {
+    claims: &[&[TopicPartition]],
+) -> Result<MemberPartitions, AssignError> {
     let n = group.members.len();
     let nt = space.topics.len();
     let total = space.total;
@@ -78,7 +78,7 @@ pub(super) fn assign(
                 None if max_gen > -1 => -1,
                 _ => continue,
             };
-            for &tp in &claims[m] {
+            for &tp in claims[m] {
                 let Some(g) = space.dense(tp) else { continue };
                 let g = g as usize;
                 if prev_owner[g] == NONE || gen > prev_gen[g] {
@@ -94,7 +94,8 @@ pub(super) fn assign(
     let mut count = vec![0u32; n];
     let mut revocation_required = false;
     for (m, list) in validated.owned.iter().enumerate() {
-        for &g in list {
+        for &tp in list {
+            let g = space.dense(tp).expect("claims are in the space");
             if mtopics[m].binary_search(&part_ti[g as usize]).is_ok() {
                 owner[g as usize] = m as u32;
                 count[m] += 1;
@@ -177,10 +178,15 @@ pub(super) fn assign(
         owner = snapshot;
     }
 
-    let mut target: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (g, &o) in owner.iter().enumerate() {
-        if o != NONE {
-            target[o as usize].push(g as u32);
+    // Dense order is (topic, partition) order, so the lists come out sorted.
+    let mut target: MemberPartitions = vec![Vec::new(); n];
+    for (ti, &(topic, len)) in space.topics.iter().enumerate() {
+        let start = space.topic_start[ti] as usize;
+        for p in 0..len as usize {
+            let o = owner[start + p];
+            if o != NONE {
+                target[o as usize].push(TopicPartition::new(topic, p as i32));
+            }
         }
     }
     Ok(target)
@@ -467,7 +473,50 @@ impl<'a> Balancer<'a> {
 
     /// `isBalanced()`.
     fn is_balanced(&self) -> bool {
-        self.global.n == 0 || self.global.max <= self.global.min + 1 || self.n_violating == 0
+        let fast =
+            self.global.n == 0 || self.global.max <= self.global.min + 1 || self.n_violating == 0;
+        #[cfg(test)]
+        assert_eq!(fast, self.naive_is_balanced(), "incremental isBalanced");
+        fast
+    }
+
+    /// Kafka's `isBalanced()` as written: a scan of every partition a not-full member could
+    /// take. Tests check the incremental answer against it at every call.
+    #[cfg(test)]
+    fn naive_is_balanced(&self) -> bool {
+        let active: Vec<usize> = (0..self.count.len()).filter(|&m| !self.fixed[m]).collect();
+        let Some(min) = active.iter().map(|&m| self.count[m]).min() else {
+            return true;
+        };
+        let max = active.iter().map(|&m| self.count[m]).max().unwrap_or(min);
+        if min + 1 >= max {
+            return true;
+        }
+        let total = self.part_ti.len() as u32;
+        for &c in &active {
+            if u64::from(self.count[c]) == self.max_size[c] {
+                continue;
+            }
+            for &ti in &self.mtopics[c] {
+                let start = self.topic_start[ti as usize];
+                let end = self
+                    .topic_start
+                    .get(ti as usize + 1)
+                    .copied()
+                    .unwrap_or(total);
+                for g in start..end {
+                    let o = self.owner[g as usize];
+                    if o != c as u32
+                        && o != NONE
+                        && !self.fixed[o as usize]
+                        && self.count[c] + 1 < self.count[o as usize]
+                    {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     fn balance_score(&self) -> i64 {
@@ -509,6 +558,15 @@ impl<'a> Balancer<'a> {
                 }
                 let ti = self.part_ti[g as usize] as usize;
                 let all = &self.all[ti];
+                #[cfg(test)]
+                {
+                    let naive = self.subs[ti]
+                        .iter()
+                        .filter(|&&m| !self.fixed[m as usize])
+                        .map(|&m| self.count[m as usize])
+                        .min();
+                    assert_eq!(naive, (all.n > 0).then_some(all.min), "subscriber minimum");
+                }
                 if all.n > 0 && cc > all.min + 1 {
                     let min = all.min;
                     let target = *self.subs[ti]
@@ -611,6 +669,47 @@ impl<'a> Balancer<'a> {
             let ti = self.foreign[m][k].0 as usize;
             self.holders[ti].replace(old, new);
             self.recheck(ti);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::java::{topic_partition_hash, JavaHash, JavaHashSet};
+
+    #[derive(Clone, PartialEq, Eq, Hash)]
+    struct Tp(i32);
+
+    impl JavaHash for Tp {
+        fn java_hash(&self) -> i32 {
+            topic_partition_hash("orders", self.0)
+        }
+    }
+
+    /// A movement set iterates first what a `java.util.HashSet<TopicPartition>` would, through
+    /// growth, removals and re-insertions.
+    #[test]
+    fn move_set_first_follows_java_hash_set() {
+        let mut ours = MoveSet::new();
+        let mut java = JavaHashSet::new(crate::java::Capacity::Default);
+        let mut seq = 0;
+        let ops: Vec<(bool, i32)> = (0..200)
+            .map(|i| ((i * 7919) % 5 != 0, (i * 104_729) % 61))
+            .collect();
+        for (insert, p) in ops {
+            let tp = Tp(p);
+            if insert {
+                if java.insert(tp.clone()) {
+                    seq += 1;
+                    ours.insert(p as u32, tp.java_hash(), seq);
+                }
+            } else if java.remove(&tp) {
+                ours.remove(p as u32);
+            }
+            if let Some(first) = java.iter().next() {
+                assert_eq!(ours.first(), first.0 as u32);
+            }
         }
     }
 }

@@ -24,7 +24,6 @@ use super::{
     RebalanceProtocol, TopicIdx, TopicPartition,
 };
 use crate::java::{iteration_order, string_compare, string_hash, Capacity};
-use std::collections::HashSet;
 
 /// No member / no partition.
 const NONE: u32 = u32::MAX;
@@ -44,15 +43,10 @@ impl Assignor for StickyAssignor {
     fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError> {
         // The userData carries the member's whole previous assignment, even partitions of topics
         // it no longer subscribes to (EAGER never filters it).
-        let claims = group
-            .members
-            .iter()
-            .map(|m| m.owned.clone())
-            .collect::<Vec<_>>();
-        let run = run(group, claims)?;
-        Ok(AssignResult::plain(
-            run.space.to_member_partitions(&run.target),
-        ))
+        let claims: Vec<&[TopicPartition]> =
+            group.members.iter().map(|m| m.owned.as_slice()).collect();
+        let run = run(group, &claims)?;
+        Ok(AssignResult::plain(run.target))
     }
 }
 
@@ -76,57 +70,66 @@ impl Assignor for CooperativeStickyAssignor {
                 .members
                 .iter()
                 .map(|m| {
+                    // Owned lists come grouped by topic: look each topic up once.
+                    let mut last: Option<(TopicIdx, bool)> = None;
                     let mut owned: Vec<TopicPartition> = m
                         .owned
                         .iter()
                         .copied()
-                        .filter(|tp| m.subscribes(tp.topic))
+                        .filter(|tp| match last {
+                            Some((t, keep)) if t == tp.topic => keep,
+                            _ => {
+                                let keep = m.subscribes(tp.topic);
+                                last = Some((tp.topic, keep));
+                                keep
+                            }
+                        })
                         .collect();
-                    owned.sort_unstable();
+                    if !owned.is_sorted() {
+                        owned.sort_unstable();
+                    }
                     owned
                 })
                 .collect(),
         };
-        let run = run(group, claims)?;
-        let space = &run.space;
-        let mut target = run.target;
+        let claims: Vec<&[TopicPartition]> = claims.iter().map(Vec::as_slice).collect();
+        let run = run(group, &claims)?;
         // adjustAssignment: a partition moving to a new owner while another member still claims
         // it is taken out of this generation's assignment.
         let transferring = match run.transferring {
             Some(t) => t,
-            None => raw_transferring(space, &run.claims, &target),
+            None => raw_transferring(&run.space, &claims, &run.target),
         };
-        let mut withheld: Vec<Vec<u32>> = vec![Vec::new(); target.len()];
-        if !transferring.is_empty() {
-            let drop: HashSet<u32> = transferring.iter().map(|&(g, _)| g).collect();
-            for &(g, m) in &transferring {
-                withheld[m as usize].push(g);
-            }
-            let mut affected: Vec<u32> = transferring.iter().map(|&(_, m)| m).collect();
-            affected.sort_unstable();
-            affected.dedup();
-            for m in affected {
-                target[m as usize].retain(|g| !drop.contains(g));
-            }
+        let n = run.target.len();
+        let mut withheld: MemberPartitions = vec![Vec::new(); n];
+        for &(tp, m) in &transferring {
+            withheld[m as usize].push(tp);
         }
-        let assignment_dense = target;
-        let assignment = space.to_member_partitions(&assignment_dense);
+        for w in &mut withheld {
+            w.sort_unstable();
+        }
+        let target = run.target;
         if group.protocol == RebalanceProtocol::Eager {
-            return Ok(AssignResult::plain(assignment));
+            // Nobody claims anything under EAGER, so nothing is withheld.
+            return Ok(AssignResult::plain(target));
         }
-        // Put the withheld partitions back to show the full target.
-        let mut full = assignment_dense.clone();
+        let mut assignment = target.clone();
         for (m, w) in withheld.iter().enumerate() {
-            full[m].extend_from_slice(w);
+            if !w.is_empty() {
+                assignment[m] = difference(&assignment[m], w);
+            }
         }
-        let (revoked, added) = revoked_added(space, &run.claims, &assignment_dense, &assignment);
-        let rejoin_requested_by = (0..revoked.len())
-            .filter(|&m| !revoked[m].is_empty())
+        let revoked: MemberPartitions = (0..n)
+            .map(|m| difference(claims[m], &assignment[m]))
             .collect();
+        let added: MemberPartitions = (0..n)
+            .map(|m| difference(&assignment[m], claims[m]))
+            .collect();
+        let rejoin_requested_by = (0..n).filter(|&m| !revoked[m].is_empty()).collect();
         let details = CooperativeDetails {
             algorithm: run.algorithm,
-            target: space.to_member_partitions(&full),
-            withheld: space.to_member_partitions(&withheld),
+            target,
+            withheld,
             revoked,
             added,
             rejoin_requested_by,
@@ -136,6 +139,24 @@ impl Assignor for CooperativeStickyAssignor {
             ..AssignResult::plain(assignment)
         })
     }
+}
+
+/// `a` minus `b`, both sorted.
+fn difference(a: &[TopicPartition], b: &[TopicPartition]) -> Vec<TopicPartition> {
+    if b.is_empty() {
+        return a.to_vec();
+    }
+    let mut out = Vec::with_capacity(a.len());
+    let mut j = 0;
+    for &x in a {
+        while j < b.len() && b[j] < x {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != x {
+            out.push(x);
+        }
+    }
+    out
 }
 
 /// The partitions being assigned (`partitionsPerTopic`): topics someone subscribes to that exist
@@ -153,17 +174,22 @@ pub(crate) struct Space {
 
 impl Space {
     fn new(group: &GroupSpec) -> Space {
+        let mut subscribed = vec![false; group.topics.len()];
+        for m in &group.members {
+            for &t in &m.topics {
+                subscribed[t as usize] = true;
+            }
+        }
         let mut offset = vec![NONE; group.topics.len()];
         let mut topics = Vec::new();
         let mut topic_start = Vec::new();
         let mut total: usize = 0;
-        for t in group.subscribed_topics() {
-            let n = group.topic(t).partitions;
-            if n > 0 {
-                offset[t as usize] = total as u32;
-                topics.push((t, n as u32));
+        for (t, topic) in group.topics.iter().enumerate() {
+            if subscribed[t] && topic.partitions > 0 {
+                offset[t] = total as u32;
+                topics.push((t as TopicIdx, topic.partitions as u32));
                 topic_start.push(total as u32);
-                total += n as usize;
+                total += topic.partitions as usize;
             }
         }
         Space {
@@ -179,47 +205,34 @@ impl Space {
         let off = *self.offset.get(tp.topic as usize)?;
         (off != NONE).then(|| off + tp.partition as u32)
     }
+}
 
-    /// Position in `topics` of the topic holding dense index `g`.
-    fn topic_pos(&self, g: u32) -> usize {
-        self.topic_start.partition_point(|&s| s <= g) - 1
+/// One bit per dense partition: eight times smaller than a `Vec<bool>`, so marking partitions
+/// in member order (scattered over a million partitions) stays in cache.
+pub(crate) struct Bits(Vec<u64>);
+
+impl Bits {
+    pub fn new(len: usize) -> Bits {
+        Bits(vec![0; len.div_ceil(64)])
     }
 
-    /// Dense lists to [`TopicPartition`] lists, each sorted.
-    fn to_member_partitions(&self, dense: &[Vec<u32>]) -> MemberPartitions {
-        dense
-            .iter()
-            .map(|list| {
-                let mut sorted = list.clone();
-                sorted.sort_unstable();
-                // Sorted dense indexes walk topics in order: one cursor instead of a search each.
-                let mut out = Vec::with_capacity(sorted.len());
-                let mut ti = 0usize;
-                for g in sorted {
-                    while ti + 1 < self.topics.len() && self.topic_start[ti + 1] <= g {
-                        ti += 1;
-                    }
-                    out.push(TopicPartition::new(
-                        self.topics[ti].0,
-                        (g - self.topic_start[ti]) as i32,
-                    ));
-                }
-                out
-            })
-            .collect()
+    pub fn set(&mut self, i: u32) {
+        self.0[i as usize / 64] |= 1 << (i % 64);
+    }
+
+    pub fn get(&self, i: u32) -> bool {
+        self.0[i as usize / 64] & (1 << (i % 64)) != 0
     }
 }
 
 /// What the abstract assignor saw and decided.
 pub(crate) struct Run {
     space: Space,
-    /// memberData.partitions per member (the claims as sent).
-    claims: Vec<Vec<TopicPartition>>,
-    /// Per member, dense partitions of the sticky target.
-    target: Vec<Vec<u32>>,
+    /// Per member, the sticky target, each list sorted.
+    target: MemberPartitions,
     /// Constrained path: (partition, new owner) pairs marked while dealing; general path: None
     /// (the cooperative assignor recomputes from the raw claims).
-    transferring: Option<Vec<(u32, u32)>>,
+    transferring: Option<Vec<(TopicPartition, u32)>>,
     algorithm: &'static str,
 }
 
@@ -234,17 +247,28 @@ pub(crate) struct Members {
 }
 
 impl Members {
-    fn new(group: &GroupSpec) -> Members {
-        let hashes: Vec<i32> = group
-            .members
-            .iter()
-            .map(|m| string_hash(&m.member_id))
-            .collect();
-        let hash_order = iteration_order(&hashes, Capacity::Default);
-        let mut by_id: Vec<usize> = (0..group.members.len()).collect();
-        by_id.sort_by(|&a, &b| {
-            string_compare(&group.members[a].member_id, &group.members[b].member_id)
-        });
+    /// `need_order`: whether the HashMap order can matter. Without claims it decides nothing
+    /// but which member sets the reference subscription, and that only matters when some
+    /// subscription is empty; hashing every member id is then skipped.
+    fn new(group: &GroupSpec, need_order: bool) -> Members {
+        let hash_order = if need_order {
+            let hashes: Vec<i32> = group
+                .members
+                .iter()
+                .map(|m| string_hash(&m.member_id))
+                .collect();
+            iteration_order(&hashes, Capacity::Default)
+        } else {
+            (0..group.members.len()).collect()
+        };
+        let ids: Vec<&str> = group.members.iter().map(|m| m.member_id.as_str()).collect();
+        let mut by_id: Vec<usize> = (0..ids.len()).collect();
+        // Member ids are unique, so an unstable sort is exact; ASCII ids compare as bytes.
+        if ids.iter().all(|id| id.is_ascii()) {
+            by_id.sort_unstable_by(|&a, &b| ids[a].cmp(ids[b]));
+        } else {
+            by_id.sort_unstable_by(|&a, &b| string_compare(ids[a], ids[b]));
+        }
         let mut rank = vec![0u32; by_id.len()];
         for (r, &m) in by_id.iter().enumerate() {
             rank[m] = r as u32;
@@ -264,10 +288,11 @@ impl Members {
 
 /// Ownership after generation-conflict resolution.
 pub(crate) struct Validated {
-    /// Per member, its surviving claims (dense), in claim order.
-    pub owned: Vec<Vec<u32>>,
-    /// Partitions claimed by two members of the same generation.
-    pub multi: HashSet<u32>,
+    /// Per member, its surviving claims, in claim order.
+    pub owned: Vec<Vec<TopicPartition>>,
+    /// Per dense partition, claimed by two members of the same generation (empty when no such
+    /// partition exists).
+    pub multi: Vec<bool>,
     pub max_generation: i32,
     /// Every Subscription lists the same topic names (Kafka's quirk included: the reference set
     /// is the first non-empty subscription met).
@@ -283,63 +308,31 @@ fn validate(
     group: &GroupSpec,
     space: &Space,
     members: &Members,
-    claims: &[Vec<TopicPartition>],
+    claims: &[&[TopicPartition]],
 ) -> Validated {
-    let n = group.members.len();
     let mut all_equal = true;
-    let mut reference: Option<&Vec<String>> = None;
+    let mut reference: Option<&super::Member> = None;
     let mut max_generation = -1;
-    let any_claims = claims.iter().any(|c| !c.is_empty());
-    let mut holder = if any_claims {
-        vec![NONE; space.total]
-    } else {
-        Vec::new()
-    };
-    let mut last = holder.clone();
-    let mut owned: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut multi = HashSet::new();
-    let mut lost_any = false;
     for &m in &members.hash_order {
-        let sub = &group.members[m].subscription;
+        let member = &group.members[m];
         match reference {
-            Some(r) if !r.is_empty() => {
-                if all_equal && r != sub {
+            Some(r) if !r.subscription.is_empty() => {
+                if all_equal && !same_subscription(r, member) {
                     all_equal = false;
                 }
             }
-            _ => reference = Some(sub),
+            _ => reference = Some(member),
         }
-        let gen = members.generation[m];
-        max_generation = max_generation.max(gen);
-        for &tp in &claims[m] {
-            let Some(g) = space.dense(tp) else { continue };
-            let gi = g as usize;
-            let other = last[gi];
-            if other == NONE {
-                owned[m].push(g);
-                holder[gi] = m as u32;
-                last[gi] = m as u32;
-                continue;
-            }
-            let other_gen = members.generation[other as usize];
-            if gen == other_gen {
-                multi.insert(g);
-                holder[gi] = NONE;
-                last[gi] = m as u32;
-                lost_any = true;
-            } else if gen > other_gen {
-                owned[m].push(g);
-                holder[gi] = m as u32;
-                last[gi] = m as u32;
-                lost_any = true;
-            }
-        }
+        max_generation = max_generation.max(members.generation[m]);
     }
-    if lost_any {
-        for (m, list) in owned.iter_mut().enumerate() {
-            list.retain(|&g| holder[g as usize] == m as u32);
-        }
-    }
+    let any_claims = claims.iter().any(|c| !c.is_empty());
+    let (owned, multi) = if !any_claims {
+        (vec![Vec::new(); claims.len()], Vec::new())
+    } else if let Some(owned) = uncontested(space, claims) {
+        (owned, Vec::new())
+    } else {
+        resolve_conflicts(space, members, claims)
+    };
     Validated {
         owned,
         multi,
@@ -349,34 +342,125 @@ fn validate(
     }
 }
 
-fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, AssignError> {
+/// The usual case: no partition is claimed twice, so every claim on an assigned topic stands.
+/// A bit per partition (small enough to stay in cache) tells; None when some claims collide.
+fn uncontested(space: &Space, claims: &[&[TopicPartition]]) -> Option<Vec<Vec<TopicPartition>>> {
+    let mut seen = Bits::new(space.total);
+    let mut owned = Vec::with_capacity(claims.len());
+    for list in claims {
+        let mut mine = Vec::with_capacity(list.len());
+        for &tp in list.iter() {
+            let Some(g) = space.dense(tp) else { continue };
+            if seen.get(g) {
+                return None;
+            }
+            seen.set(g);
+            mine.push(tp);
+        }
+        owned.push(mine);
+    }
+    Some(owned)
+}
+
+/// Claims met in HashMap order; a claim on a partition someone already claimed is compared with
+/// the last claimant met: the higher generation takes it, equal generations drop it from both
+/// and mark it. Returns the surviving claims per member and the marks.
+fn resolve_conflicts(
+    space: &Space,
+    members: &Members,
+    claims: &[&[TopicPartition]],
+) -> (Vec<Vec<TopicPartition>>, Vec<bool>) {
+    // Per dense partition, side by side as both are touched for every claim: the member holding
+    // it now, and the last claimant met.
+    let mut holder_last: Vec<(u32, u32)> = vec![(NONE, NONE); space.total];
+    let mut owned: Vec<Vec<TopicPartition>> =
+        claims.iter().map(|c| Vec::with_capacity(c.len())).collect();
+    let mut multi = vec![false; space.total];
+    for &m in &members.hash_order {
+        let gen = members.generation[m];
+        for &tp in claims[m] {
+            let Some(g) = space.dense(tp) else { continue };
+            let slot = &mut holder_last[g as usize];
+            let other = slot.1;
+            if other == NONE {
+                owned[m].push(tp);
+                *slot = (m as u32, m as u32);
+                continue;
+            }
+            let other_gen = members.generation[other as usize];
+            if gen == other_gen {
+                *slot = (NONE, m as u32);
+                multi[g as usize] = true;
+            } else if gen > other_gen {
+                owned[m].push(tp);
+                *slot = (m as u32, m as u32);
+            }
+        }
+    }
+    for (m, list) in owned.iter_mut().enumerate() {
+        list.retain(|&tp| {
+            let g = space.dense(tp).expect("kept claims are in the space");
+            holder_last[g as usize].0 == m as u32
+        });
+    }
+    if !multi.contains(&true) {
+        multi = Vec::new();
+    }
+    (owned, multi)
+}
+
+/// Same topic names subscribed (missing topics included, as Kafka compares the Subscription's
+/// list). The dense topic lists settle most comparisons without touching strings.
+fn same_subscription(a: &super::Member, b: &super::Member) -> bool {
+    a.topics == b.topics
+        && a.subscription.len() == b.subscription.len()
+        && (a.subscription.len() == a.topics.len() || a.subscription == b.subscription)
+}
+
+/// memberData.partitions per member (the claims as sent) in, the abstract assignor's decision out.
+fn run(group: &GroupSpec, claims: &[&[TopicPartition]]) -> Result<Run, AssignError> {
     let space = Space::new(group);
+    if space.total >= NONE as usize {
+        return Err(AssignError(format!(
+            "{} partitions to assign: more than the sticky assignors can index",
+            space.total
+        )));
+    }
     let n = group.members.len();
     if n == 0 {
         return Ok(Run {
             space,
-            claims,
             target: Vec::new(),
             transferring: Some(Vec::new()),
             algorithm: "constrained",
         });
     }
-    let members = Members::new(group);
-    let validated = validate(group, &space, &members, &claims);
+    let need_order = claims.iter().any(|c| !c.is_empty())
+        || group.members.iter().any(|m| m.subscription.is_empty());
+    decide(group, claims, space, need_order)
+}
+
+/// The decision proper, once the partitions are laid out and the group is known not empty.
+fn decide(
+    group: &GroupSpec,
+    claims: &[&[TopicPartition]],
+    space: Space,
+    need_order: bool,
+) -> Result<Run, AssignError> {
+    let members = Members::new(group, need_order);
+    let validated = validate(group, &space, &members, claims);
     if validated.all_equal {
         let (target, transferring) = constrained::assign(&space, &members, &validated)?;
         Ok(Run {
             space,
-            claims,
             target,
             transferring: Some(transferring),
             algorithm: "constrained",
         })
     } else {
-        let target = general::assign(group, &space, &members, &validated, &claims)?;
+        let target = general::assign(group, &space, &members, &validated, claims)?;
         Ok(Run {
             space,
-            claims,
             target,
             transferring: None,
             algorithm: "general",
@@ -388,79 +472,40 @@ fn run(group: &GroupSpec, claims: Vec<Vec<TopicPartition>>) -> Result<Run, Assig
 /// did not claim them while some claimant lost them, from the raw owned partitions.
 fn raw_transferring(
     space: &Space,
-    claims: &[Vec<TopicPartition>],
-    target: &[Vec<u32>],
-) -> Vec<(u32, u32)> {
+    claims: &[&[TopicPartition]],
+    target: &MemberPartitions,
+) -> Vec<(TopicPartition, u32)> {
     if claims.iter().all(|c| c.is_empty()) {
         return Vec::new();
     }
     let mut owner = vec![NONE; space.total];
     for (m, list) in target.iter().enumerate() {
-        for &g in list {
-            owner[g as usize] = m as u32;
+        for &tp in list {
+            owner[space
+                .dense(tp)
+                .expect("assigned partitions are in the space") as usize] = m as u32;
         }
     }
     // 1: the owner claimed it (not added); 2: some other claimant lost it (revoked).
     let mut flags = vec![0u8; space.total];
     for (m, list) in claims.iter().enumerate() {
-        for &tp in list {
+        for &tp in list.iter() {
             let Some(g) = space.dense(tp) else { continue };
-            if owner[g as usize] == m as u32 {
-                flags[g as usize] |= 1;
-            } else {
-                flags[g as usize] |= 2;
-            }
+            flags[g as usize] |= if owner[g as usize] == m as u32 { 1 } else { 2 };
         }
     }
     let mut out = Vec::new();
-    for (g, &f) in flags.iter().enumerate() {
-        if f == 2 && owner[g] != NONE {
-            out.push((g as u32, owner[g]));
-        }
-    }
-    out
-}
-
-/// What each client revokes (owned at join minus assignment) and newly receives (assignment
-/// minus owned at join) in `onJoinComplete`.
-fn revoked_added(
-    space: &Space,
-    claims: &[Vec<TopicPartition>],
-    assignment_dense: &[Vec<u32>],
-    assignment: &MemberPartitions,
-) -> (MemberPartitions, MemberPartitions) {
-    let n = claims.len();
-    let mut revoked = vec![Vec::new(); n];
-    let mut added = vec![Vec::new(); n];
-    for m in 0..n {
-        if claims[m].is_empty() {
-            added[m] = assignment[m].clone();
-            continue;
-        }
-        let mine: HashSet<u32> = assignment_dense[m].iter().copied().collect();
-        let mut owned_dense = HashSet::new();
-        for &tp in &claims[m] {
-            match space.dense(tp) {
-                Some(g) => {
-                    owned_dense.insert(g);
-                    if !mine.contains(&g) {
-                        revoked[m].push(tp);
-                    }
-                }
-                None => revoked[m].push(tp),
-            }
-        }
-        revoked[m].sort_unstable();
-        for &tp in &assignment[m] {
+    for (m, list) in target.iter().enumerate() {
+        for &tp in list {
             let g = space
                 .dense(tp)
                 .expect("assigned partitions are in the space");
-            if !owned_dense.contains(&g) {
-                added[m].push(tp);
+            if flags[g as usize] == 2 {
+                out.push((tp, m as u32));
             }
         }
     }
-    (revoked, added)
+    out
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ impl Assignor for UniformAssignor {
 
 /// [`SubscriptionType::of`], without comparing topic names when every subscribed name is in the
 /// metadata: then equal topic index lists mean equal name sets.
-fn subscription_type(group: &GroupSpec) -> SubscriptionType {
+pub(crate) fn subscription_type(group: &GroupSpec) -> SubscriptionType {
     let Some(first) = group.members.first() else {
         return SubscriptionType::of(group);
     };

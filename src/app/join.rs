@@ -1,0 +1,112 @@
+//! The partition-local join of seed 000: each member keeps the latest price per symbol from the
+//! price partitions it processes; a notification is a local hit when its symbol's price is in
+//! that member's map, else a miss with exactly one cause, in DESIGN.md's order of precedence:
+//! not co-located, no price produced yet, out of order, restoring, state empty.
+
+use crate::scenario::JoinApp;
+use crate::workload::producer::Logs;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a notification missed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Miss {
+    /// The price partition is owned by another member.
+    NotCoLocated,
+    /// No price for the symbol was produced before the notification.
+    NoPriceYet,
+    /// The price is in the log but not yet processed here.
+    OutOfOrder,
+    /// This member's state for the price partition is being rebuilt.
+    Restoring,
+    /// The price is before this member's start position and was never restored.
+    StateEmpty,
+}
+
+/// One member's join state: the latest price per symbol (key id -> price partition, offset).
+#[derive(Clone, Debug, Default)]
+pub struct JoinState {
+    prices: BTreeMap<u32, (usize, u64)>,
+}
+
+/// What the classification needs to know about the member.
+pub struct MemberView<'a> {
+    pub owned: &'a [usize],
+    /// Next offset to process per owned partition.
+    pub positions: &'a BTreeMap<usize, u64>,
+    /// Where processing of each owned partition started in this assignment.
+    pub start_positions: &'a BTreeMap<usize, u64>,
+    /// Price partitions whose state is being rebuilt.
+    pub restoring: &'a BTreeSet<usize>,
+}
+
+impl JoinState {
+    /// Is the symbol's price in the map (a local hit)?
+    pub fn has(&self, key: u32) -> bool {
+        self.prices.contains_key(&key)
+    }
+
+    pub fn apply_price(&mut self, key: u32, partition: usize, offset: u64) {
+        self.prices.insert(key, (partition, offset));
+    }
+
+    /// Forgets what came from `partitions` (an in-memory map rebuilt after a revocation).
+    pub fn forget(&mut self, partitions: &[usize]) {
+        self.prices.retain(|_, (p, _)| !partitions.contains(p));
+    }
+
+    /// Remembers a price restored from a changelog or a standby.
+    pub fn restore(&mut self, key: u32, partition: usize, offset: u64) {
+        self.prices.entry(key).or_insert((partition, offset));
+    }
+
+    /// Classifies a notification for `key` produced at `time_us`; `default_home` is the price
+    /// partition Kafka's default partitioner picks for the key (where a price would go).
+    pub fn classify(
+        &self,
+        app: &JoinApp,
+        logs: &Logs,
+        view: &MemberView,
+        key: u32,
+        time_us: u64,
+        default_home: usize,
+    ) -> Result<(), Miss> {
+        if self.prices.contains_key(&key) {
+            return Ok(());
+        }
+        let writes = logs.writes(app.prices, key);
+        let latest = writes[..writes.partition_point(|w| w.time_us <= time_us)].last();
+        // Where this symbol's price lives: where its latest price went, or where one would go.
+        let homes: Vec<(usize, Option<u64>)> = match latest {
+            Some(w) => logs.appends(w).iter().map(|&(p, o)| (p, Some(o))).collect(),
+            None => vec![(default_home, None)],
+        };
+        let local: Vec<(usize, Option<u64>)> = homes
+            .into_iter()
+            .filter(|(p, _)| view.owned.contains(p))
+            .collect();
+        if local.is_empty() {
+            return Err(Miss::NotCoLocated);
+        }
+        if latest.is_none() {
+            return Err(Miss::NoPriceYet);
+        }
+        let (partition, offset) = local
+            .iter()
+            .map(|&(p, o)| (p, o.expect("a written price has an offset")))
+            .next()
+            .expect("a local home");
+        let position = view.positions.get(&partition).copied().unwrap_or(0);
+        let start = view.start_positions.get(&partition).copied().unwrap_or(0);
+        if view.restoring.contains(&partition) {
+            return Err(Miss::Restoring);
+        }
+        if offset >= position {
+            return Err(Miss::OutOfOrder);
+        }
+        if offset < start {
+            return Err(Miss::StateEmpty);
+        }
+        // Processed here after our start, yet not in the map: it was forgotten (state dropped).
+        Err(Miss::StateEmpty)
+    }
+}

@@ -1,0 +1,3 @@
+//! The application the members run on the records they process.
+
+pub mod join;
