@@ -42,6 +42,27 @@ enum Command {
         #[arg(long, hide = true, value_name = "AT_MS:MEMBER:PARTITION")]
         inject_double_ownership: Vec<String>,
     },
+    /// Run every (variant, seed) pair of a scenario and print one table: figures by variant,
+    /// each the median over seeds with its spread and its ratio to the first variant.
+    Compare {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Seeds to run, A..B inclusive (or one seed); default: the scenario's own seed.
+        #[arg(long, value_name = "A..B", value_parser = cli::compare::parse_seeds)]
+        seeds: Option<cli::compare::SeedRange>,
+        /// Variants, comma-separated; the first is the baseline of the ratios. Default: the
+        /// scenario's snapshot_variants (eager, cooperative unless it says otherwise).
+        #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+        variants: Vec<String>,
+        /// Worker threads (default: one per core). The output is the same for any number.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+        /// KEY=VALUE: a dotted path into the scenario and a TOML value (a bare word is a string).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: cli::run::Format,
+    },
     /// Run assignors on JSON lines (a file, or stdin): Kafka's exact assignment for each line.
     /// With --table: every assignor side by side on groups of several sizes.
     Assign {
@@ -116,6 +137,23 @@ fn main() -> ExitCode {
             format,
             trace,
             &inject_double_ownership,
+        ),
+        Command::Compare {
+            scenario,
+            seeds,
+            variants,
+            threads,
+            sets,
+            format,
+        } => cli::compare::run_compare(
+            &scenario,
+            cli::compare::Options {
+                seeds,
+                variants,
+                threads: threads.map(usize::from),
+                format,
+                sets,
+            },
         ),
         Command::Assign {
             file,

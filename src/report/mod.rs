@@ -1,6 +1,7 @@
 //! The run report: the JSON keys of DESIGN.md ("What is measured, and the JSON report") and the
 //! purpose-built text report that snapshots review.
 
+pub mod compare;
 mod text;
 
 pub use text::render_text;

@@ -1,0 +1,244 @@
+//! `cgsim compare SCENARIO [--seeds A..B] [--variants a,b,...] [--threads N] [--format text|json]
+//! [--set KEY=VALUE]...`: every (variant, seed) run, spread over a rayon pool, collected in
+//! (variant, seed) order (never completion order), then one table (`cgsim::report::compare`).
+
+use super::run::Format;
+use cgsim::engine::{run, RunOptions};
+use cgsim::report::compare::{render_text, to_json, Comparison, RunFigures};
+use cgsim::scenario::{load, load_str, LoadOptions, ScenarioError};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// An inclusive seed range, `A..B` (or one seed, `N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedRange {
+    pub first: u64,
+    pub last: u64,
+}
+
+/// The most seeds one compare runs (a typo like `1..10000000` is refused, not run for hours).
+pub const MAX_SEEDS: u64 = 1_000_000;
+
+/// Parses `--seeds`: `A..B` with A <= B, both inclusive, or a single seed.
+pub fn parse_seeds(text: &str) -> Result<SeedRange, String> {
+    let number = |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("{s:?} is not a seed (a non-negative integer)"))
+    };
+    let (first, last) = match text.split_once("..") {
+        Some((a, b)) => (number(a)?, number(b.strip_prefix('=').unwrap_or(b))?),
+        None => {
+            let n = number(text)?;
+            (n, n)
+        }
+    };
+    if first > last {
+        return Err(format!(
+            "empty range: {first} is after {last} (A..B includes both ends and needs A <= B)"
+        ));
+    }
+    if last - first >= MAX_SEEDS {
+        return Err(format!(
+            "{} seeds is more than {MAX_SEEDS}",
+            u128::from(last - first) + 1
+        ));
+    }
+    Ok(SeedRange { first, last })
+}
+
+pub struct Options {
+    pub seeds: Option<SeedRange>,
+    pub variants: Vec<String>,
+    /// Worker threads; `None` for one per core.
+    pub threads: Option<usize>,
+    pub format: Format,
+    pub sets: Vec<String>,
+}
+
+pub fn run_compare(path: &Path, options: Options) -> ExitCode {
+    let base_options = LoadOptions {
+        sets: options.sets.clone(),
+        ..LoadOptions::default()
+    };
+    let base = match load(path, &base_options) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return super::bad_input();
+        }
+    };
+    let file = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{file}: cannot read: {e}");
+            return super::bad_input();
+        }
+    };
+    let seeds: Vec<u64> = match options.seeds {
+        Some(r) => (r.first..=r.last).collect(),
+        None => vec![base.seed],
+    };
+    let variants = if options.variants.is_empty() {
+        base.snapshot_variants.clone()
+    } else {
+        options.variants.clone()
+    };
+    if let Err(e) = check_variants(&variants) {
+        eprintln!("--variants: {e}");
+        return super::bad_input();
+    }
+    let load_run = |variant: &str, seed: u64| -> Result<cgsim::scenario::Scenario, ScenarioError> {
+        load_str(
+            &file,
+            &text,
+            &LoadOptions {
+                seed: Some(seed),
+                variant: Some(variant.to_string()),
+                sets: options.sets.clone(),
+            },
+        )
+    };
+    // Every variant must load before any run starts: an unknown one is bad input, not a panic
+    // half-way through.
+    for v in &variants {
+        if let Err(e) = load_run(v, seeds[0]) {
+            eprintln!("{e}");
+            return super::bad_input();
+        }
+    }
+
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads.unwrap_or(0))
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cannot start worker threads: {e}");
+            return super::bad_input();
+        }
+    };
+    let pairs: Vec<(&str, u64)> = variants
+        .iter()
+        .flat_map(|v| seeds.iter().map(move |&s| (v.as_str(), s)))
+        .collect();
+    let progress = progress_bar(pairs.len() as u64);
+    tracing::info!(scenario = %base.name, runs = pairs.len(), threads = pool.current_num_threads(), "compare");
+    // An indexed parallel collect keeps (variant, seed) order whatever finishes first.
+    let results: Vec<Result<RunFigures, ScenarioError>> = pool.install(|| {
+        pairs
+            .par_iter()
+            .map(|&(variant, seed)| {
+                let scenario = load_run(variant, seed)?;
+                let out = run(&scenario, RunOptions::default());
+                progress.inc(1);
+                Ok(RunFigures::of(&out.report))
+            })
+            .collect()
+    });
+    progress.finish_and_clear();
+
+    let mut per_variant: Vec<(String, Vec<RunFigures>)> = Vec::with_capacity(variants.len());
+    let mut results = results.into_iter();
+    for v in &variants {
+        let mut runs = Vec::with_capacity(seeds.len());
+        for _ in &seeds {
+            match results.next().expect("one result per run") {
+                Ok(r) => runs.push(r),
+                Err(e) => {
+                    eprintln!("{e}");
+                    return super::bad_input();
+                }
+            }
+        }
+        per_variant.push((v.clone(), runs));
+    }
+    let comparison = Comparison::new(&base.name, seeds, per_variant);
+    match options.format {
+        Format::Text => print!("{}", render_text(&comparison)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&comparison)).expect("comparison serializes")
+        ),
+    }
+    let bad = comparison.violating_runs();
+    if bad.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        let runs: Vec<String> = bad
+            .iter()
+            .map(|(v, s, _)| format!("{v} seed {s}"))
+            .collect();
+        eprintln!(
+            "invariant violations found in {} run(s): {} (reproduce with cgsim run --variant V --seed N)",
+            bad.len(),
+            runs.join(", ")
+        );
+        ExitCode::from(super::EXIT_VIOLATIONS)
+    }
+}
+
+/// Names given once each and none empty (the scenario says whether each exists).
+fn check_variants(variants: &[String]) -> Result<(), String> {
+    if variants.is_empty() {
+        return Err("no variant to compare".into());
+    }
+    for (i, v) in variants.iter().enumerate() {
+        if v.trim().is_empty() {
+            return Err(format!("empty variant name at position {}", i + 1));
+        }
+        if variants[..i].contains(v) {
+            return Err(format!("variant {v:?} named twice"));
+        }
+    }
+    Ok(())
+}
+
+/// A bar on stderr when it is a terminal; nothing when piped (scripts, CI, tests).
+fn progress_bar(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_ranges_are_inclusive() {
+        assert_eq!(parse_seeds("1..6"), Ok(SeedRange { first: 1, last: 6 }));
+        assert_eq!(parse_seeds("3..=3"), Ok(SeedRange { first: 3, last: 3 }));
+        assert_eq!(parse_seeds("9"), Ok(SeedRange { first: 9, last: 9 }));
+        assert!(parse_seeds("5..2").unwrap_err().contains("empty range"));
+        assert!(parse_seeds("a..2")
+            .unwrap_err()
+            .contains("\"a\" is not a seed"));
+        assert!(parse_seeds("1..").unwrap_err().contains("is not a seed"));
+        assert!(parse_seeds("-1..3").unwrap_err().contains("is not a seed"));
+        assert!(parse_seeds("0..99999999")
+            .unwrap_err()
+            .contains("more than"));
+    }
+
+    #[test]
+    fn variants_are_named_once() {
+        assert!(check_variants(&["eager".into(), "cooperative".into()]).is_ok());
+        assert!(check_variants(&["eager".into(), "eager".into()])
+            .unwrap_err()
+            .contains("named twice"));
+        assert!(check_variants(&["".into()]).unwrap_err().contains("empty"));
+        assert!(check_variants(&[]).is_err());
+    }
+}
