@@ -41,6 +41,17 @@ enum Command {
         /// at AT_MS without an assignment.
         #[arg(long, hide = true, value_name = "AT_MS:MEMBER:PARTITION")]
         inject_double_ownership: Vec<String>,
+        /// Write an SVG timeline of the run: a lane per member, rebalances shaded, unavailable
+        /// partitions and lag below.
+        #[arg(long, value_name = "OUT.svg")]
+        timeline: Option<PathBuf>,
+        /// Show only this window of simulated time in the timeline and the Chrome trace.
+        #[arg(long, value_name = "START_MS..END_MS")]
+        timeline_window: Option<String>,
+        /// Write the run in the Trace Event Format (open it in ui.perfetto.dev or
+        /// chrome://tracing).
+        #[arg(long, value_name = "OUT.json")]
+        chrome_trace: Option<PathBuf>,
     },
     /// Run assignors on JSON lines (a file, or stdin): Kafka's exact assignment for each line.
     /// With --table: every assignor side by side on groups of several sizes.
@@ -106,6 +117,9 @@ fn main() -> ExitCode {
             format,
             trace,
             inject_double_ownership,
+            timeline,
+            timeline_window,
+            chrome_trace,
         } => cli::run::run(
             &scenario,
             &cgsim::scenario::LoadOptions {
@@ -116,6 +130,11 @@ fn main() -> ExitCode {
             format,
             trace,
             &inject_double_ownership,
+            &cli::run::Pictures {
+                timeline,
+                window: timeline_window,
+                chrome_trace,
+            },
         ),
         Command::Assign {
             file,
