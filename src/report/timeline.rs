@@ -212,7 +212,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         .unwrap_or(0)
         .max(1);
 
-    let lanes_top = 74.0;
+    let lanes_top = 82.0;
     let lanes_h: f64 = lane_h.iter().map(|h| h + 2.0).sum();
     let unavail_top = lanes_top + lanes_h + 26.0;
     let lag_top = unavail_top + PANEL + 26.0;
@@ -311,7 +311,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
             ));
         }
     }
-    let mut last_label_end = f64::MIN;
+    let mut label_ends = [f64::MIN; 2];
     for r in &report.rebalances.list {
         let Some((x, w)) = scale.span(r.start_ms * 1000, r.end_ms * 1000, 2.0) else {
             continue;
@@ -343,19 +343,23 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
                 ));
             }
         }
+        // The label goes on the first of two lines where it fits, long or short.
         let long = format!("g{} {}{}", r.generation, r.trigger, who);
         let short = format!("g{}", r.generation);
-        for label in [long, short] {
-            let lw = label.chars().count() as f64 * 6.0;
-            if x >= last_label_end + 4.0 && x + lw <= WIDTH {
-                o.push_str(&format!(
-                    "<text class=\"generation\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#54278f\">{}</text>\n",
-                    n(x),
-                    n(lanes_top - 8.0),
-                    escape(&label)
-                ));
-                last_label_end = x + lw;
-                break;
+        'placed: for label in [long, short] {
+            let lw = label.chars().count() as f64 * 5.6;
+            let lx = x.min(WIDTH - lw);
+            for (line, end) in label_ends.iter_mut().enumerate() {
+                if lx >= *end + 4.0 {
+                    o.push_str(&format!(
+                        "<text class=\"generation\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#54278f\">{}</text>\n",
+                        n(lx),
+                        n(lanes_top - 8.0 - 11.0 * line as f64),
+                        escape(&label)
+                    ));
+                    *end = lx + lw;
+                    break 'placed;
+                }
             }
         }
     }
