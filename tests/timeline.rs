@@ -75,7 +75,10 @@ fn timeline_is_xml_with_a_lane_per_member_and_a_window_per_rebalance() {
                 .filter_map(|n| n.attribute("data-member"))
                 .collect();
             let members = &out.history.as_ref().unwrap().member_names;
-            assert_eq!(lanes, members.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(
+                lanes,
+                members.iter().map(String::as_str).collect::<Vec<_>>()
+            );
             let (start, end) = window.unwrap_or((0, out.report.duration_ms));
             let expected = rebalances_in(&out, start, end);
             assert!(expected > 0, "{variant}: the join at 60 s rebalances");
@@ -97,7 +100,10 @@ fn eager_pauses_every_original_member_and_cooperative_none() {
     let doc = roxmltree::Document::parse(&eager).unwrap();
     let paused: Vec<&str> = with_class(&doc, "lane")
         .iter()
-        .filter(|lane| lane.descendants().any(|n| n.attribute("class") == Some("pause")))
+        .filter(|lane| {
+            lane.descendants()
+                .any(|n| n.attribute("class") == Some("pause"))
+        })
         .filter_map(|n| n.attribute("data-member"))
         .collect();
     assert_eq!(paused, ["c1", "c2", "c3", "c4"]);
@@ -133,8 +139,13 @@ fn many_members_fold_into_counts() {
     let text = svg(&out, None);
     let doc = roxmltree::Document::parse(&text).unwrap();
     let lanes = with_class(&doc, "lane");
-    assert_eq!(lanes.len(), out.history.as_ref().unwrap().member_names.len());
-    assert!(doc.descendants().all(|n| n.attribute("class") != Some("row")));
+    assert_eq!(
+        lanes.len(),
+        out.history.as_ref().unwrap().member_names.len()
+    );
+    assert!(doc
+        .descendants()
+        .all(|n| n.attribute("class") != Some("row")));
     assert!(text.contains("lanes fold partitions into counts"));
 }
 
@@ -281,7 +292,10 @@ fn cli_reports_an_unwritable_path_and_a_bad_window() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot write") && err.contains("out.svg"), "{err}");
+    assert!(
+        err.contains("cannot write") && err.contains("out.svg"),
+        "{err}"
+    );
 
     let out = cgsim(&[
         "run",
@@ -302,5 +316,24 @@ fn cli_reports_an_unwritable_path_and_a_bad_window() {
         ]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--timeline-window"));
+    }
+}
+
+#[test]
+fn readme_pictures_are_current() {
+    for (variant, window) in [
+        ("eager", (59_900, 60_300)),
+        ("cooperative", (59_900, 63_900)),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs")
+            .join(format!("scale-out-{variant}.svg"));
+        let committed = std::fs::read_to_string(&path).expect("docs picture committed");
+        let fresh = svg(&scenario_run("scale-out", variant), Some(window));
+        assert!(
+            committed == fresh,
+            "{} is stale: run scripts/timelines and commit the result",
+            path.display()
+        );
     }
 }

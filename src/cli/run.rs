@@ -119,7 +119,9 @@ pub fn run(
 /// `START_MS..END_MS` -> (start, end), start before end.
 fn parse_window(text: &str) -> Result<(u64, u64), String> {
     let Some((a, b)) = text.split_once("..") else {
-        return Err(format!("{text:?}: expected START_MS..END_MS, e.g. 55000..75000"));
+        return Err(format!(
+            "{text:?}: expected START_MS..END_MS, e.g. 55000..75000"
+        ));
     };
     let ms = |s: &str| {
         s.trim()

@@ -43,7 +43,15 @@ impl Out {
     }
 
     /// A complete slice, clipped to the window; nothing when outside it.
-    fn slice(&mut self, pid: u64, tid: u64, cat: &str, name: &str, start: u64, end: u64, args: Value) {
+    fn slice(
+        &mut self,
+        (pid, tid): (u64, u64),
+        cat: &str,
+        name: &str,
+        start: u64,
+        end: u64,
+        args: Value,
+    ) {
         if end < self.t0 || start > self.t1 {
             return;
         }
@@ -73,11 +81,9 @@ impl Out {
     }
 
     /// An async slice (its own track in the viewer), clipped to the window.
-    #[allow(clippy::too_many_arguments)]
     fn async_slice(
         &mut self,
-        pid: u64,
-        tid: u64,
+        (pid, tid): (u64, u64),
         cat: &str,
         name: &str,
         id: &str,
@@ -103,16 +109,21 @@ pub fn render_chrome_trace(
 ) -> String {
     let run_end = report.duration_ms.saturating_mul(1000);
     let view = View::new(history, run_end);
-    let (t0, t1) = options
-        .window_ms
-        .map_or((0, view.end_us), |(a, b)| (a.saturating_mul(1000), b.saturating_mul(1000)));
+    let (t0, t1) = options.window_ms.map_or((0, view.end_us), |(a, b)| {
+        (a.saturating_mul(1000), b.saturating_mul(1000))
+    });
     let mut out = Out {
         events: Vec::new(),
         t0,
         t1,
     };
 
-    out.meta(GROUP, 0, "process_name", json!({"name": format!("group {}", report.scenario)}));
+    out.meta(
+        GROUP,
+        0,
+        "process_name",
+        json!({"name": format!("group {}", report.scenario)}),
+    );
     out.meta(GROUP, 0, "process_sort_index", json!({"sort_index": 1}));
     out.meta(GROUP, 1, "thread_name", json!({"name": "coordinator"}));
     out.meta(MEMBERS, 0, "process_name", json!({"name": "members"}));
@@ -123,18 +134,27 @@ pub fn render_chrome_trace(
         out.meta(MEMBERS, tid, "thread_sort_index", json!({"sort_index": m}));
     }
     out.meta(PARTITIONS, 0, "process_name", json!({"name": "partitions"}));
-    out.meta(PARTITIONS, 0, "process_sort_index", json!({"sort_index": 3}));
+    out.meta(
+        PARTITIONS,
+        0,
+        "process_sort_index",
+        json!({"sort_index": 3}),
+    );
     for (p, name) in history.partition_names.iter().enumerate() {
         let tid = p as u64 + 1;
         out.meta(PARTITIONS, tid, "thread_name", json!({"name": name}));
-        out.meta(PARTITIONS, tid, "thread_sort_index", json!({"sort_index": p}));
+        out.meta(
+            PARTITIONS,
+            tid,
+            "thread_sort_index",
+            json!({"sort_index": p}),
+        );
     }
 
     // The coordinator: formation and rebalances, phases nested.
     if let Some(f) = &report.formation {
         out.slice(
-            GROUP,
-            1,
+            (GROUP, 1),
             "rebalance",
             &format!("formation g{}", f.generation),
             f.start_ms * 1000,
@@ -145,8 +165,7 @@ pub fn render_chrome_trace(
     for r in &report.rebalances.list {
         let (start, end) = (r.start_ms * 1000, r.end_ms * 1000);
         out.slice(
-            GROUP,
-            1,
+            (GROUP, 1),
             "rebalance",
             &format!("rebalance g{}", r.generation),
             start,
@@ -163,14 +182,19 @@ pub fn render_chrome_trace(
             }),
         );
         let join_end = (start + r.join_ms * 1000).min(end);
-        out.slice(GROUP, 1, "rebalance", "join", start, join_end, json!({}));
-        out.slice(GROUP, 1, "rebalance", "sync", join_end, end, json!({}));
+        out.slice((GROUP, 1), "rebalance", "join", start, join_end, json!({}));
+        out.slice((GROUP, 1), "rebalance", "sync", join_end, end, json!({}));
     }
     for &(at_ms, lag) in &report.lag.series {
         out.counter(GROUP, "total lag", at_ms * 1000, json!({"records": lag}));
     }
     for &(at, count) in &view.unavailable_count {
-        out.counter(GROUP, "unavailable partitions", at, json!({"partitions": count}));
+        out.counter(
+            GROUP,
+            "unavailable partitions",
+            at,
+            json!({"partitions": count}),
+        );
     }
 
     // Members.
@@ -178,10 +202,17 @@ pub fn render_chrome_trace(
         let tid = m as u64 + 1;
         let name = &history.member_names[m];
         for &(a, b) in &view.pauses[m] {
-            out.slice(MEMBERS, tid, "pause", "paused", a, b, json!({}));
+            out.slice((MEMBERS, tid), "pause", "paused", a, b, json!({}));
         }
         for (i, &(a, b)) in view.stalls[m].iter().enumerate() {
-            out.async_slice(MEMBERS, tid, "stall", &format!("{name} stalled"), &format!("stall-{m}-{i}"), a, b);
+            out.async_slice(
+                (MEMBERS, tid),
+                "stall",
+                &format!("{name} stalled"),
+                &format!("stall-{m}-{i}"),
+                a,
+                b,
+            );
         }
         // Owned and processed counts, one counter sample per change of either.
         let mut changes: Vec<u64> = view.owned_count[m]
@@ -208,8 +239,7 @@ pub fn render_chrome_trace(
     }
     for (i, s) in view.restores.iter().enumerate() {
         out.async_slice(
-            MEMBERS,
-            s.member as u64 + 1,
+            (MEMBERS, s.member as u64 + 1),
             "restore",
             &format!("restore {}", history.partition_names[s.partition]),
             &format!("restore-{i}"),
@@ -259,14 +289,28 @@ pub fn render_chrome_trace(
         }
         if let Some((since, name)) = open[p].take() {
             if at > since {
-                out.slice(PARTITIONS, p as u64 + 1, "partition", &name, since, at, json!({}));
+                out.slice(
+                    (PARTITIONS, p as u64 + 1),
+                    "partition",
+                    &name,
+                    since,
+                    at,
+                    json!({}),
+                );
             }
         }
         open[p] = next.map(|s| (at, s));
     }
     for (p, o) in open.into_iter().enumerate() {
         if let Some((since, name)) = o {
-            out.slice(PARTITIONS, p as u64 + 1, "partition", &name, since, view.end_us, json!({}));
+            out.slice(
+                (PARTITIONS, p as u64 + 1),
+                "partition",
+                &name,
+                since,
+                view.end_us,
+                json!({}),
+            );
         }
     }
 

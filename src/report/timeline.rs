@@ -185,8 +185,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         .chain(&view.processing)
         .chain(&view.restores)
     {
-        if in_window(s) && s.end_us > s.start_us.max(t0) || (s.start_us >= t0 && s.start_us <= t1)
-        {
+        if in_window(s) && s.end_us > s.start_us.max(t0) || (s.start_us >= t0 && s.start_us <= t1) {
             rows[s.member].push(s.partition);
         }
     }
@@ -207,7 +206,9 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         })
         .collect();
     let max_owned = (0..nm)
-        .map(|m| max_in(&view.owned_count[m], t0, t1).max(max_in(&view.processing_count[m], t0, t1)))
+        .map(|m| {
+            max_in(&view.owned_count[m], t0, t1).max(max_in(&view.processing_count[m], t0, t1))
+        })
         .max()
         .unwrap_or(0)
         .max(1);
@@ -316,7 +317,11 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         let Some((x, w)) = scale.span(r.start_ms * 1000, r.end_ms * 1000, 2.0) else {
             continue;
         };
-        let who = r.member.as_deref().map(|m| format!(" {m}")).unwrap_or_default();
+        let who = r
+            .member
+            .as_deref()
+            .map(|m| format!(" {m}"))
+            .unwrap_or_default();
         o.push_str(&format!(
             "<rect class=\"rebalance\" data-generation=\"{g}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{C_REBALANCE}\" fill-opacity=\"0.28\"><title>generation {g}: {}{} ({} ms: join {} ms, sync {} ms)</title></rect>\n",
             n(x),
