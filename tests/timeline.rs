@@ -337,3 +337,35 @@ fn readme_pictures_are_current() {
         );
     }
 }
+
+#[test]
+fn restores_are_drawn_and_traced() {
+    let mut out = scenario_run("scale-out", "eager");
+    let h = out.history.as_mut().unwrap();
+    h.marks.push((
+        62_000_000,
+        cgsim::metrics::Mark::Restore {
+            member: 4,
+            partition: 20,
+            until_us: 63_500_000,
+        },
+    ));
+    h.marks.sort_by_key(|m| m.0);
+    let text = svg(&out, Some((59_000, 65_000)));
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let restores = with_class(&doc, "restore");
+    assert_eq!(restores.len(), 1);
+    let lane = restores[0]
+        .ancestors()
+        .find(|n| n.attribute("class") == Some("lane"))
+        .unwrap();
+    assert_eq!(lane.attribute("data-member"), Some("c5"));
+    let json: serde_json::Value = serde_json::from_str(&trace(&out)).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let begin = events
+        .iter()
+        .find(|e| e["ph"] == "b" && e["name"] == "restore orders-20")
+        .expect("an async restore slice");
+    assert_eq!(begin["ts"], 62_000_000);
+    assert_eq!(begin["tid"], 5);
+}
