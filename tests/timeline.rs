@@ -317,6 +317,13 @@ fn cli_reports_an_unwritable_path_and_a_bad_window() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--timeline-window"));
     }
+    let out = cgsim(&[
+        "run",
+        "scenarios/scale-out.toml",
+        "--timeline-window",
+        "55000..75000",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "a window with nothing to draw");
 }
 
 #[test]

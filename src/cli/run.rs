@@ -40,6 +40,10 @@ pub fn run(
         }
     };
     let want_history = pictures.timeline.is_some() || pictures.chrome_trace.is_some();
+    if window_ms.is_some() && !want_history {
+        eprintln!("--timeline-window: needs --timeline or --chrome-trace");
+        return super::bad_input();
+    }
     let scenario = match load(path, options) {
         Ok(s) => s,
         Err(e) => {

@@ -3,8 +3,8 @@
 //! starts, closes, crashes and stalls; rebalance windows shaded and labelled with their
 //! generation; below, the number of unavailable partitions and the total lag.
 //!
-//! Few partitions per member (at most [`MAX_ROWS`]) and few members (at most [`MAX_LANES`]):
-//! a thin row per partition the member owned in the window. Otherwise each lane folds its
+//! Few partitions per member (at most [`MAX_ROWS`] at once) and few members (at most
+//! [`MAX_LANES`]): a thin row per partition the member owned in the window. Otherwise each lane folds its
 //! partitions into a count (owned, light; processed, dark). The SVG is written by hand (the
 //! `svg` crate does not escape quotes in attribute values): every name is escaped, every number
 //! has a fixed precision, so the same run gives the same bytes.
@@ -13,7 +13,8 @@ use super::history_view::{value_at, Seg, View};
 use super::Report;
 use crate::metrics::History;
 
-/// At most this many partition rows in one lane; more and every lane folds into counts.
+/// At most this many partitions owned at once by one member (and twice as many rows, every
+/// partition it owned in the window); more and every lane folds into counts.
 pub const MAX_ROWS: usize = 16;
 /// At most this many lanes drawn with a row per partition; more and every lane folds.
 pub const MAX_LANES: usize = 12;
@@ -193,7 +194,14 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         r.sort_unstable();
         r.dedup();
     }
-    let folded = nm > MAX_LANES || rows.iter().any(|r| r.len() > MAX_ROWS);
+    let most_owned = (0..nm)
+        .map(|m| {
+            max_in(&view.owned_count[m], t0, t1).max(max_in(&view.processing_count[m], t0, t1))
+        })
+        .max()
+        .unwrap_or(0);
+    let folded =
+        nm > MAX_LANES || most_owned > MAX_ROWS || rows.iter().any(|r| r.len() > 2 * MAX_ROWS);
     let fold_h = if nm > 30 { 14.0 } else { 26.0 };
     let lane_h: Vec<f64> = rows
         .iter()
@@ -205,13 +213,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
             }
         })
         .collect();
-    let max_owned = (0..nm)
-        .map(|m| {
-            max_in(&view.owned_count[m], t0, t1).max(max_in(&view.processing_count[m], t0, t1))
-        })
-        .max()
-        .unwrap_or(0)
-        .max(1);
+    let max_owned = most_owned.max(1);
 
     let lanes_top = 82.0;
     let lanes_h: f64 = lane_h.iter().map(|h| h + 2.0).sum();
@@ -352,7 +354,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         let long = format!("g{} {}{}", r.generation, r.trigger, who);
         let short = format!("g{}", r.generation);
         'placed: for label in [long, short] {
-            let lw = label.chars().count() as f64 * 5.6;
+            let lw = label.chars().count() as f64 * 6.2;
             let lx = x.min(WIDTH - lw);
             for (line, end) in label_ends.iter_mut().enumerate() {
                 if lx >= *end + 4.0 {
@@ -595,6 +597,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         "unavailable",
         unavail_top,
         &format!("unavailable partitions (max {unavail_max})"),
+        &unavail_max.to_string(),
     );
     let k = (PANEL - 4.0) / unavail_max.max(1) as f64;
     o.push_str(&format!(
@@ -611,6 +614,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         "lag",
         lag_top,
         &format!("total lag, records (max {})", lag_max.round() as u64),
+        &(lag_max.round() as u64).to_string(),
     );
     if !lag.is_empty() {
         let k = (PANEL - 4.0) / lag_max.max(1.0);
@@ -675,8 +679,16 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
     o
 }
 
-fn panel_frame(o: &mut String, class: &str, top: f64, label: &str) {
+fn panel_frame(o: &mut String, class: &str, top: f64, label: &str, max: &str) {
     o.push_str(&format!("<g class=\"panel\" data-panel=\"{class}\">\n"));
+    for (y, text) in [(top + 8.0, max), (top + PANEL, "0")] {
+        o.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"#555\" text-anchor=\"end\">{}</text>\n",
+            n(LEFT - 4.0),
+            n(y),
+            escape(text)
+        ));
+    }
     o.push_str(&format!(
         "<text x=\"10\" y=\"{}\" font-weight=\"bold\">{}</text>\n",
         n(top - 6.0),
