@@ -41,6 +41,17 @@ enum Command {
         /// at AT_MS without an assignment.
         #[arg(long, hide = true, value_name = "AT_MS:MEMBER:PARTITION")]
         inject_double_ownership: Vec<String>,
+        /// Write an SVG timeline of the run: a lane per member, rebalances shaded, unavailable
+        /// partitions and lag below.
+        #[arg(long, value_name = "OUT.svg")]
+        timeline: Option<PathBuf>,
+        /// Show only this window of simulated time in the timeline and the Chrome trace.
+        #[arg(long, value_name = "START_MS..END_MS")]
+        timeline_window: Option<String>,
+        /// Write the run in the Trace Event Format (open it in ui.perfetto.dev or
+        /// chrome://tracing).
+        #[arg(long, value_name = "OUT.json")]
+        chrome_trace: Option<PathBuf>,
     },
     /// Run every (variant, seed) pair of a scenario and print one table: figures by variant,
     /// each the median over seeds with its spread and its ratio to the first variant.
@@ -127,6 +138,9 @@ fn main() -> ExitCode {
             format,
             trace,
             inject_double_ownership,
+            timeline,
+            timeline_window,
+            chrome_trace,
         } => cli::run::run(
             &scenario,
             &cgsim::scenario::LoadOptions {
@@ -137,6 +151,11 @@ fn main() -> ExitCode {
             format,
             trace,
             &inject_double_ownership,
+            &cli::run::Pictures {
+                timeline,
+                window: timeline_window,
+                chrome_trace,
+            },
         ),
         Command::Compare {
             scenario,

@@ -1,11 +1,13 @@
 //! `cgsim run SCENARIO [--seed N] [--variant NAME] [--set KEY=VALUE]... [--format text|json]
-//! [--trace]`
+//! [--trace] [--timeline OUT.svg] [--timeline-window START_MS..END_MS] [--chrome-trace OUT.json]`
 
 use cgsim::engine::{run_with_faults, RunOptions};
-use cgsim::report::render_text;
+use cgsim::report::{
+    render_chrome_trace, render_text, render_timeline, ChromeTraceOptions, TimelineOptions,
+};
 use cgsim::scenario::Scenario;
 use cgsim::scenario::{load, LoadOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -14,13 +16,34 @@ pub enum Format {
     Json,
 }
 
+/// The pictures asked for: `--timeline`, `--timeline-window`, `--chrome-trace`.
+#[derive(Clone, Debug, Default)]
+pub struct Pictures {
+    pub timeline: Option<PathBuf>,
+    pub window: Option<String>,
+    pub chrome_trace: Option<PathBuf>,
+}
+
 pub fn run(
     path: &Path,
     options: &LoadOptions,
     format: Format,
     trace: bool,
     faults: &[String],
+    pictures: &Pictures,
 ) -> ExitCode {
+    let window_ms = match pictures.window.as_deref().map(parse_window).transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("--timeline-window: {e}");
+            return super::bad_input();
+        }
+    };
+    let want_history = pictures.timeline.is_some() || pictures.chrome_trace.is_some();
+    if window_ms.is_some() && !want_history {
+        eprintln!("--timeline-window: needs --timeline or --chrome-trace");
+        return super::bad_input();
+    }
     let scenario = match load(path, options) {
         Ok(s) => s,
         Err(e) => {
@@ -28,6 +51,15 @@ pub fn run(
             return super::bad_input();
         }
     };
+    if let Some((start, _)) = window_ms {
+        if start >= scenario.duration_ms {
+            eprintln!(
+                "--timeline-window: starts at {start} ms, after the run ends ({} ms)",
+                scenario.duration_ms
+            );
+            return super::bad_input();
+        }
+    }
     let faults = match faults
         .iter()
         .map(|f| parse_fault(&scenario, f))
@@ -44,11 +76,27 @@ pub fn run(
         &scenario,
         RunOptions {
             keep_trace: trace,
-            ..RunOptions::default()
+            record_history: want_history,
         },
         &faults,
     );
     tracing::info!(events = out.events, "done");
+    if let Some(history) = &out.history {
+        if let Some(file) = &pictures.timeline {
+            let svg = render_timeline(history, &out.report, &TimelineOptions { window_ms });
+            if let Err(e) = std::fs::write(file, svg) {
+                eprintln!("--timeline: cannot write {}: {e}", file.display());
+                return super::bad_input();
+            }
+        }
+        if let Some(file) = &pictures.chrome_trace {
+            let json = render_chrome_trace(history, &out.report, &ChromeTraceOptions { window_ms });
+            if let Err(e) = std::fs::write(file, json) {
+                eprintln!("--chrome-trace: cannot write {}: {e}", file.display());
+                return super::bad_input();
+            }
+        }
+    }
     if trace {
         for line in &out.trace {
             println!("{line}");
@@ -70,6 +118,26 @@ pub fn run(
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// `START_MS..END_MS` -> (start, end), start before end.
+fn parse_window(text: &str) -> Result<(u64, u64), String> {
+    let Some((a, b)) = text.split_once("..") else {
+        return Err(format!(
+            "{text:?}: expected START_MS..END_MS, e.g. 55000..75000"
+        ));
+    };
+    let ms = |s: &str| {
+        s.trim()
+            .replace('_', "")
+            .parse::<u64>()
+            .map_err(|_| format!("{text:?}: {s:?} is not a time in ms"))
+    };
+    let (start, end) = (ms(a)?, ms(b)?);
+    if start >= end {
+        return Err(format!("{text:?}: the start must come before the end"));
+    }
+    Ok((start, end))
 }
 
 /// `AT_MS:MEMBER:PARTITION` -> (at, member index, global partition index).

@@ -426,7 +426,10 @@ impl Metrics {
                 continue;
             }
             let lag = logs.end_offset(p, now).saturating_sub(self.position[p]);
-            self.lag_peak[p] = self.lag_peak[p].max(lag);
+            // Peaks count after formation: before it nobody consumes yet.
+            if self.formation.is_some() {
+                self.lag_peak[p] = self.lag_peak[p].max(lag);
+            }
             total += lag;
         }
         self.last_total_lag = total;

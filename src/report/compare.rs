@@ -118,7 +118,17 @@ pub const FIGURES: &[Figure] = &[
         key: "lag.total_peak",
         label: "lag total peak",
         unit: Unit::Count,
-        of: |r| Some(r.lag.series.iter().map(|&(_, l)| l).max().unwrap_or(0)),
+        // The highest total lag in any rebalance window (formation's start-up lag left out).
+        of: |r| {
+            Some(
+                r.rebalances
+                    .list
+                    .iter()
+                    .map(|e| e.window.lag_peak)
+                    .max()
+                    .unwrap_or(0),
+            )
+        },
     },
     Figure {
         key: "lag.catch_up_ms",

@@ -1,10 +1,15 @@
 //! The run report: the JSON keys of DESIGN.md ("What is measured, and the JSON report") and the
 //! purpose-built text report that snapshots review.
 
+mod chrome_trace;
 pub mod compare;
+pub mod history_view;
 mod text;
+mod timeline;
 
+pub use chrome_trace::{render_chrome_trace, ChromeTraceOptions};
 pub use text::render_text;
+pub use timeline::{render_timeline, TimelineOptions};
 
 use crate::metrics::Summary;
 use serde::Serialize;
