@@ -138,3 +138,95 @@ fn partition_rejects_zero_and_negative_counts() {
         assert!(!text(&out.stderr).is_empty());
     }
 }
+
+#[test]
+fn readme_scenario_example_is_a_valid_scenario() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = &readme[readme.find("## Scenario files").expect("section")..];
+    let start = section.find("```toml\n").expect("example") + "```toml\n".len();
+    let example = &section[start..start + section[start..].find("```").unwrap()];
+    let options = cgsim::scenario::LoadOptions::default();
+    let s = cgsim::scenario::load_str("README.md", example, &options)
+        .expect("the README example loads");
+    assert_eq!(s.members.len(), 5);
+    let sticky = cgsim::scenario::LoadOptions {
+        variant: Some("sticky".into()),
+        ..Default::default()
+    };
+    assert!(cgsim::scenario::load_str("README.md", example, &sticky).is_ok());
+}
+
+#[test]
+fn run_reports_bad_scenarios_with_file_and_line_and_exit_2() {
+    let dir = std::env::temp_dir().join(format!("cgsim-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("typo.toml");
+    std::fs::write(&bad, "duration_ms = 1000\nsesion_timeout_ms = 5\n[[topics]]\nname = \"t\"\npartitions = 1\n[[members]]\nname = \"a\"\n").unwrap();
+    let out = cgsim(&["run", bad.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("typo.toml: line 2: unknown field `sesion_timeout_ms`"),
+        "{err}"
+    );
+    let scale_out = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/scale-out.toml");
+    for (args, says) in [
+        (vec!["--variant", "consumer"], "not supported yet"),
+        (
+            vec!["--set", "group.session_timeout_ms=1000"],
+            "outside the broker's bounds",
+        ),
+        (vec!["--variant", "nope"], "unknown variant"),
+    ] {
+        let mut all = vec!["run", scale_out];
+        all.extend(args);
+        let out = cgsim(&all, "");
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{all:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn run_exits_1_on_an_injected_violation_and_prints_json() {
+    let scale_out = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/scale-out.toml");
+    let out = cgsim(
+        &[
+            "run",
+            scale_out,
+            "--variant",
+            "eager",
+            "--format",
+            "json",
+            "--inject-double-ownership",
+            "30000:c1:orders-23",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["invariants"]["violations"][0]["kind"], "double_ownership");
+    for key in [
+        "scenario",
+        "seed",
+        "variant",
+        "digest",
+        "rebalances",
+        "revocations",
+        "lost",
+        "moved",
+        "pauses",
+        "join",
+        "lag",
+        "records",
+        "invariants",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    let clean = cgsim(&["run", scale_out, "--variant", "eager"], "");
+    assert_eq!(clean.status.code(), Some(0));
+}
