@@ -956,15 +956,23 @@ impl Member {
         self.metadata = env.metadata();
         self.inbox.clear();
         self.disable_heartbeat(env);
-        if env.scenario.group.enable_auto_commit
-            && !self.positions.is_empty()
-            && self.generation.is_some()
-        {
-            self.send_commit(env);
-            self.block_on_commit(AfterCommit::Join);
-        } else {
+        if !self.auto_commit_sync(env, AfterCommit::Join) {
             self.prepare_and_join(env);
         }
+    }
+
+    /// The synchronous auto-commit of `onJoinPrepare` and `close()`: when auto-commit is on and
+    /// there is something to commit, sends it and blocks the poll loop until the answer, then
+    /// goes on with `after`. Returns whether it did.
+    fn auto_commit_sync(&mut self, env: &mut Env, after: AfterCommit) -> bool {
+        let commits = env.scenario.group.enable_auto_commit
+            && !self.positions.is_empty()
+            && self.generation.is_some();
+        if commits {
+            self.send_commit(env);
+            self.block_on_commit(after);
+        }
+        commits
     }
 
     /// EAGER revokes everything; COOPERATIVE only the topics no longer subscribed. Then the
@@ -1079,13 +1087,7 @@ impl Member {
     fn begin_close(&mut self, env: &mut Env) {
         self.closing = false;
         self.disable_heartbeat(env);
-        if env.scenario.group.enable_auto_commit
-            && !self.positions.is_empty()
-            && self.generation.is_some()
-        {
-            self.send_commit(env);
-            self.block_on_commit(AfterCommit::Close);
-        } else {
+        if !self.auto_commit_sync(env, AfterCommit::Close) {
             self.finish_close(env);
         }
     }
