@@ -274,12 +274,7 @@ pub fn run_with_faults(
             Event::LagSample => {
                 let now = env.now();
                 env.metrics.sample_lag(now, &env.logs);
-                // A hundred times finer while a rebalance runs or its window has not caught up.
-                let every = if env.metrics.watching_lag() {
-                    (scenario.lag_sample_ms / 100).max(1)
-                } else {
-                    scenario.lag_sample_ms
-                };
+                let every = (scenario.lag_sample_ms / env.metrics.lag_sampling_factor(now)).max(1);
                 lag_fine = every < scenario.lag_sample_ms;
                 let next = now + Duration::from_millis(every);
                 next_lag_sample = env.queue.schedule(next, Event::LagSample);
@@ -290,7 +285,7 @@ pub fn run_with_faults(
             }
         }
         // A rebalance began since the last sample: sample now, then finely.
-        if !lag_fine && env.metrics.watching_lag() {
+        if !lag_fine && env.metrics.lag_sampling_factor(env.now()) > 1 {
             env.queue.cancel(next_lag_sample);
             next_lag_sample = env.queue.schedule(env.now(), Event::LagSample);
             lag_fine = true;

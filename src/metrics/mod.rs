@@ -454,9 +454,24 @@ impl Metrics {
         }
     }
 
-    /// A rebalance is running, or its window has not caught up yet: lag deserves finer samples.
-    pub fn watching_lag(&self) -> bool {
-        self.running.is_some() || (self.window_entry.is_some() && self.window.catch_up_ms.is_none())
+    /// How finely to sample lag now: up to 100 times finer while a rebalance runs, 10 while its
+    /// window catches up (for at most a minute after its end), 1 otherwise; a group with many
+    /// partitions samples less finely (each sample reads every partition).
+    pub fn lag_sampling_factor(&self, now: SimTime) -> u64 {
+        let partitions = self.position.len().max(1) as u64;
+        let budget = |most: u64, per_sample: u64| (per_sample / partitions).clamp(1, most);
+        if self.running.is_some() {
+            return budget(100, 100_000);
+        }
+        match self.window_entry {
+            Some(i)
+                if self.window.catch_up_ms.is_none()
+                    && ms(now) < self.rebalances[i].end_ms + 60_000 =>
+            {
+                budget(10, 10_000)
+            }
+            _ => 1,
+        }
     }
 
     /// The current window's figures go to its rebalance's entry.

@@ -30,7 +30,17 @@ impl Segment {
             return 0;
         }
         let elapsed = t_us.min(self.end_us) - self.start_us;
-        ((u128::from(self.num) * u128::from(elapsed)) / (u128::from(self.den) * 1_000_000)) as u64
+        // 64-bit arithmetic when it cannot overflow (always, for realistic rates and runs).
+        match (
+            self.num.checked_mul(elapsed),
+            self.den.checked_mul(1_000_000),
+        ) {
+            (Some(a), Some(b)) => a / b,
+            _ => {
+                ((u128::from(self.num) * u128::from(elapsed)) / (u128::from(self.den) * 1_000_000))
+                    as u64
+            }
+        }
     }
 }
 
