@@ -352,7 +352,7 @@ impl Coordinator {
 
     /// KIP-345: a static member's new process takes over its instance's member entry.
     fn replace_static_member(&mut self, env: &mut Env, old_id: &str, new_id: String, join: Join) {
-        let Some(mut member) = self.members.remove(&old_id.to_string()) else {
+        let Some(mut member) = self.members.remove(old_id) else {
             self.add_member(env, new_id, join);
             return;
         };
@@ -769,7 +769,7 @@ impl Coordinator {
     // ---- Heartbeat, sessions, leaving ----
 
     fn heartbeat(&mut self, env: &mut Env, member_id: &str, generation: i32) -> ErrorCode {
-        if self.state == GroupState::Empty || !self.members.contains_key(&member_id.to_string()) {
+        if self.state == GroupState::Empty || !self.members.contains_key(member_id) {
             return ErrorCode::UnknownMemberId;
         }
         if generation != self.generation {
@@ -794,14 +794,13 @@ impl Coordinator {
     }
 
     fn reset_session(&mut self, env: &mut Env, member_id: &str) {
-        let key = member_id.to_string();
-        let Some(ms) = self.members.get(&key).map(|m| m.session_timeout_ms) else {
+        let Some(ms) = self.members.get(member_id).map(|m| m.session_timeout_ms) else {
             return;
         };
         let timer = self.arm_session(env, member_id, ms);
         if let Some(old) = self
             .members
-            .get_mut(&key)
+            .get_mut(member_id)
             .expect("member")
             .session_timer
             .replace(timer)
@@ -811,13 +810,12 @@ impl Coordinator {
     }
 
     fn on_session_timer(&mut self, env: &mut Env, member_id: &str) {
-        let key = member_id.to_string();
-        if self.pending.remove(&key).is_some() {
+        if self.pending.remove(member_id).is_some() {
             env.log(format!("coordinator pending member {member_id} expired"));
             self.maybe_complete_join(env);
             return;
         }
-        let Some(m) = self.members.get_mut(&key) else {
+        let Some(m) = self.members.get_mut(member_id) else {
             return;
         };
         if m.session_timer.is_none() {
@@ -854,11 +852,7 @@ impl Coordinator {
     }
 
     fn remove_member(&mut self, env: &mut Env, member_id: &str, trigger: Trigger) {
-        let Some(client) = self
-            .members
-            .get(&member_id.to_string())
-            .map(|m| m.client.member)
-        else {
+        let Some(client) = self.members.get(member_id).map(|m| m.client.member) else {
             return;
         };
         self.drop_member(env, member_id);
@@ -897,7 +891,7 @@ impl Coordinator {
         generation: i32,
         offsets: &[(usize, u64)],
     ) -> ErrorCode {
-        if !self.members.contains_key(&member_id.to_string()) {
+        if !self.members.contains_key(member_id) {
             return ErrorCode::UnknownMemberId;
         }
         if generation != self.generation {

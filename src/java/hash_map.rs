@@ -9,6 +9,7 @@
 //! topic names in practice.
 
 use super::JavaHash;
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -145,25 +146,37 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
         None
     }
 
-    pub fn get(&self, key: &K) -> Option<&V> {
+    pub fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
         self.index
             .get(key)
             .map(|&i| &self.slots[i].as_ref().expect("indexed slot is live").value)
     }
 
-    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+    pub fn get_mut<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+    {
         match self.index.get(key) {
             Some(&i) => Some(&mut self.slots[i].as_mut().expect("indexed slot is live").value),
             None => None,
         }
     }
 
-    pub fn contains_key(&self, key: &K) -> bool {
+    pub fn contains_key<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+    {
         self.index.contains_key(key)
     }
 
     /// `remove`: the other keys keep their places.
-    pub fn remove(&mut self, key: &K) -> Option<V> {
+    pub fn remove<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
         let i = self.index.remove(key)?;
         self.len -= 1;
         self.slots[i].take().map(|s| s.value)
