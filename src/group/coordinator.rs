@@ -91,7 +91,8 @@ pub struct Coordinator {
     initial_remaining_ms: u64,
     member_added_since_timer: bool,
     sync_timer: Option<TimerId>,
-    committed: BTreeMap<usize, u64>,
+    /// Committed offset of each partition (global index), as `__consumer_offsets` holds them.
+    committed: Vec<Option<u64>>,
 }
 
 impl Coordinator {
@@ -111,7 +112,7 @@ impl Coordinator {
             initial_remaining_ms: 0,
             member_added_since_timer: false,
             sync_timer: None,
-            committed: BTreeMap::new(),
+            committed: vec![None; scenario.topics.iter().map(|t| t.max_partitions() as usize).sum()],
         }
     }
 
@@ -180,7 +181,7 @@ impl Coordinator {
             Request::OffsetFetch { partitions } => {
                 let committed = partitions
                     .iter()
-                    .map(|p| (*p, self.committed.get(p).copied()))
+                    .map(|&p| (p, self.committed[p]))
                     .collect();
                 env.to_client(from, Response::OffsetFetch { committed });
             }
@@ -902,13 +903,13 @@ impl Coordinator {
         }
         let now = env.queue.now();
         for &(p, offset) in offsets {
-            if let Some(&old) = self.committed.get(&p) {
+            if let Some(old) = self.committed[p] {
                 if offset < old {
                     env.metrics
                         .offset_regression(now, p, old, offset, from.member);
                 }
             }
-            self.committed.insert(p, offset);
+            self.committed[p] = Some(offset);
         }
         ErrorCode::None
     }
