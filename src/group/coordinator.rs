@@ -21,6 +21,7 @@ use crate::metrics::Trigger;
 use crate::scenario::Scenario;
 use crate::sim::queue::TimerId;
 use crate::sim::time::Duration;
+use crate::sim::SimTime;
 use std::collections::BTreeMap;
 
 /// `CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS`: a newly added member's first session timer.
@@ -71,7 +72,10 @@ struct GroupMember {
     /// Added in the running join phase (its session timer is the new-member timeout).
     is_new: bool,
     assignment: Vec<usize>,
+    /// The pending session check, and when the session really expires: a heartbeat only moves
+    /// the deadline, and a check that fires early re-arms itself at it (no cancel per heartbeat).
     session_timer: Option<TimerId>,
+    session_deadline: SimTime,
 }
 
 pub struct Coordinator {
@@ -112,7 +116,14 @@ impl Coordinator {
             initial_remaining_ms: 0,
             member_added_since_timer: false,
             sync_timer: None,
-            committed: vec![None; scenario.topics.iter().map(|t| t.max_partitions() as usize).sum()],
+            committed: vec![
+                None;
+                scenario
+                    .topics
+                    .iter()
+                    .map(|t| t.max_partitions() as usize)
+                    .sum()
+            ],
         }
     }
 
@@ -179,10 +190,7 @@ impl Coordinator {
                 env.to_client(from, Response::OffsetCommit { error });
             }
             Request::OffsetFetch { partitions } => {
-                let committed = partitions
-                    .iter()
-                    .map(|&p| (p, self.committed[p]))
-                    .collect();
+                let committed = partitions.iter().map(|&p| (p, self.committed[p])).collect();
                 env.to_client(from, Response::OffsetFetch { committed });
             }
         }
@@ -271,7 +279,6 @@ impl Coordinator {
     }
 
     fn add_member(&mut self, env: &mut Env, member_id: String, join: Join) {
-        let session = self.arm_session(env, &member_id, NEW_MEMBER_JOIN_TIMEOUT_MS);
         if let Some(instance) = &join.group_instance_id {
             self.static_members
                 .insert(instance.clone(), member_id.clone());
@@ -291,9 +298,11 @@ impl Coordinator {
                 synced: false,
                 is_new: true,
                 assignment: Vec::new(),
-                session_timer: Some(session),
+                session_timer: None,
+                session_deadline: env.now(),
             },
         );
+        self.restart_session(env, &member_id, NEW_MEMBER_JOIN_TIMEOUT_MS);
         if self.leader.is_none() {
             self.leader = Some(member_id.clone());
         }
@@ -381,11 +390,7 @@ impl Coordinator {
         ));
         let session_ms = member.session_timeout_ms;
         self.members.insert(new_id.clone(), member);
-        let timer = self.arm_session(env, &new_id, session_ms);
-        self.members
-            .get_mut(&new_id)
-            .expect("inserted")
-            .session_timer = Some(timer);
+        self.restart_session(env, &new_id, session_ms);
         match self.state {
             GroupState::Stable if protocol_unchanged => {
                 // No rebalance: the current generation, and the stored assignment at SyncGroup.
@@ -576,16 +581,7 @@ impl Coordinator {
             };
             let client = self.members.get(id).expect("member").client;
             env.to_client(client, response);
-            let timer = self.arm_session(env, id, session_ms);
-            if let Some(old) = self
-                .members
-                .get_mut(id)
-                .expect("member")
-                .session_timer
-                .replace(timer)
-            {
-                env.queue.cancel(old);
-            }
+            self.restart_session(env, id, session_ms);
         }
         let sync_at = env.now() + Duration::from_millis(self.rebalance_timeout_ms());
         self.sync_timer = Some(env.queue.schedule(
@@ -794,19 +790,28 @@ impl Coordinator {
         )
     }
 
+    /// A fresh session timer of `ms` for the member (cancelling the pending one).
+    fn restart_session(&mut self, env: &mut Env, member_id: &str, ms: u64) {
+        let timer = self.arm_session(env, member_id, ms);
+        let deadline = env.now() + Duration::from_millis(ms);
+        let m = self.members.get_mut(member_id).expect("member");
+        m.session_deadline = deadline;
+        if let Some(old) = m.session_timer.replace(timer) {
+            env.queue.cancel(old);
+        }
+    }
+
+    /// A heartbeat or SyncGroup keeps the member alive for another session timeout.
     fn reset_session(&mut self, env: &mut Env, member_id: &str) {
-        let Some(ms) = self.members.get(member_id).map(|m| m.session_timeout_ms) else {
+        let now = env.now();
+        let Some(m) = self.members.get_mut(member_id) else {
             return;
         };
-        let timer = self.arm_session(env, member_id, ms);
-        if let Some(old) = self
-            .members
-            .get_mut(member_id)
-            .expect("member")
-            .session_timer
-            .replace(timer)
-        {
-            env.queue.cancel(old);
+        let ms = m.session_timeout_ms;
+        if m.session_timer.is_some() {
+            m.session_deadline = now + Duration::from_millis(ms);
+        } else {
+            self.restart_session(env, member_id, ms);
         }
     }
 
@@ -823,6 +828,22 @@ impl Coordinator {
             return;
         }
         m.session_timer = None;
+        let now = env.now();
+        if now < m.session_deadline {
+            // A heartbeat moved the deadline since this check was armed.
+            let at = m.session_deadline;
+            let timer = env.queue.schedule(
+                at,
+                Event::CoordinatorTimer(CoordTimer::Session {
+                    member_id: member_id.to_string(),
+                }),
+            );
+            self.members
+                .get_mut(member_id)
+                .expect("member")
+                .session_timer = Some(timer);
+            return;
+        }
         // A member with a JoinGroup or SyncGroup parked is alive: nothing, and no re-arm.
         if !m.is_new && (m.joined || m.sync_parked) {
             return;
