@@ -242,8 +242,17 @@ impl Logs {
     /// Records appended to partition `p` by time `t`.
     pub fn end_offset(&self, p: usize, t: SimTime) -> u64 {
         let us = t.as_micros();
-        let closed: u64 = self.segments[p].iter().map(|s| s.count_by(us)).sum();
-        closed + self.records[p].partition_point(|r| r.time_us <= us) as u64
+        let closed: u64 = match self.segments[p].as_slice() {
+            [] => 0,
+            [only] => only.count_by(us),
+            many => many.iter().map(|s| s.count_by(us)).sum(),
+        };
+        let records = &self.records[p];
+        if records.is_empty() {
+            closed
+        } else {
+            closed + records.partition_point(|r| r.time_us <= us) as u64
+        }
     }
 
     /// When partition `p` gets its record number `offset` (the first time its end offset
@@ -261,9 +270,14 @@ impl Logs {
             }
             let total = s.count_by(s.end_us);
             if before + total > offset {
-                // Smallest t with num * (t - start) >= (k + 1) * den * 1e6, k = offset - before.
-                let need = u128::from(offset - before + 1) * u128::from(s.den) * 1_000_000;
-                let dt = need.div_ceil(u128::from(s.num)) as u64;
+                // Smallest t with num * (t - start) >= (k + 1) * den * 1e6, k = offset - before
+                // (64-bit when it cannot overflow).
+                let k = offset - before + 1;
+                let dt = match k.checked_mul(s.den).and_then(|x| x.checked_mul(1_000_000)) {
+                    Some(need) => need.div_ceil(s.num),
+                    None => (u128::from(k) * u128::from(s.den) * 1_000_000)
+                        .div_ceil(u128::from(s.num)) as u64,
+                };
                 return Some(SimTime::from_micros(s.start_us + dt));
             }
             before += total;
