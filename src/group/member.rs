@@ -317,9 +317,18 @@ impl Member {
             return;
         };
         env.queue.cancel(timer);
-        let now = env.now();
+        self.stall_batch(env, until, batch);
+    }
+
+    /// `batch` ends at `until`, when the stall that holds it does.
+    fn stall_batch(&mut self, env: &mut Env, until: SimTime, batch: Vec<(usize, u64, u64)>) {
         self.stalled_until = Some(until);
-        env.metrics.stalled(now, self.idx, until);
+        env.metrics.stalled(env.now(), self.idx, until);
+        self.busy_until(env, until, batch);
+    }
+
+    /// The application processes `batch` until `until`.
+    fn busy_until(&mut self, env: &mut Env, until: SimTime, batch: Vec<(usize, u64, u64)>) {
         let timer = env
             .queue
             .schedule(until, self.event(ClientTimer::BatchDone));
@@ -496,16 +505,9 @@ impl Member {
             let records: u64 = batch.iter().map(|(_, a, b)| b - a).sum();
             let until =
                 now + Duration::from_micros(records * env.scenario.group.record_processing_us);
-            let timer = env
-                .queue
-                .schedule(until, self.event(ClientTimer::BatchDone));
-            self.app = App::Busy {
-                timer,
-                until,
-                batch,
-            };
-            if let Some(stall) = self.pending_stall.take() {
-                self.begin_stall(env, until + stall);
+            match self.pending_stall.take() {
+                Some(stall) => self.stall_batch(env, until + stall, batch),
+                None => self.busy_until(env, until, batch),
             }
         }
     }
