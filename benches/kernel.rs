@@ -2,8 +2,8 @@
 //! a membership change every minute (a member leaves, the next minute it comes back). Prints
 //! events per wall second and simulated seconds per wall second beside criterion's timing.
 
-use cgsim::engine::{run, RunOptions};
 use cgsim::scenario::{load_str, LoadOptions, Scenario};
+use cgsim::world::{run, RunOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::fmt::Write;
 use std::time::{Duration, Instant};

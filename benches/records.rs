@@ -2,8 +2,8 @@
 //! keys, 2,000 records per second each, 10 simulated minutes, 2.4 M records) joined locally
 //! by 8 members. Prints records per wall second beside criterion's timing.
 
-use cgsim::engine::{run, RunOptions};
 use cgsim::scenario::{load_str, LoadOptions, Scenario};
+use cgsim::world::{run, RunOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::{Duration, Instant};
 

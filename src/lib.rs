@@ -1,12 +1,14 @@
 //! cgsim: a deterministic discrete-event simulator of an Apache Kafka consumer group.
 //!
-//! Data flows one way: scenario -> simulation -> metrics -> report. The assignors and the
-//! partitioner are pure functions usable on their own (`cgsim assign`, `cgsim partition`).
+//! Data flows one way: scenario -> world (the driver) -> state machines (coordinator, members)
+//! -> facts -> metrics -> report. The state machines return effects that the world applies;
+//! the assignors and the partitioner are pure functions usable on their own (`cgsim assign`,
+//! `cgsim partition`).
 
 pub mod app;
 pub mod assignor;
 pub mod cluster;
-pub mod engine;
+pub mod facts;
 pub mod group;
 pub mod java;
 pub mod metrics;
@@ -14,3 +16,4 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod workload;
+pub mod world;

@@ -1,9 +1,9 @@
 //! Records, the KIP-837 sink partitioner, out-of-order arrival and the partition-local join
 //! (seed 000), end to end.
 
-use cgsim::engine::{run, RunOptions};
 use cgsim::report::Report;
 use cgsim::scenario::{load, load_str, LoadOptions};
+use cgsim::world::{run, RunOptions};
 use std::path::{Path, PathBuf};
 
 fn path(file: &str) -> PathBuf {

@@ -1,9 +1,9 @@
 //! The classic protocol with eager members, end to end: the figures issue 5 asks for, on the
 //! scenarios in `scenarios/` and on small inline ones.
 
-use cgsim::engine::{run, run_with_faults, RunOptions};
 use cgsim::report::Report;
 use cgsim::scenario::{load, load_str, LoadOptions, Scenario};
+use cgsim::world::{run, run_with_faults, RunOptions};
 use std::path::Path;
 
 fn scenario(file: &str, variant: &str) -> Scenario {

@@ -3,9 +3,9 @@
 //! `SCENARIO@VARIANT.snap`. A changed snapshot is a behaviour change to review
 //! (`cargo insta review`); under CI=true a missing or changed snapshot fails.
 
-use cgsim::engine::{run, RunOptions};
 use cgsim::report::render_text;
 use cgsim::scenario::{load, LoadOptions};
+use cgsim::world::{run, RunOptions};
 use std::path::Path;
 
 #[test]

@@ -2,9 +2,9 @@
 //! rebalance) and the Chrome trace (the Trace Event Format's required fields), both
 //! deterministic; and the CLI flags that write them.
 
-use cgsim::engine::{run, RunOptions, RunOutput};
 use cgsim::report::{render_chrome_trace, render_timeline, ChromeTraceOptions, TimelineOptions};
 use cgsim::scenario::{load, LoadOptions};
+use cgsim::world::{run, RunOptions, RunOutput};
 use std::path::Path;
 use std::process::Command;
 

@@ -3,9 +3,9 @@
 //! (variant, seed) order (never completion order), then one table (`cgsim::report::compare`).
 
 use super::run::Format;
-use cgsim::engine::{run, RunOptions};
 use cgsim::report::compare::{render_text, to_json, Comparison, RunFigures};
 use cgsim::scenario::{load, load_str, LoadOptions, ScenarioError};
+use cgsim::world::{run, RunOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;

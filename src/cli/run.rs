@@ -1,12 +1,13 @@
 //! `cgsim run SCENARIO [--seed N] [--variant NAME] [--set KEY=VALUE]... [--format text|json]
 //! [--trace] [--timeline OUT.svg] [--timeline-window START_MS..END_MS] [--chrome-trace OUT.json]`
 
-use cgsim::engine::{run_with_faults, RunOptions};
+use cgsim::cluster::PartitionSpace;
 use cgsim::report::{
     render_chrome_trace, render_text, render_timeline, ChromeTraceOptions, TimelineOptions,
 };
 use cgsim::scenario::Scenario;
 use cgsim::scenario::{load, LoadOptions};
+use cgsim::world::{run_with_faults, RunOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -155,14 +156,9 @@ fn parse_fault(scenario: &Scenario, text: &str) -> Result<(u64, usize, usize), S
         .iter()
         .position(|m| m.name == member)
         .ok_or_else(|| format!("{text:?}: no member {member:?}"))?;
-    let mut first = 0usize;
-    for t in &scenario.topics {
-        for p in 0..t.partitions {
-            if format!("{}-{p}", t.name) == partition {
-                return Ok((at, member, first + p as usize));
-            }
-        }
-        first += t.partitions as usize;
+    // The world's partition space: added partitions count too.
+    if let Some(p) = PartitionSpace::new(scenario).find(partition) {
+        return Ok((at, member, p));
     }
     Err(format!("{text:?}: no partition {partition:?}"))
 }

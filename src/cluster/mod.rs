@@ -1,10 +1,13 @@
-//! The cluster: brokers, a leader per partition, the group coordinator's broker, and request
-//! latency. Broker failures come with their own issue; here every broker stays up.
+//! The cluster: brokers, a leader per partition, the group coordinator's broker, and the
+//! partition space. Broker failures come with their own issue; here every broker stays up.
+
+pub mod partitions;
+
+pub use partitions::PartitionSpace;
 
 use crate::java::string_hash;
 use crate::scenario::Scenario;
 use crate::sim::rng::Stream;
-use crate::sim::time::Duration;
 
 pub struct Cluster {
     pub brokers: u32,
@@ -14,13 +17,10 @@ pub struct Cluster {
     /// coordinator.
     pub offsets_partition: u32,
     pub coordinator_broker: u32,
-    latency_min_us: u64,
-    latency_max_us: u64,
-    latency: Stream,
 }
 
 impl Cluster {
-    pub fn new(scenario: &Scenario, mut placement: Stream, latency: Stream) -> Self {
+    pub fn new(scenario: &Scenario, mut placement: Stream) -> Self {
         let brokers = scenario.cluster.brokers;
         // Kafka places a new topic's replicas round-robin from a random starting broker.
         let mut leaders = Vec::new();
@@ -39,17 +39,6 @@ impl Cluster {
             leaders,
             offsets_partition,
             coordinator_broker: (offsets_start + offsets_partition) % brokers,
-            latency_min_us: scenario.cluster.latency_min_us,
-            latency_max_us: scenario.cluster.latency_max_us,
-            latency,
         }
-    }
-
-    /// One-way latency of the next request or response.
-    pub fn one_way(&mut self) -> Duration {
-        Duration::from_micros(
-            self.latency
-                .between(self.latency_min_us, self.latency_max_us),
-        )
     }
 }

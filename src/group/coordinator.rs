@@ -14,14 +14,14 @@
 
 use super::messages::{
     ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
+    Trigger,
 };
-use crate::engine::{Env, Event};
+use crate::facts::Fact;
 use crate::java::{Capacity, JavaHashMap};
-use crate::metrics::Trigger;
-use crate::scenario::Scenario;
-use crate::sim::queue::TimerId;
+use crate::log;
+use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
-use crate::sim::SimTime;
+use crate::sim::{Out, SimTime};
 use std::collections::BTreeMap;
 
 /// `CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS`: a newly added member's first session timer.
@@ -46,14 +46,93 @@ impl GroupState {
     }
 }
 
-#[derive(Debug)]
+/// The coordinator's timers, by key (Kafka's timer keys): setting one replaces the pending
+/// timer of the same key, so a stale timer never fires.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CoordTimer {
-    /// The join phase's timer (initial delay or rebalance timeout).
-    Join { epoch: u64 },
-    /// Members that have not sent SyncGroup by now are removed.
-    Sync { generation: i32 },
-    /// A member's (or pending member's) session timer; re-arming cancels the previous one.
-    Session { member_id: String },
+    /// `join`: the join phase's timer (initial delay or rebalance timeout).
+    Join,
+    /// `sync`: members that have not sent SyncGroup by now are removed.
+    Sync,
+    /// `heartbeat:<member id>`: a member's (or pending member's) session timer.
+    Heartbeat { member_id: String },
+}
+
+impl CoordTimer {
+    /// The key as Kafka's coordinator names it (`join`, `sync`, `heartbeat:<member id>`).
+    pub fn name(&self) -> String {
+        match self {
+            CoordTimer::Join => "join".into(),
+            CoordTimer::Sync => "sync".into(),
+            CoordTimer::Heartbeat { member_id } => format!("heartbeat:{member_id}"),
+        }
+    }
+
+    fn heartbeat(member_id: &str) -> Self {
+        CoordTimer::Heartbeat {
+            member_id: member_id.to_string(),
+        }
+    }
+}
+
+/// What the coordinator wants done; the world carries it out.
+#[derive(Clone, Debug)]
+pub enum CoordinatorEffect {
+    /// Answer a client (over the network).
+    Respond { to: ClientRef, response: Response },
+    /// Arm the timer `timer` at `at`, replacing a pending one of the same key.
+    SetTimer { timer: CoordTimer, at: SimTime },
+    /// Cancel the pending timer of that key, if any.
+    CancelTimer(CoordTimer),
+    /// Something happened that observers want to know.
+    Fact(Fact),
+}
+
+/// The settings the coordinator needs: the broker's and the group's.
+#[derive(Clone, Copy, Debug)]
+pub struct CoordinatorConfig {
+    /// `group.initial.rebalance.delay.ms`.
+    pub initial_rebalance_delay_ms: u64,
+    /// Partitions whose committed offsets it keeps (global partition indexes `0..partitions`).
+    pub partitions: usize,
+}
+
+/// One handler call: the time, and where effects go.
+struct Cx<'o> {
+    now: SimTime,
+    out: &'o mut Out<CoordinatorEffect>,
+}
+
+impl Cx<'_> {
+    fn respond(&mut self, to: ClientRef, response: Response) {
+        self.out.push(CoordinatorEffect::Respond { to, response });
+    }
+
+    fn set_timer(&mut self, timer: CoordTimer, after_ms: u64) -> SimTime {
+        let at = self.now + Duration::from_millis(after_ms);
+        self.set_timer_at(timer, at);
+        at
+    }
+
+    fn set_timer_at(&mut self, timer: CoordTimer, at: SimTime) {
+        self.out.push(CoordinatorEffect::SetTimer { timer, at });
+    }
+
+    fn cancel_timer(&mut self, timer: CoordTimer) {
+        self.out.push(CoordinatorEffect::CancelTimer(timer));
+    }
+
+    fn fact(&mut self, fact: Fact) {
+        self.out.push(CoordinatorEffect::Fact(fact));
+    }
+
+    fn logging(&self) -> bool {
+        self.out.logging()
+    }
+
+    fn log_line(&mut self, line: String) {
+        self.out.log_line(line);
+    }
 }
 
 struct GroupMember {
@@ -72,35 +151,50 @@ struct GroupMember {
     /// Added in the running join phase (its session timer is the new-member timeout).
     is_new: bool,
     assignment: Vec<usize>,
-    /// The pending session check, and when the session really expires: a heartbeat only moves
-    /// the deadline, and a check that fires early re-arms itself at it (no cancel per heartbeat).
-    session_timer: Option<TimerId>,
+    /// A session check is armed (`heartbeat:<id>`), and when the session really expires: a
+    /// heartbeat only moves the deadline, and a check that fires early re-arms itself at it
+    /// (no timer reset per heartbeat).
+    session_armed: bool,
     session_deadline: SimTime,
+}
+
+/// A member as [`Coordinator::members`] shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberState {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub protocols: Vec<String>,
+    pub awaiting_join: bool,
+    pub awaiting_sync: bool,
+    pub is_new: bool,
+    pub assignment: Vec<usize>,
 }
 
 pub struct Coordinator {
     state: GroupState,
     generation: i32,
     members: JavaHashMap<String, GroupMember>,
-    /// Dynamic members told MEMBER_ID_REQUIRED that have not joined yet.
-    pending: BTreeMap<String, (ClientRef, TimerId)>,
+    /// Dynamic members told MEMBER_ID_REQUIRED that have not joined yet, with their session
+    /// deadline.
+    pending: BTreeMap<String, (ClientRef, SimTime)>,
     static_members: BTreeMap<String, String>,
     leader: Option<String>,
     protocol: Option<String>,
-    join_timer: Option<TimerId>,
-    join_epoch: u64,
+    join_deadline: Option<SimTime>,
     /// The running join phase is the initial one of an Empty group.
     initial_join: bool,
     initial_delay_ms: u64,
     initial_remaining_ms: u64,
     member_added_since_timer: bool,
-    sync_timer: Option<TimerId>,
+    sync_deadline: Option<SimTime>,
     /// Committed offset of each partition (global index), as `__consumer_offsets` holds them.
     committed: Vec<Option<u64>>,
+    /// Member-id UUIDs (the coordinator's `UUID.randomUUID()`).
+    ids: Stream,
 }
 
 impl Coordinator {
-    pub fn new(scenario: &Scenario) -> Self {
+    pub fn new(config: CoordinatorConfig, ids: Stream) -> Self {
         Coordinator {
             state: GroupState::Empty,
             generation: 0,
@@ -109,22 +203,21 @@ impl Coordinator {
             static_members: BTreeMap::new(),
             leader: None,
             protocol: None,
-            join_timer: None,
-            join_epoch: 0,
+            join_deadline: None,
             initial_join: false,
-            initial_delay_ms: scenario.group.initial_rebalance_delay_ms,
+            initial_delay_ms: config.initial_rebalance_delay_ms,
             initial_remaining_ms: 0,
             member_added_since_timer: false,
-            sync_timer: None,
-            committed: vec![
-                None;
-                scenario
-                    .topics
-                    .iter()
-                    .map(|t| t.max_partitions() as usize)
-                    .sum()
-            ],
+            sync_deadline: None,
+            committed: vec![None; config.partitions],
+            ids,
         }
+    }
+
+    // ---- Reading the state (tests, the settle check, conformance replays) ----
+
+    pub fn state(&self) -> GroupState {
+        self.state
     }
 
     pub fn is_stable(&self) -> bool {
@@ -135,7 +228,82 @@ impl Coordinator {
         self.state.name()
     }
 
-    pub fn handle(&mut self, env: &mut Env, from: ClientRef, request: Request) {
+    pub fn generation(&self) -> i32 {
+        self.generation
+    }
+
+    pub fn leader(&self) -> Option<&str> {
+        self.leader.as_deref()
+    }
+
+    /// The selected protocol (assignor) of the current generation.
+    pub fn protocol(&self) -> Option<&str> {
+        self.protocol.as_deref()
+    }
+
+    /// The members in the broker's member-map order (Java `HashMap` order).
+    pub fn members(&self) -> Vec<MemberState> {
+        self.members
+            .iter()
+            .map(|(id, m)| MemberState {
+                member_id: id.clone(),
+                group_instance_id: m.group_instance_id.clone(),
+                protocols: m.protocols.clone(),
+                awaiting_join: m.joined,
+                awaiting_sync: m.sync_parked,
+                is_new: m.is_new,
+                assignment: m.assignment.clone(),
+            })
+            .collect()
+    }
+
+    /// Dynamic members told MEMBER_ID_REQUIRED that have not joined yet, by id.
+    pub fn pending_members(&self) -> Vec<String> {
+        self.pending.keys().cloned().collect()
+    }
+
+    /// Every armed timer by Kafka's name, with the deadline it stands for (a session's real
+    /// expiry, even while its check is armed earlier), ordered by deadline, then name.
+    pub fn timers(&self) -> Vec<(String, SimTime)> {
+        let mut timers: Vec<(String, SimTime)> = Vec::new();
+        timers.extend(self.join_deadline.map(|at| (CoordTimer::Join.name(), at)));
+        timers.extend(self.sync_deadline.map(|at| (CoordTimer::Sync.name(), at)));
+        for (id, m) in self.members.iter() {
+            if m.session_armed {
+                timers.push((CoordTimer::heartbeat(id).name(), m.session_deadline));
+            }
+        }
+        for (id, &(_, at)) in &self.pending {
+            timers.push((CoordTimer::heartbeat(id).name(), at));
+        }
+        timers.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        timers
+    }
+
+    /// The committed offset of a partition.
+    pub fn committed(&self, partition: usize) -> Option<u64> {
+        self.committed.get(partition).copied().flatten()
+    }
+
+    // ---- Inputs ----
+
+    /// A request from `from` arrives at `now`.
+    pub fn handle(
+        &mut self,
+        now: SimTime,
+        from: ClientRef,
+        request: Request,
+        out: &mut Out<CoordinatorEffect>,
+    ) {
+        self.handle_request(&mut Cx { now, out }, from, request)
+    }
+
+    /// The timer `timer` fires at `now` (the world has forgotten it: it is no longer armed).
+    pub fn on_timer(&mut self, now: SimTime, timer: CoordTimer, out: &mut Out<CoordinatorEffect>) {
+        self.fire(&mut Cx { now, out }, timer)
+    }
+
+    fn handle_request(&mut self, cx: &mut Cx, from: ClientRef, request: Request) {
         match request {
             Request::JoinGroup {
                 member_id,
@@ -157,28 +325,28 @@ impl Coordinator {
                     rebalance_timeout_ms,
                     session_timeout_ms,
                 };
-                self.join_group(env, member_id, join)
+                self.join_group(cx, member_id, join)
             }
             Request::SyncGroup {
                 member_id,
                 generation,
                 assignments,
-            } => self.sync_group(env, from, member_id, generation, assignments),
+            } => self.sync_group(cx, from, member_id, generation, assignments),
             Request::Heartbeat {
                 member_id,
                 generation,
             } => {
-                let error = self.heartbeat(env, &member_id, generation);
-                env.to_client(from, Response::Heartbeat { error });
+                let error = self.heartbeat(cx, &member_id, generation);
+                cx.respond(from, Response::Heartbeat { error });
             }
             Request::LeaveGroup { member_id, reason } => {
                 if self.members.contains_key(&member_id) {
-                    env.log(format!("coordinator LeaveGroup {member_id} ({reason:?})"));
+                    log!(cx, "coordinator LeaveGroup {member_id} ({reason:?})");
                     let trigger = match reason {
                         LeaveReason::Close => Trigger::MemberLeft,
                         LeaveReason::PollTimeout => Trigger::PollTimeout,
                     };
-                    self.remove_member(env, &member_id, trigger);
+                    self.remove_member(cx, &member_id, trigger);
                 }
             }
             Request::OffsetCommit {
@@ -186,40 +354,40 @@ impl Coordinator {
                 generation,
                 offsets,
             } => {
-                let error = self.offset_commit(env, from, &member_id, generation, &offsets);
-                env.to_client(from, Response::OffsetCommit { error });
+                let error = self.offset_commit(cx, from, &member_id, generation, &offsets);
+                cx.respond(from, Response::OffsetCommit { error });
             }
             Request::OffsetFetch { partitions } => {
                 let committed = partitions.iter().map(|&p| (p, self.committed[p])).collect();
-                env.to_client(from, Response::OffsetFetch { committed });
+                cx.respond(from, Response::OffsetFetch { committed });
             }
         }
     }
 
-    pub fn on_timer(&mut self, env: &mut Env, timer: CoordTimer) {
+    fn fire(&mut self, cx: &mut Cx, timer: CoordTimer) {
         match timer {
-            CoordTimer::Join { epoch } if epoch == self.join_epoch => {
-                self.join_timer = None;
-                self.on_join_timer(env)
+            CoordTimer::Join => {
+                self.join_deadline = None;
+                self.on_join_timer(cx)
             }
-            CoordTimer::Sync { generation } if generation == self.generation => {
-                self.sync_timer = None;
-                self.on_sync_timer(env)
+            CoordTimer::Sync => {
+                self.sync_deadline = None;
+                self.on_sync_timer(cx)
             }
-            CoordTimer::Session { member_id } => self.on_session_timer(env, &member_id),
-            _ => {}
+            CoordTimer::Heartbeat { member_id } => self.on_session_timer(cx, &member_id),
         }
     }
 
     // ---- JoinGroup ----
 
-    fn join_group(&mut self, env: &mut Env, member_id: String, join: Join) {
+    fn join_group(&mut self, cx: &mut Cx, member_id: String, join: Join) {
         if !self.supports_protocols(&join.protocols) {
-            env.log(format!(
+            log!(
+                cx,
                 "coordinator JoinGroup from {}: INCONSISTENT_GROUP_PROTOCOL",
                 join.client_id
-            ));
-            env.to_client(
+            );
+            cx.respond(
                 join.client,
                 join_error(ErrorCode::InconsistentGroupProtocol, &member_id),
             );
@@ -228,23 +396,25 @@ impl Coordinator {
         if member_id.is_empty() {
             match join.group_instance_id.clone() {
                 Some(instance) => {
-                    let uuid = crate::sim::rng::random_uuid_string(&mut env.ids);
+                    let uuid = crate::sim::rng::random_uuid_string(&mut self.ids);
                     let new_id = format!("{instance}-{uuid}");
                     match self.static_members.get(&instance).cloned() {
-                        Some(old_id) => self.replace_static_member(env, &old_id, new_id, join),
+                        Some(old_id) => self.replace_static_member(cx, &old_id, new_id, join),
                         // Static members never get MEMBER_ID_REQUIRED.
-                        None => self.add_member(env, new_id, join),
+                        None => self.add_member(cx, new_id, join),
                     }
                 }
                 None => {
-                    let uuid = crate::sim::rng::random_uuid_string(&mut env.ids);
+                    let uuid = crate::sim::rng::random_uuid_string(&mut self.ids);
                     let new_id = format!("{}-{uuid}", join.client_id);
-                    let timer = self.arm_session(env, &new_id, join.session_timeout_ms);
-                    self.pending.insert(new_id.clone(), (join.client, timer));
-                    env.log(format!(
+                    let deadline =
+                        cx.set_timer(CoordTimer::heartbeat(&new_id), join.session_timeout_ms);
+                    self.pending.insert(new_id.clone(), (join.client, deadline));
+                    log!(
+                        cx,
                         "coordinator JoinGroup: MEMBER_ID_REQUIRED, pending {new_id}"
-                    ));
-                    env.to_client(
+                    );
+                    cx.respond(
                         join.client,
                         join_error(ErrorCode::MemberIdRequired, &new_id),
                     );
@@ -252,19 +422,19 @@ impl Coordinator {
             }
             return;
         }
-        if let Some((_, timer)) = self.pending.remove(&member_id) {
-            env.queue.cancel(timer);
-            self.add_member(env, member_id, join);
+        if self.pending.remove(&member_id).is_some() {
+            cx.cancel_timer(CoordTimer::heartbeat(&member_id));
+            self.add_member(cx, member_id, join);
             return;
         }
         if !self.members.contains_key(&member_id) || self.state == GroupState::Empty {
-            env.to_client(
+            cx.respond(
                 join.client,
                 join_error(ErrorCode::UnknownMemberId, &member_id),
             );
             return;
         }
-        self.rejoin(env, member_id, join);
+        self.rejoin(cx, member_id, join);
     }
 
     /// A member with a group-protocol list in common with every current member may join
@@ -278,7 +448,7 @@ impl Coordinator {
             .any(|p| self.members.values().all(|m| m.protocols.contains(p)))
     }
 
-    fn add_member(&mut self, env: &mut Env, member_id: String, join: Join) {
+    fn add_member(&mut self, cx: &mut Cx, member_id: String, join: Join) {
         if let Some(instance) = &join.group_instance_id {
             self.static_members
                 .insert(instance.clone(), member_id.clone());
@@ -298,34 +468,38 @@ impl Coordinator {
                 synced: false,
                 is_new: true,
                 assignment: Vec::new(),
-                session_timer: None,
-                session_deadline: env.now(),
+                session_armed: false,
+                session_deadline: cx.now,
             },
         );
-        self.restart_session(env, &member_id, NEW_MEMBER_JOIN_TIMEOUT_MS);
+        self.restart_session(cx, &member_id, NEW_MEMBER_JOIN_TIMEOUT_MS);
         if self.leader.is_none() {
             self.leader = Some(member_id.clone());
         }
-        env.metrics.member_added(client.member, &member_id);
-        env.log(format!(
+        cx.fact(Fact::MemberAdded {
+            member: client.member,
+            member_id: member_id.clone(),
+        });
+        log!(
+            cx,
             "coordinator JoinGroup: added {member_id} ({})",
             self.state.name()
-        ));
+        );
         match self.state {
             GroupState::Empty => {
-                self.prepare_rebalance(env, Trigger::MemberJoined, Some(client.member))
+                self.prepare_rebalance(cx, Trigger::MemberJoined, Some(client.member))
             }
             GroupState::PreparingRebalance => {
                 self.member_added_since_timer = true;
-                self.maybe_complete_join(env)
+                self.maybe_complete_join(cx)
             }
             GroupState::CompletingRebalance | GroupState::Stable => {
-                self.prepare_rebalance(env, Trigger::MemberJoined, Some(client.member))
+                self.prepare_rebalance(cx, Trigger::MemberJoined, Some(client.member))
             }
         }
     }
 
-    fn rejoin(&mut self, env: &mut Env, member_id: String, join: Join) {
+    fn rejoin(&mut self, cx: &mut Cx, member_id: String, join: Join) {
         let is_leader = self.leader.as_deref() == Some(member_id.as_str());
         let member = self.members.get_mut(&member_id).expect("known member");
         let unchanged =
@@ -337,13 +511,13 @@ impl Coordinator {
         match self.state {
             GroupState::PreparingRebalance => {
                 member.joined = true;
-                env.log(format!("coordinator JoinGroup: {member_id} rejoined"));
-                self.maybe_complete_join(env);
+                log!(cx, "coordinator JoinGroup: {member_id} rejoined");
+                self.maybe_complete_join(cx);
             }
             GroupState::CompletingRebalance | GroupState::Stable if unchanged && !is_leader => {
                 // Byte-identical metadata: the current generation back, no rebalance.
                 let response = self.join_response(&member_id, false);
-                env.to_client(join.client, response);
+                cx.respond(join.client, response);
             }
             GroupState::CompletingRebalance | GroupState::Stable => {
                 member.joined = true;
@@ -354,20 +528,20 @@ impl Coordinator {
                     JoinReason::New | JoinReason::Rebalance => Trigger::MemberJoined,
                 };
                 let who = member.client.member;
-                self.prepare_rebalance(env, trigger, Some(who));
+                self.prepare_rebalance(cx, trigger, Some(who));
             }
             GroupState::Empty => unreachable!("an Empty group has no members"),
         }
     }
 
     /// KIP-345: a static member's new process takes over its instance's member entry.
-    fn replace_static_member(&mut self, env: &mut Env, old_id: &str, new_id: String, join: Join) {
+    fn replace_static_member(&mut self, cx: &mut Cx, old_id: &str, new_id: String, join: Join) {
         let Some(mut member) = self.members.remove(old_id) else {
-            self.add_member(env, new_id, join);
+            self.add_member(cx, new_id, join);
             return;
         };
-        if let Some(t) = member.session_timer.take() {
-            env.queue.cancel(t);
+        if std::mem::take(&mut member.session_armed) {
+            cx.cancel_timer(CoordTimer::heartbeat(old_id));
         }
         let protocol_unchanged = self
             .protocol
@@ -384,33 +558,37 @@ impl Coordinator {
             self.leader = Some(new_id.clone());
         }
         let client = join.client;
-        env.metrics.member_replaced(client.member, &new_id);
-        env.log(format!(
+        cx.fact(Fact::MemberReplaced {
+            member: client.member,
+            member_id: new_id.clone(),
+        });
+        log!(
+            cx,
             "coordinator static member {old_id} replaced by {new_id}"
-        ));
+        );
         let session_ms = member.session_timeout_ms;
         self.members.insert(new_id.clone(), member);
-        self.restart_session(env, &new_id, session_ms);
+        self.restart_session(cx, &new_id, session_ms);
         match self.state {
             GroupState::Stable if protocol_unchanged => {
                 // No rebalance: the current generation, and the stored assignment at SyncGroup.
                 let m = self.members.get_mut(&new_id).expect("inserted");
                 m.synced = false;
                 let response = self.join_response(&new_id, true);
-                env.to_client(client, response);
+                cx.respond(client, response);
             }
             GroupState::PreparingRebalance => {
                 self.members.get_mut(&new_id).expect("inserted").joined = true;
-                self.maybe_complete_join(env);
+                self.maybe_complete_join(cx);
             }
             _ => {
                 self.members.get_mut(&new_id).expect("inserted").joined = true;
-                self.prepare_rebalance(env, Trigger::MemberRestarted, Some(client.member));
+                self.prepare_rebalance(cx, Trigger::MemberRestarted, Some(client.member));
             }
         }
     }
 
-    fn prepare_rebalance(&mut self, env: &mut Env, trigger: Trigger, member: Option<usize>) {
+    fn prepare_rebalance(&mut self, cx: &mut Cx, trigger: Trigger, member: Option<usize>) {
         if self.state == GroupState::PreparingRebalance {
             return;
         }
@@ -423,7 +601,7 @@ impl Coordinator {
                 .map(|(_, m)| m.client)
                 .collect();
             for c in parked {
-                env.to_client(
+                cx.respond(
                     c,
                     Response::SyncGroup {
                         error: ErrorCode::RebalanceInProgress,
@@ -432,9 +610,7 @@ impl Coordinator {
                 );
             }
         }
-        if let Some(t) = self.sync_timer.take() {
-            env.queue.cancel(t);
-        }
+        self.cancel_sync_timer(cx);
         self.initial_join = self.state == GroupState::Empty;
         for m in self.members.values_mut() {
             m.sync_parked = false;
@@ -454,32 +630,31 @@ impl Coordinator {
         } else {
             timeout
         };
-        self.arm_join_timer(env, delay_ms);
+        self.arm_join_timer(cx, delay_ms);
         let generation = self.generation + 1;
-        env.metrics
-            .rebalance_started(env.queue.now(), generation, trigger, member);
-        env.log({
-            format!(
-                "coordinator {} -> PreparingRebalance (trigger {}, join timer {} ms)",
-                previous.name(),
-                trigger.name(),
-                delay_ms
-            )
+        cx.fact(Fact::RebalanceStarted {
+            generation,
+            trigger,
+            member,
         });
+        log!(
+            cx,
+            "coordinator {} -> PreparingRebalance (trigger {}, join timer {} ms)",
+            previous.name(),
+            trigger.name(),
+            delay_ms
+        );
     }
 
-    fn arm_join_timer(&mut self, env: &mut Env, delay_ms: u64) {
-        if let Some(t) = self.join_timer.take() {
-            env.queue.cancel(t);
+    /// (Re)arms `join`, replacing the pending join timer.
+    fn arm_join_timer(&mut self, cx: &mut Cx, delay_ms: u64) {
+        self.join_deadline = Some(cx.set_timer(CoordTimer::Join, delay_ms));
+    }
+
+    fn cancel_sync_timer(&mut self, cx: &mut Cx) {
+        if self.sync_deadline.take().is_some() {
+            cx.cancel_timer(CoordTimer::Sync);
         }
-        self.join_epoch += 1;
-        let at = env.now() + Duration::from_millis(delay_ms);
-        self.join_timer = Some(env.queue.schedule(
-            at,
-            Event::CoordinatorTimer(CoordTimer::Join {
-                epoch: self.join_epoch,
-            }),
-        ));
     }
 
     /// The group's rebalance timeout: the largest of its members'.
@@ -491,17 +666,17 @@ impl Coordinator {
             .unwrap_or(0)
     }
 
-    fn maybe_complete_join(&mut self, env: &mut Env) {
+    fn maybe_complete_join(&mut self, cx: &mut Cx) {
         // An initial rebalance never completes early (GMM maybeCompleteJoinPhase).
         if self.state != GroupState::PreparingRebalance || self.initial_join {
             return;
         }
         if self.pending.is_empty() && self.members.values().all(|m| m.joined) {
-            self.complete_join(env);
+            self.complete_join(cx);
         }
     }
 
-    fn on_join_timer(&mut self, env: &mut Env) {
+    fn on_join_timer(&mut self, cx: &mut Cx) {
         if self.state != GroupState::PreparingRebalance {
             return;
         }
@@ -511,8 +686,8 @@ impl Coordinator {
                 .initial_remaining_ms
                 .saturating_sub(self.initial_delay_ms);
             self.member_added_since_timer = false;
-            env.log(format!("coordinator initial delay extended by {delay} ms"));
-            self.arm_join_timer(env, delay);
+            log!(cx, "coordinator initial delay extended by {delay} ms");
+            self.arm_join_timer(cx, delay);
             return;
         }
         if !self.initial_join {
@@ -524,29 +699,31 @@ impl Coordinator {
                 .map(|(id, _)| id.clone())
                 .collect();
             for id in late {
-                env.log(format!(
+                log!(
+                    cx,
                     "coordinator removing {id}: did not rejoin within the rebalance timeout"
-                ));
-                self.drop_member(env, &id);
+                );
+                self.drop_member(cx, &id);
             }
         }
-        self.complete_join(env);
+        self.complete_join(cx);
     }
 
-    fn complete_join(&mut self, env: &mut Env) {
-        if let Some(t) = self.join_timer.take() {
-            env.queue.cancel(t);
+    fn complete_join(&mut self, cx: &mut Cx) {
+        if self.join_deadline.take().is_some() {
+            cx.cancel_timer(CoordTimer::Join);
         }
         self.initial_join = false;
         self.generation += 1;
         if self.members.is_empty() {
             self.state = GroupState::Empty;
             self.protocol = None;
-            env.log(format!(
+            log!(
+                cx,
                 "coordinator join phase complete: no members, Empty (generation {})",
                 self.generation
-            ));
-            env.metrics.group_empty(env.queue.now());
+            );
+            cx.fact(Fact::GroupEmpty);
             return;
         }
         self.protocol = self.select_protocol();
@@ -580,27 +757,22 @@ impl Coordinator {
                 m.session_timeout_ms
             };
             let client = self.members.get(id).expect("member").client;
-            env.to_client(client, response);
-            self.restart_session(env, id, session_ms);
+            cx.respond(client, response);
+            self.restart_session(cx, id, session_ms);
         }
-        let sync_at = env.now() + Duration::from_millis(self.rebalance_timeout_ms());
-        self.sync_timer = Some(env.queue.schedule(
-            sync_at,
-            Event::CoordinatorTimer(CoordTimer::Sync {
-                generation: self.generation,
-            }),
-        ));
+        self.sync_deadline = Some(cx.set_timer(CoordTimer::Sync, self.rebalance_timeout_ms()));
         let leader = self.leader.clone().unwrap_or_default();
-        env.metrics.join_completed(env.queue.now(), self.generation);
-        env.log({
-            format!(
-                "coordinator join complete: generation {} protocol {} leader {} members {}",
-                self.generation,
-                self.protocol.as_deref().unwrap_or("-"),
-                leader,
-                joined.len()
-            )
+        cx.fact(Fact::JoinCompleted {
+            generation: self.generation,
         });
+        log!(
+            cx,
+            "coordinator join complete: generation {} protocol {} leader {} members {}",
+            self.generation,
+            self.protocol.as_deref().unwrap_or("-"),
+            leader,
+            joined.len()
+        );
     }
 
     fn join_response(&self, member_id: &str, skip_assignment: bool) -> Response {
@@ -658,7 +830,7 @@ impl Coordinator {
 
     fn sync_group(
         &mut self,
-        env: &mut Env,
+        cx: &mut Cx,
         from: ClientRef,
         member_id: String,
         generation: i32,
@@ -674,7 +846,7 @@ impl Coordinator {
             None
         };
         if let Some(error) = error {
-            env.to_client(
+            cx.respond(
                 from,
                 Response::SyncGroup {
                     error,
@@ -705,11 +877,14 @@ impl Coordinator {
                         m.assignment = given.remove(id).unwrap_or_default();
                     }
                     self.state = GroupState::Stable;
-                    env.metrics.group_stable(env.queue.now(), self.generation);
-                    env.log(format!(
+                    cx.fact(Fact::GroupStable {
+                        generation: self.generation,
+                    });
+                    log!(
+                        cx,
                         "coordinator leader's SyncGroup: Stable (generation {})",
                         self.generation
-                    ));
+                    );
                     for id in &ids {
                         let m = self.members.get_mut(id).expect("member");
                         if m.sync_parked {
@@ -719,7 +894,7 @@ impl Coordinator {
                                 assignment: m.assignment.clone(),
                             };
                             let client = m.client;
-                            env.to_client(client, response);
+                            cx.respond(client, response);
                         }
                     }
                 }
@@ -730,19 +905,17 @@ impl Coordinator {
                     error: ErrorCode::None,
                     assignment: m.assignment.clone(),
                 };
-                env.to_client(from, response);
+                cx.respond(from, response);
             }
             _ => {}
         }
-        self.reset_session(env, &member_id);
+        self.reset_session(cx, &member_id);
         if self.members.values().all(|m| m.synced) {
-            if let Some(t) = self.sync_timer.take() {
-                env.queue.cancel(t);
-            }
+            self.cancel_sync_timer(cx);
         }
     }
 
-    fn on_sync_timer(&mut self, env: &mut Env) {
+    fn on_sync_timer(&mut self, cx: &mut Cx) {
         if !matches!(
             self.state,
             GroupState::CompletingRebalance | GroupState::Stable
@@ -756,23 +929,24 @@ impl Coordinator {
             .map(|(id, _)| id.clone())
             .collect();
         for id in late {
-            env.log(format!(
+            log!(
+                cx,
                 "coordinator removing {id}: no SyncGroup within the rebalance timeout"
-            ));
-            self.remove_member(env, &id, Trigger::MemberExpired);
+            );
+            self.remove_member(cx, &id, Trigger::MemberExpired);
         }
     }
 
     // ---- Heartbeat, sessions, leaving ----
 
-    fn heartbeat(&mut self, env: &mut Env, member_id: &str, generation: i32) -> ErrorCode {
+    fn heartbeat(&mut self, cx: &mut Cx, member_id: &str, generation: i32) -> ErrorCode {
         if self.state == GroupState::Empty || !self.members.contains_key(member_id) {
             return ErrorCode::UnknownMemberId;
         }
         if generation != self.generation {
             return ErrorCode::IllegalGeneration;
         }
-        self.reset_session(env, member_id);
+        self.reset_session(cx, member_id);
         if self.state == GroupState::PreparingRebalance {
             ErrorCode::RebalanceInProgress
         } else {
@@ -780,86 +954,64 @@ impl Coordinator {
         }
     }
 
-    fn arm_session(&mut self, env: &mut Env, member_id: &str, ms: u64) -> TimerId {
-        let at = env.now() + Duration::from_millis(ms);
-        env.queue.schedule(
-            at,
-            Event::CoordinatorTimer(CoordTimer::Session {
-                member_id: member_id.to_string(),
-            }),
-        )
-    }
-
-    /// A fresh session timer of `ms` for the member (cancelling the pending one).
-    fn restart_session(&mut self, env: &mut Env, member_id: &str, ms: u64) {
-        let timer = self.arm_session(env, member_id, ms);
-        let deadline = env.now() + Duration::from_millis(ms);
+    /// A fresh session timer of `ms` for the member (replacing the pending one).
+    fn restart_session(&mut self, cx: &mut Cx, member_id: &str, ms: u64) {
+        let deadline = cx.set_timer(CoordTimer::heartbeat(member_id), ms);
         let m = self.members.get_mut(member_id).expect("member");
         m.session_deadline = deadline;
-        if let Some(old) = m.session_timer.replace(timer) {
-            env.queue.cancel(old);
-        }
+        m.session_armed = true;
     }
 
     /// A heartbeat or SyncGroup keeps the member alive for another session timeout.
-    fn reset_session(&mut self, env: &mut Env, member_id: &str) {
-        let now = env.now();
+    fn reset_session(&mut self, cx: &mut Cx, member_id: &str) {
+        let now = cx.now;
         let Some(m) = self.members.get_mut(member_id) else {
             return;
         };
         let ms = m.session_timeout_ms;
-        if m.session_timer.is_some() {
+        if m.session_armed {
             m.session_deadline = now + Duration::from_millis(ms);
         } else {
-            self.restart_session(env, member_id, ms);
+            self.restart_session(cx, member_id, ms);
         }
     }
 
-    fn on_session_timer(&mut self, env: &mut Env, member_id: &str) {
+    fn on_session_timer(&mut self, cx: &mut Cx, member_id: &str) {
         if self.pending.remove(member_id).is_some() {
-            env.log(format!("coordinator pending member {member_id} expired"));
-            self.maybe_complete_join(env);
+            log!(cx, "coordinator pending member {member_id} expired");
+            self.maybe_complete_join(cx);
             return;
         }
         let Some(m) = self.members.get_mut(member_id) else {
             return;
         };
-        if m.session_timer.is_none() {
+        if !m.session_armed {
             return;
         }
-        m.session_timer = None;
-        let now = env.now();
-        if now < m.session_deadline {
+        m.session_armed = false;
+        if cx.now < m.session_deadline {
             // A heartbeat moved the deadline since this check was armed.
+            m.session_armed = true;
             let at = m.session_deadline;
-            let timer = env.queue.schedule(
-                at,
-                Event::CoordinatorTimer(CoordTimer::Session {
-                    member_id: member_id.to_string(),
-                }),
-            );
-            self.members
-                .get_mut(member_id)
-                .expect("member")
-                .session_timer = Some(timer);
+            cx.set_timer_at(CoordTimer::heartbeat(member_id), at);
             return;
         }
         // A member with a JoinGroup or SyncGroup parked is alive: nothing, and no re-arm.
         if !m.is_new && (m.joined || m.sync_parked) {
             return;
         }
-        env.log(format!("coordinator session of {member_id} expired"));
-        self.remove_member(env, member_id, Trigger::MemberExpired);
+        log!(cx, "coordinator session of {member_id} expired");
+        self.remove_member(cx, member_id, Trigger::MemberExpired);
     }
 
     /// Removes a member without starting a rebalance (the caller is in one).
-    fn drop_member(&mut self, env: &mut Env, member_id: &str) {
+    fn drop_member(&mut self, cx: &mut Cx, member_id: &str) {
         let key = member_id.to_string();
         let Some(m) = self.members.remove(&key) else {
             return;
         };
-        if let Some(t) = m.session_timer {
-            env.queue.cancel(t);
+        if m.session_armed {
+            cx.cancel_timer(CoordTimer::heartbeat(member_id));
         }
         if let Some(instance) = &m.group_instance_id {
             if self.static_members.get(instance) == Some(&key) {
@@ -869,34 +1021,34 @@ impl Coordinator {
         if self.leader.as_deref() == Some(member_id) {
             self.leader = self.members.keys().next().cloned();
         }
-        let now = env.queue.now();
-        env.metrics.member_removed(now, m.client.member, member_id);
+        cx.fact(Fact::MemberRemoved {
+            member: m.client.member,
+            member_id: key,
+        });
     }
 
-    fn remove_member(&mut self, env: &mut Env, member_id: &str, trigger: Trigger) {
+    fn remove_member(&mut self, cx: &mut Cx, member_id: &str, trigger: Trigger) {
         let Some(client) = self.members.get(member_id).map(|m| m.client.member) else {
             return;
         };
-        self.drop_member(env, member_id);
+        self.drop_member(cx, member_id);
         match self.state {
             GroupState::Stable | GroupState::CompletingRebalance => {
                 if self.members.is_empty() {
-                    if let Some(t) = self.sync_timer.take() {
-                        env.queue.cancel(t);
-                    }
+                    self.cancel_sync_timer(cx);
                     self.state = GroupState::Empty;
                     self.generation += 1;
-                    env.metrics.group_empty(env.queue.now());
-                    env.log("coordinator last member gone: Empty".to_string());
+                    cx.fact(Fact::GroupEmpty);
+                    log!(cx, "coordinator last member gone: Empty");
                 } else {
-                    self.prepare_rebalance(env, trigger, Some(client));
+                    self.prepare_rebalance(cx, trigger, Some(client));
                 }
             }
             GroupState::PreparingRebalance => {
                 if self.members.is_empty() {
-                    self.complete_join(env);
+                    self.complete_join(cx);
                 } else {
-                    self.maybe_complete_join(env);
+                    self.maybe_complete_join(cx);
                 }
             }
             GroupState::Empty => {}
@@ -907,7 +1059,7 @@ impl Coordinator {
 
     fn offset_commit(
         &mut self,
-        env: &mut Env,
+        cx: &mut Cx,
         from: ClientRef,
         member_id: &str,
         generation: i32,
@@ -922,15 +1074,14 @@ impl Coordinator {
         if self.state == GroupState::CompletingRebalance {
             return ErrorCode::RebalanceInProgress;
         }
-        let now = env.queue.now();
-        for &(p, offset) in offsets {
-            if let Some(old) = self.committed[p] {
-                if offset < old {
-                    env.metrics
-                        .offset_regression(now, p, old, offset, from.member);
-                }
-            }
-            self.committed[p] = Some(offset);
+        for &(partition, offset) in offsets {
+            let previous = self.committed[partition].replace(offset);
+            cx.fact(Fact::OffsetCommitted {
+                member: from.member,
+                partition,
+                previous,
+                offset,
+            });
         }
         ErrorCode::None
     }

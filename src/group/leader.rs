@@ -4,20 +4,20 @@
 
 use super::messages::JoinedMember;
 use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
+use crate::cluster::PartitionSpace;
 use crate::java::string_compare;
 use crate::scenario::Scenario;
 
 /// The leader's assignment: member id -> global partition indexes.
 pub fn assign(
     scenario: &Scenario,
+    space: &PartitionSpace,
     protocol: &str,
     client_protocol: RebalanceProtocol,
     members: &[JoinedMember],
     partition_counts: &[u32],
 ) -> Result<Vec<(String, Vec<usize>)>, String> {
     let assignor = by_name(protocol).map_err(|e| e.0)?;
-    // Global partition index of (scenario topic, partition).
-    let first_partition = scenario.first_partitions();
     let mut order: Vec<usize> = (0..scenario.topics.len()).collect();
     order.sort_by(|&a, &b| string_compare(&scenario.topics[a].name, &scenario.topics[b].name));
     let topics: Vec<Topic> = order
@@ -29,14 +29,13 @@ pub fn assign(
             id: None,
         })
         .collect();
-    // Global partition -> (spec topic index, partition).
+    // Scenario topic -> its index in the spec's (sorted) topics.
+    let mut spec_index = vec![0u32; order.len()];
+    for (i, &t) in order.iter().enumerate() {
+        spec_index[t] = i as u32;
+    }
     let to_spec = |global: usize| -> TopicPartition {
-        let t = first_partition
-            .iter()
-            .rposition(|&f| f <= global)
-            .expect("partition of some topic");
-        let spec_topic = order.iter().position(|&o| o == t).expect("topic in order") as u32;
-        TopicPartition::new(spec_topic, (global - first_partition[t]) as i32)
+        TopicPartition::new(spec_index[space.topic(global)], space.number(global) as i32)
     };
     let mut group = GroupSpec {
         topics,
@@ -80,7 +79,7 @@ pub fn assign(
         .map(|(m, parts)| {
             let mut global: Vec<usize> = parts
                 .iter()
-                .map(|tp| first_partition[order[tp.topic as usize]] + tp.partition as usize)
+                .map(|tp| space.global(order[tp.topic as usize], tp.partition as u32))
                 .collect();
             global.sort_unstable();
             (m.member_id.clone(), global)

@@ -22,13 +22,99 @@ use super::messages::{
 };
 use crate::app::join::{JoinState, MemberView};
 use crate::assignor::RebalanceProtocol;
-use crate::engine::{Env, Event};
-use crate::scenario::{CommitAfterBatch, OffsetReset, Recovery};
-use crate::sim::queue::TimerId;
+use crate::cluster::PartitionSpace;
+use crate::facts::Fact;
+use crate::log;
+use crate::metrics::Metrics;
+use crate::scenario::{CommitAfterBatch, OffsetReset, Recovery, Scenario};
+use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
-use crate::sim::SimTime;
+use crate::sim::{Out, SimTime};
 use crate::workload::partitioner::default_partition;
+use crate::workload::producer::Logs;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// What a member wants done; the world carries it out.
+#[derive(Debug)]
+pub enum MemberEffect {
+    /// A request to the group coordinator (over the network).
+    Send(Request),
+    /// Arm a keyed timer ([`ClientTimer::key`]), replacing the pending one of that key.
+    SetTimer {
+        timer: ClientTimer,
+        at: SimTime,
+    },
+    /// Cancel the pending keyed timer of that kind, if any.
+    CancelTimer(ClientTimer),
+    /// A one-shot timer: fires at `at`, never cancelled.
+    After {
+        timer: ClientTimer,
+        at: SimTime,
+    },
+    Fact(Fact),
+}
+
+/// What a member reads of the world in one handler call, and where its effects go. Reads are
+/// read-only, except the member's own fetch stream.
+pub struct MemberEnv<'a> {
+    pub now: SimTime,
+    pub scenario: &'a Scenario,
+    pub partitions: &'a PartitionSpace,
+    pub logs: &'a Logs,
+    /// Extra delay before each partition's records reach a consumer.
+    pub arrival_lag_us: &'a [u64],
+    /// Fetch round trips (a named stream of its own).
+    pub fetch: &'a mut Stream,
+    /// Read back by state recovery (previous owners, standby placement) until they move to
+    /// where they belong (the coordinator's membership, `app/`).
+    pub metrics: &'a Metrics,
+    pub out: &'a mut Out<MemberEffect>,
+}
+
+impl MemberEnv<'_> {
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Partition counts of every topic as the cluster's metadata has them now.
+    pub fn metadata(&self) -> Vec<u32> {
+        let now_ms = self.now.as_millis();
+        self.scenario
+            .topics
+            .iter()
+            .map(|t| t.partitions_at(now_ms))
+            .collect()
+    }
+
+    fn send(&mut self, request: Request) {
+        self.out.push(MemberEffect::Send(request));
+    }
+
+    fn set_timer(&mut self, timer: ClientTimer, at: SimTime) {
+        debug_assert!(timer.key().is_some(), "{timer:?} is a one-shot timer");
+        self.out.push(MemberEffect::SetTimer { timer, at });
+    }
+
+    fn cancel_timer(&mut self, timer: ClientTimer) {
+        self.out.push(MemberEffect::CancelTimer(timer));
+    }
+
+    fn after(&mut self, at: SimTime, timer: ClientTimer) {
+        self.out.push(MemberEffect::After { timer, at });
+    }
+
+    fn fact(&mut self, fact: Fact) {
+        self.out.push(MemberEffect::Fact(fact));
+    }
+
+    fn logging(&self) -> bool {
+        self.out.logging()
+    }
+
+    fn log_line(&mut self, line: String) {
+        self.out.log_line(line);
+    }
+}
 
 #[derive(Debug)]
 pub enum ClientTimer {
@@ -49,6 +135,25 @@ pub enum ClientTimer {
     MetadataRefresh,
     /// A price partition's state restore has finished.
     RestoreDone(usize),
+}
+
+impl ClientTimer {
+    /// How many keyed timers a member has.
+    pub const KEYS: usize = 4;
+
+    /// The key of a cancellable timer (one pending per member and key); `None` for one-shots.
+    pub fn key(&self) -> Option<usize> {
+        match self {
+            ClientTimer::Poll => Some(0),
+            ClientTimer::BatchDone => Some(1),
+            ClientTimer::Heartbeat => Some(2),
+            ClientTimer::PollTimer => Some(3),
+            ClientTimer::HeartbeatRead(_)
+            | ClientTimer::CallbackDone
+            | ClientTimer::MetadataRefresh
+            | ClientTimer::RestoreDone(_) => None,
+        }
+    }
 }
 
 /// Where the member is in the group protocol (the client's `MemberState`).
@@ -83,11 +188,10 @@ enum AfterCallback {
 
 #[derive(Debug)]
 enum App {
-    /// Blocked in `poll()` until the timer fires (or a response wakes it).
-    Idle(Option<TimerId>),
+    /// Blocked in `poll()` until its `Poll` timer fires (or a response wakes it).
+    Idle,
     /// Processing a batch: (partition, from offset, to offset).
     Busy {
-        timer: TimerId,
         until: SimTime,
         batch: Vec<(usize, u64, u64)>,
     },
@@ -148,10 +252,8 @@ pub struct Member {
     /// A stall that hit while the member had no batch: it applies to the next batch.
     pending_stall: Option<Duration>,
     heartbeat_enabled: bool,
-    heartbeat_timer: Option<TimerId>,
     last_heartbeat_sent: SimTime,
     last_poll: SimTime,
-    poll_timer: Option<TimerId>,
     last_auto_commit: SimTime,
     /// Round-robin start over owned partitions when filling a batch.
     fetch_cursor: usize,
@@ -188,27 +290,18 @@ impl Member {
             awaiting_offsets: false,
             pending_fetch: Vec::new(),
             after_callback: None,
-            app: App::Idle(None),
+            app: App::Idle,
             stalled_until: None,
             pending_stall: None,
             heartbeat_enabled: false,
-            heartbeat_timer: None,
             last_heartbeat_sent: SimTime::ZERO,
             last_poll: SimTime::ZERO,
-            poll_timer: None,
             last_auto_commit: SimTime::ZERO,
             fetch_cursor: 0,
         }
     }
 
-    fn me(&self) -> ClientRef {
-        ClientRef {
-            member: self.idx,
-            incarnation: self.incarnation,
-        }
-    }
-
-    fn name<'e>(&self, env: &'e Env) -> &'e str {
+    fn name<'e>(&self, env: &'e MemberEnv) -> &'e str {
         &env.scenario.members[self.idx].name
     }
 
@@ -224,65 +317,70 @@ impl Member {
     // ---- Lifecycle (timeline actions) ----
 
     /// A new process starts (first start or restart): a new consumer with no member id.
-    pub fn start(&mut self, env: &mut Env) {
+    pub fn start(&mut self, env: &mut MemberEnv, incarnation: u32) {
         let idx = self.idx;
         *self = Member::new(idx);
         let spec = &env.scenario.members[idx];
         self.protocol = spec.rebalance_protocol;
         self.topics = spec.topics.clone();
-        self.incarnation = env.metrics.process_started(env.now(), idx);
+        self.incarnation = incarnation;
+        env.fact(Fact::ProcessStarted { member: idx });
         self.alive = true;
         self.last_poll = env.now();
         self.last_auto_commit = env.now();
         self.metadata = env.metadata();
-        env.log(format!("{} process starts", env.scenario.members[idx].name));
+        log!(env, "{} process starts", env.scenario.members[idx].name);
         self.schedule_poll(env, env.now());
         let refresh = env.now() + Duration::from_millis(env.scenario.group.metadata_max_age_ms);
-        env.queue
-            .schedule(refresh, self.event(ClientTimer::MetadataRefresh));
+        env.after(refresh, ClientTimer::MetadataRefresh);
     }
 
     /// `wakeup()` + `close()`: the poll in progress ends after the batch, then close commits,
     /// revokes and leaves.
-    pub fn close(&mut self, env: &mut Env) {
+    pub fn close(&mut self, env: &mut MemberEnv) {
         if !self.alive {
             return;
         }
         self.closing = true;
-        env.metrics.close_requested(env.now(), self.idx);
-        env.log(format!(
+        env.fact(Fact::CloseRequested { member: self.idx });
+        log!(
+            env,
             "{} close requested",
             env.scenario.members[self.idx].name
-        ));
+        );
         self.wake(env);
     }
 
     /// The process dies: nothing more is sent, ownership ends now.
-    pub fn crash(&mut self, env: &mut Env) {
+    pub fn crash(&mut self, env: &mut MemberEnv) {
         if !self.alive {
             return;
         }
         self.alive = false;
-        let now = env.now();
-        env.metrics.crashed(now, self.idx, &self.owned);
-        env.log(format!(
+        env.fact(Fact::Crashed {
+            member: self.idx,
+            owned: self.owned.clone(),
+        });
+        log!(
+            env,
             "{} crashes owning {}",
             env.scenario.members[self.idx].name,
-            env.partition_list(&self.owned)
-        ));
+            env.partitions.list(&self.owned)
+        );
     }
 
     /// `subscribe()` with a new topic list: the member rejoins at its next poll, and (as
     /// `onJoinPrepare` does) a cooperative member first revokes the topics it dropped.
-    pub fn subscribe(&mut self, env: &mut Env, topics: Vec<String>) {
+    pub fn subscribe(&mut self, env: &mut MemberEnv, topics: Vec<String>) {
         if !self.alive {
             return;
         }
-        env.log(format!(
+        log!(
+            env,
             "{} subscribes to [{}]",
             self.name(env),
             topics.join(" ")
-        ));
+        );
         self.topics = topics;
         self.request_rejoin(JoinReason::Subscription);
         self.wake(env);
@@ -292,15 +390,16 @@ impl Member {
     /// in progress, or the next one the poll loop gets, ends that much later. The poll loop is
     /// blocked meanwhile, so a stall past `max_poll_interval_ms` makes the heartbeat thread leave
     /// the group, and the batch that finishes afterwards is zombie processing.
-    pub fn stall(&mut self, env: &mut Env, duration: Duration) {
+    pub fn stall(&mut self, env: &mut MemberEnv, duration: Duration) {
         if !self.alive {
             return;
         }
-        env.log(format!(
+        log!(
+            env,
             "{} processing stalls for {} ms",
             env.scenario.members[self.idx].name,
             duration.as_millis()
-        ));
+        );
         match &self.app {
             App::Busy { until, .. } => {
                 let until = *until + duration;
@@ -311,69 +410,55 @@ impl Member {
     }
 
     /// The poll loop is blocked until `until`, inside the batch in progress.
-    fn begin_stall(&mut self, env: &mut Env, until: SimTime) {
-        let App::Busy { timer, batch, .. } = std::mem::replace(&mut self.app, App::Idle(None))
-        else {
+    fn begin_stall(&mut self, env: &mut MemberEnv, until: SimTime) {
+        let App::Busy { batch, .. } = std::mem::replace(&mut self.app, App::Idle) else {
             return;
         };
-        env.queue.cancel(timer);
+        // The batch's BatchDone is re-armed (replaced) at the stall's end.
         self.stall_batch(env, until, batch);
     }
 
     /// `batch` ends at `until`, when the stall that holds it does.
-    fn stall_batch(&mut self, env: &mut Env, until: SimTime, batch: Vec<(usize, u64, u64)>) {
+    fn stall_batch(&mut self, env: &mut MemberEnv, until: SimTime, batch: Vec<(usize, u64, u64)>) {
         self.stalled_until = Some(until);
-        env.metrics.stalled(env.now(), self.idx, until);
+        env.fact(Fact::Stalled {
+            member: self.idx,
+            until,
+        });
         self.busy_until(env, until, batch);
     }
 
     /// The application processes `batch` until `until`.
-    fn busy_until(&mut self, env: &mut Env, until: SimTime, batch: Vec<(usize, u64, u64)>) {
-        let timer = env
-            .queue
-            .schedule(until, self.event(ClientTimer::BatchDone));
-        self.app = App::Busy {
-            timer,
-            until,
-            batch,
-        };
+    fn busy_until(&mut self, env: &mut MemberEnv, until: SimTime, batch: Vec<(usize, u64, u64)>) {
+        env.set_timer(ClientTimer::BatchDone, until);
+        self.app = App::Busy { until, batch };
     }
 
     // ---- Events ----
 
-    fn event(&self, timer: ClientTimer) -> Event {
-        Event::ClientTimer {
-            to: self.me(),
-            timer,
-        }
-    }
-
-    fn schedule_poll(&mut self, env: &mut Env, at: SimTime) {
-        if let App::Idle(Some(t)) = self.app {
-            env.queue.cancel(t);
-        }
-        let t = env.queue.schedule(at, self.event(ClientTimer::Poll));
-        self.app = App::Idle(Some(t));
+    fn schedule_poll(&mut self, env: &mut MemberEnv, at: SimTime) {
+        env.set_timer(ClientTimer::Poll, at);
+        self.app = App::Idle;
     }
 
     /// A member blocked in `poll()` with nothing to process returns at once.
-    fn wake(&mut self, env: &mut Env) {
-        if matches!(self.app, App::Idle(_)) {
+    fn wake(&mut self, env: &mut MemberEnv) {
+        if matches!(self.app, App::Idle) {
             self.schedule_poll(env, env.now());
         }
     }
 
-    pub fn on_timer(&mut self, env: &mut Env, to: ClientRef, timer: ClientTimer) {
+    pub fn on_timer(&mut self, env: &mut MemberEnv, to: ClientRef, timer: ClientTimer) {
         if !self.alive || to.incarnation != self.incarnation {
             return;
         }
         match timer {
             ClientTimer::Poll => {
-                self.app = App::Idle(None);
+                self.app = App::Idle;
                 self.poll(env)
             }
             ClientTimer::CallbackDone => {
-                self.app = App::Idle(None);
+                self.app = App::Idle;
                 if let Some(after) = self.after_callback.take() {
                     self.after_callback_done(env, after);
                 }
@@ -388,7 +473,7 @@ impl Member {
         }
     }
 
-    pub fn on_response(&mut self, env: &mut Env, to: ClientRef, response: Response) {
+    pub fn on_response(&mut self, env: &mut MemberEnv, to: ClientRef, response: Response) {
         if !self.alive || to.incarnation != self.incarnation {
             return;
         }
@@ -413,23 +498,29 @@ impl Member {
                         OffsetReset::Latest => env.logs.end_offset(p, now),
                         OffsetReset::Earliest => 0,
                     });
-                    env.metrics.position_set(p, position);
+                    env.fact(Fact::PositionSet {
+                        partition: p,
+                        position,
+                    });
                     self.positions.insert(p, position);
                     self.start_positions.insert(p, position);
                     started.push(p);
                 }
-                env.metrics.processing_started(now, self.idx, &started);
+                env.fact(Fact::ProcessingStarted {
+                    member: self.idx,
+                    partitions: started.clone(),
+                });
                 for p in started {
                     self.rebuild_state(env, p);
                 }
-                self.app = App::Idle(None);
+                self.app = App::Idle;
                 self.poll(env);
             }
             Response::OffsetCommit { .. } => {
                 let Some(after) = self.after_commit.take() else {
                     return;
                 };
-                self.app = App::Idle(None);
+                self.app = App::Idle;
                 match after {
                     AfterCommit::Join => self.prepare_and_join(env),
                     AfterCommit::Close => self.finish_close(env),
@@ -442,15 +533,14 @@ impl Member {
                 let now = env.now();
                 let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
                 let at = next_pass(self.last_heartbeat_sent, backoff, now);
-                env.queue
-                    .schedule(at, self.event(ClientTimer::HeartbeatRead(error)));
+                env.after(at, ClientTimer::HeartbeatRead(error));
             }
         }
     }
 
     // ---- The poll loop ----
 
-    fn poll(&mut self, env: &mut Env) {
+    fn poll(&mut self, env: &mut MemberEnv) {
         if !self.alive || matches!(self.app, App::Blocked | App::Busy { .. }) {
             return;
         }
@@ -465,12 +555,16 @@ impl Member {
             self.inbox.clear();
             if !self.owned.is_empty() {
                 let lost = std::mem::take(&mut self.owned);
-                env.log(format!(
+                log!(
+                    env,
                     "{} onPartitionsLost {}",
                     self.name(env),
-                    env.partition_list(&lost)
-                ));
-                env.metrics.lost(now, self.idx, &lost);
+                    env.partitions.list(&lost)
+                );
+                env.fact(Fact::Lost {
+                    member: self.idx,
+                    partitions: lost.clone(),
+                });
                 self.drop_partitions(&lost, env);
             }
             self.phase = Phase::Unjoined;
@@ -478,13 +572,13 @@ impl Member {
         // Responses that arrived since the last poll: one rebalance step each.
         while let Some(response) = self.inbox.pop_front() {
             self.handle_group_response(env, response);
-            if !matches!(self.app, App::Idle(_)) || !self.alive {
+            if !matches!(self.app, App::Idle) || !self.alive {
                 return;
             }
         }
         if self.phase == Phase::Unjoined || (self.phase == Phase::Stable && self.rejoin_needed) {
             self.begin_join(env);
-            if !matches!(self.app, App::Idle(_)) {
+            if !matches!(self.app, App::Idle) {
                 return;
             }
         }
@@ -493,7 +587,7 @@ impl Member {
             let partitions = std::mem::take(&mut self.pending_fetch);
             self.awaiting_offsets = true;
             self.app = App::Blocked;
-            env.to_coordinator(self.me(), Request::OffsetFetch { partitions });
+            env.send(Request::OffsetFetch { partitions });
             return;
         }
         self.maybe_auto_commit(env);
@@ -513,7 +607,7 @@ impl Member {
     }
 
     /// Up to `max_poll_records` fetched records, round-robin over owned partitions.
-    fn take_batch(&mut self, env: &mut Env) -> Vec<(usize, u64, u64)> {
+    fn take_batch(&mut self, env: &mut MemberEnv) -> Vec<(usize, u64, u64)> {
         if self.positions.is_empty() {
             return Vec::new();
         }
@@ -555,7 +649,7 @@ impl Member {
 
     /// When a member with nothing to process wakes: the next record it could fetch, or the
     /// fetch's max wait, whichever is first.
-    fn next_wake(&self, env: &Env) -> SimTime {
+    fn next_wake(&self, env: &MemberEnv) -> SimTime {
         let now = env.now();
         let max_wait = now + Duration::from_millis(env.scenario.group.fetch_max_wait_ms);
         let rtt = Duration::from_micros(env.scenario.cluster.latency_max_us * 2);
@@ -572,22 +666,26 @@ impl Member {
         next_record.map_or(max_wait, |t| t.min(max_wait))
     }
 
-    fn batch_done(&mut self, env: &mut Env) {
-        let App::Busy { batch, .. } = std::mem::replace(&mut self.app, App::Idle(None)) else {
+    fn batch_done(&mut self, env: &mut MemberEnv) {
+        let App::Busy { batch, .. } = std::mem::replace(&mut self.app, App::Idle) else {
             return;
         };
-        let now = env.now();
         for &(p, from, to) in &batch {
             self.run_app(env, p, from, to);
         }
         for (p, from, to) in batch {
-            env.metrics.processed(now, self.idx, p, from, to);
+            env.fact(Fact::Processed {
+                member: self.idx,
+                partition: p,
+                from,
+                to,
+            });
             if let Some(pos) = self.positions.get_mut(&p) {
                 *pos = (*pos).max(to);
             }
         }
         if self.stalled_until.take().is_some() {
-            env.metrics.stall_ended(now, self.idx);
+            env.fact(Fact::StallEnded { member: self.idx });
         }
         match env.scenario.group.commit_after_batch {
             CommitAfterBatch::Sync if self.generation.is_some() => {
@@ -603,11 +701,11 @@ impl Member {
 
     /// The application on records `[from, to)` of partition `p`, in order: prices fill the local
     /// map, notifications look it up.
-    fn run_app(&mut self, env: &mut Env, p: usize, from: u64, to: u64) {
+    fn run_app(&mut self, env: &mut MemberEnv, p: usize, from: u64, to: u64) {
         let Some(app) = env.scenario.app.as_ref() else {
             return;
         };
-        let topic = env.partition_topic[p];
+        let topic = env.partitions.topic(p);
         let now = env.now();
         for offset in from..to {
             let Some(&record) = env.logs.record(p, offset) else {
@@ -618,12 +716,15 @@ impl Member {
             } else if topic == app.notifications {
                 let latency_us = now.as_micros().saturating_sub(record.time_us);
                 if self.join.has(record.key) {
-                    env.metrics.notification(Ok(()), latency_us);
+                    env.fact(Fact::Notification {
+                        outcome: Ok(()),
+                        latency_us,
+                    });
                     continue;
                 }
                 let count = env.scenario.topics[app.prices].partitions_at(record.time_us / 1000);
                 let key_name = &env.logs.keys[record.key as usize];
-                let home = env.first_partition[app.prices]
+                let home = env.partitions.first(app.prices)
                     + default_partition(key_name.as_bytes(), count) as usize;
                 let view = MemberView {
                     owned: &self.owned,
@@ -632,15 +733,18 @@ impl Member {
                 };
                 let outcome =
                     self.join
-                        .classify(app, &env.logs, &view, record.key, record.time_us, home);
-                env.metrics.notification(outcome, latency_us);
+                        .classify(app, env.logs, &view, record.key, record.time_us, home);
+                env.fact(Fact::Notification {
+                    outcome,
+                    latency_us,
+                });
             }
         }
     }
 
     /// Partitions leave this member (revoked or lost): their positions go, and so does their join
     /// state unless the member keeps state across revocations.
-    fn drop_partitions(&mut self, parts: &[usize], env: &Env) {
+    fn drop_partitions(&mut self, parts: &[usize], env: &MemberEnv) {
         for p in parts {
             self.positions.remove(p);
             self.start_positions.remove(p);
@@ -662,11 +766,11 @@ impl Member {
 
     /// A price partition was assigned and its start position is known: rebuild its state as the
     /// app's recovery mode says (nothing to do when the member kept it).
-    fn rebuild_state(&mut self, env: &mut Env, p: usize) {
+    fn rebuild_state(&mut self, env: &mut MemberEnv, p: usize) {
         let Some(app) = env.scenario.app.as_ref() else {
             return;
         };
-        if env.partition_topic[p] != app.prices {
+        if env.partitions.topic(p) != app.prices {
             return;
         }
         // Kept state is current only if nobody else owned the partition in between.
@@ -696,29 +800,35 @@ impl Member {
             (u128::from(records) * 1_000_000 / u128::from(app.restore_records_per_sec)) as u64,
         );
         let name = self.name(env).to_string();
-        env.log(format!(
+        log!(
+            env,
             "{name} restores {} ({} records{})",
-            env.partition_names[p],
+            env.partitions.name(p),
             records,
             if standby { ", standby takeover" } else { "" }
-        ));
-        env.metrics
-            .restore_started(now, self.idx, p, standby, records, duration.as_micros());
+        );
+        env.fact(Fact::RestoreStarted {
+            member: self.idx,
+            partition: p,
+            standby,
+            records,
+            duration_us: duration.as_micros(),
+        });
         self.restoring.insert(p);
         if app.pause_during_restore {
             // Kafka Streams: the whole task (index p of both topics) waits for its state.
-            let index = env.partition_number(p) as usize;
-            let partner = env.first_partition[app.notifications] + index;
+            let index = env.partitions.number(p) as usize;
+            let partner = env.partitions.first(app.notifications) + index;
             self.paused_for_restore.insert(p);
-            if env.partition_topic.get(partner) == Some(&app.notifications) {
+            if partner < env.partitions.len() && env.partitions.topic(partner) == app.notifications
+            {
                 self.paused_for_restore.insert(partner);
             }
         }
-        env.queue
-            .schedule(now + duration, self.event(ClientTimer::RestoreDone(p)));
+        env.after(now + duration, ClientTimer::RestoreDone(p));
     }
 
-    fn restore_done(&mut self, env: &mut Env, p: usize) {
+    fn restore_done(&mut self, env: &mut MemberEnv, p: usize) {
         if !self.restoring.remove(&p) {
             return; // revoked meanwhile
         }
@@ -728,21 +838,22 @@ impl Member {
         }
         self.state_partitions.insert(p);
         let paused: Vec<usize> = self.paused_for_restore.iter().copied().collect();
-        let index = env.partition_number(p);
+        let index = env.partitions.number(p);
         for q in paused {
-            if env.partition_number(q) == index {
+            if env.partitions.number(q) == index {
                 self.paused_for_restore.remove(&q);
             }
         }
-        env.log(format!(
+        log!(
+            env,
             "{} restored {}",
             self.name(env),
-            env.partition_names[p]
-        ));
+            env.partitions.name(p)
+        );
         self.wake(env);
     }
 
-    fn maybe_auto_commit(&mut self, env: &mut Env) {
+    fn maybe_auto_commit(&mut self, env: &mut MemberEnv) {
         let g = &env.scenario.group;
         if !g.enable_auto_commit || self.positions.is_empty() {
             return;
@@ -754,7 +865,7 @@ impl Member {
         }
     }
 
-    fn send_commit(&mut self, env: &mut Env) {
+    fn send_commit(&mut self, env: &mut MemberEnv) {
         let Some(generation) = self.generation else {
             return;
         };
@@ -764,7 +875,7 @@ impl Member {
             generation,
             offsets,
         };
-        env.to_coordinator(self.me(), request);
+        env.send(request);
     }
 
     fn block_on_commit(&mut self, after: AfterCommit) {
@@ -774,7 +885,7 @@ impl Member {
 
     /// A rebalance-listener callback takes `ms`: the poll loop is blocked, then goes on with
     /// `after`.
-    fn callback(&mut self, env: &mut Env, ms: u64, after: AfterCallback) {
+    fn callback(&mut self, env: &mut MemberEnv, ms: u64, after: AfterCallback) {
         if ms == 0 {
             self.after_callback_done(env, after);
             return;
@@ -782,11 +893,10 @@ impl Member {
         self.after_callback = Some(after);
         self.app = App::Blocked;
         let at = env.now() + Duration::from_millis(ms);
-        env.queue
-            .schedule(at, self.event(ClientTimer::CallbackDone));
+        env.after(at, ClientTimer::CallbackDone);
     }
 
-    fn after_callback_done(&mut self, env: &mut Env, after: AfterCallback) {
+    fn after_callback_done(&mut self, env: &mut MemberEnv, after: AfterCallback) {
         match after {
             AfterCallback::SendJoin => self.send_join(env),
             AfterCallback::Resume => {}
@@ -796,7 +906,7 @@ impl Member {
     // ---- The rebalance ----
 
     /// One JoinGroup or SyncGroup response, handled by the application thread.
-    fn handle_group_response(&mut self, env: &mut Env, response: Response) {
+    fn handle_group_response(&mut self, env: &mut MemberEnv, response: Response) {
         match response {
             Response::JoinGroup {
                 error,
@@ -814,15 +924,17 @@ impl Member {
                     self.enable_heartbeat(env);
                     let name = self.name(env).to_string();
                     let is_leader = leader == self.member_id;
-                    env.log(format!(
+                    log!(
+                        env,
                         "{name} JoinGroup response: generation {generation}{}",
                         if is_leader { " (leader)" } else { "" }
-                    ));
+                    );
                     let assignments = if is_leader && !skip_assignment {
                         let protocol = protocol.unwrap_or_default();
                         self.assignment_snapshot = Some(self.metadata.clone());
                         match leader::assign(
                             env.scenario,
+                            env.partitions,
                             &protocol,
                             self.protocol,
                             &members,
@@ -830,7 +942,7 @@ impl Member {
                         ) {
                             Ok(a) => Some(a),
                             Err(e) => {
-                                env.log(format!("{name} assignor {protocol} failed: {e}"));
+                                log!(env, "{name} assignor {protocol} failed: {e}");
                                 Some(Vec::new())
                             }
                         }
@@ -843,7 +955,7 @@ impl Member {
                         generation,
                         assignments,
                     };
-                    env.to_coordinator(self.me(), request);
+                    env.send(request);
                 }
                 ErrorCode::MemberIdRequired => {
                     self.member_id = member_id;
@@ -851,14 +963,19 @@ impl Member {
                 }
                 ErrorCode::InconsistentGroupProtocol => {
                     // A configuration error: KafkaConsumer.poll throws and the application exits.
-                    env.log(format!(
+                    log!(
+                        env,
                         "{} JoinGroup: INCONSISTENT_GROUP_PROTOCOL, the consumer fails",
                         self.name(env)
-                    ));
-                    env.metrics
-                        .fatal_error(env.now(), self.idx, "INCONSISTENT_GROUP_PROTOCOL");
-                    let now = env.now();
-                    env.metrics.crashed(now, self.idx, &self.owned);
+                    );
+                    env.fact(Fact::FatalError {
+                        member: self.idx,
+                        error: "INCONSISTENT_GROUP_PROTOCOL",
+                    });
+                    env.fact(Fact::Crashed {
+                        member: self.idx,
+                        owned: self.owned.clone(),
+                    });
                     self.alive = false;
                 }
                 _ => {
@@ -898,8 +1015,7 @@ impl Member {
 
     /// `onJoinComplete`: revoke what was lost (COOPERATIVE) and ask to rejoin, take the new
     /// assignment, fetch committed offsets for what was added.
-    fn complete_join(&mut self, env: &mut Env, assignment: Vec<usize>) {
-        let now = env.now();
+    fn complete_join(&mut self, env: &mut MemberEnv, assignment: Vec<usize>) {
         let revoked: Vec<usize> = self
             .owned
             .iter()
@@ -913,25 +1029,36 @@ impl Member {
             .collect();
         let name = self.name(env).to_string();
         if !revoked.is_empty() {
-            env.log(format!(
+            log!(
+                env,
                 "{name} onPartitionsRevoked {}",
-                env.partition_list(&revoked)
-            ));
-            env.metrics.revoked(now, self.idx, &revoked);
+                env.partitions.list(&revoked)
+            );
+            env.fact(Fact::Revoked {
+                member: self.idx,
+                partitions: revoked.clone(),
+            });
             self.drop_partitions(&revoked, env);
         }
         for &p in &added {
             self.previous_owner.insert(p, env.metrics.last_owner(p));
         }
-        env.log(format!(
+        log!(
+            env,
             "{name} onPartitionsAssigned {}",
-            env.partition_list(&added)
-        ));
-        env.metrics.assigned(now, self.idx, &added);
+            env.partitions.list(&added)
+        );
+        env.fact(Fact::Assigned {
+            member: self.idx,
+            partitions: added.clone(),
+        });
         self.owned = assignment;
         self.phase = Phase::Stable;
         if added.is_empty() {
-            env.metrics.processing_started(now, self.idx, &[]);
+            env.fact(Fact::ProcessingStarted {
+                member: self.idx,
+                partitions: Vec::new(),
+            });
         }
         // Committed offsets for what was added are fetched by the next poll, after the callbacks
         // and after a cooperative member that gave something up has rejoined (`requestRejoin`).
@@ -953,7 +1080,7 @@ impl Member {
     }
 
     /// `onJoinPrepare`: auto-commit synchronously (if enabled), then revoke and join.
-    fn begin_join(&mut self, env: &mut Env) {
+    fn begin_join(&mut self, env: &mut MemberEnv) {
         self.rejoin_needed = false;
         self.metadata = env.metadata();
         self.inbox.clear();
@@ -966,7 +1093,7 @@ impl Member {
     /// The synchronous auto-commit of `onJoinPrepare` and `close()`: when auto-commit is on and
     /// there is something to commit, sends it and blocks the poll loop until the answer, then
     /// goes on with `after`. Returns whether it did.
-    fn auto_commit_sync(&mut self, env: &mut Env, after: AfterCommit) -> bool {
+    fn auto_commit_sync(&mut self, env: &mut MemberEnv, after: AfterCommit) -> bool {
         let commits = env.scenario.group.enable_auto_commit
             && !self.positions.is_empty()
             && self.generation.is_some();
@@ -979,24 +1106,28 @@ impl Member {
 
     /// EAGER revokes everything; COOPERATIVE only the topics no longer subscribed. Then the
     /// JoinGroup, after the revoke callback's time.
-    fn prepare_and_join(&mut self, env: &mut Env) {
+    fn prepare_and_join(&mut self, env: &mut MemberEnv) {
         let revoked: Vec<usize> = if self.cooperative() {
             let topics = &self.topics;
             self.owned
                 .iter()
                 .copied()
-                .filter(|&p| !topics.contains(&env.scenario.topics[env.partition_topic[p]].name))
+                .filter(|&p| !topics.contains(&env.scenario.topics[env.partitions.topic(p)].name))
                 .collect()
         } else {
             self.owned.clone()
         };
         if !revoked.is_empty() {
-            env.log(format!(
+            log!(
+                env,
                 "{} onPartitionsRevoked {}",
                 self.name(env),
-                env.partition_list(&revoked)
-            ));
-            env.metrics.revoked(env.now(), self.idx, &revoked);
+                env.partitions.list(&revoked)
+            );
+            env.fact(Fact::Revoked {
+                member: self.idx,
+                partitions: revoked.clone(),
+            });
             self.owned.retain(|p| !revoked.contains(p));
             self.drop_partitions(&revoked, env);
             if !self.cooperative() {
@@ -1010,7 +1141,7 @@ impl Member {
         }
     }
 
-    fn send_join(&mut self, env: &mut Env) {
+    fn send_join(&mut self, env: &mut MemberEnv) {
         let spec = &env.scenario.members[self.idx];
         self.phase = Phase::AwaitingJoin;
         let request = Request::JoinGroup {
@@ -1038,14 +1169,15 @@ impl Member {
         };
         let id = self.member_id.clone();
         if id.is_empty() {
-            env.metrics.joining(env.now(), self.idx);
+            env.fact(Fact::Joining { member: self.idx });
         }
-        env.log(format!(
+        log!(
+            env,
             "{} JoinGroup (member id {})",
             self.name(env),
             if id.is_empty() { "none" } else { &id }
-        ));
-        env.to_coordinator(self.me(), request);
+        );
+        env.send(request);
     }
 
     fn request_rejoin(&mut self, reason: JoinReason) {
@@ -1057,24 +1189,24 @@ impl Member {
 
     /// A metadata refresh: the leader rejoins when partition counts differ from those it last
     /// assigned with (`ConsumerCoordinator.rejoinNeededOrPending`).
-    fn refresh_metadata(&mut self, env: &mut Env) {
+    fn refresh_metadata(&mut self, env: &mut MemberEnv) {
         self.metadata = env.metadata();
         let changed = self
             .assignment_snapshot
             .as_ref()
             .is_some_and(|s| *s != self.metadata);
         if changed && self.phase == Phase::Stable {
-            env.log(format!(
+            log!(
+                env,
                 "{} (leader) sees new partitions: rejoin",
                 self.name(env)
-            ));
+            );
             self.assignment_snapshot = None;
             self.request_rejoin(JoinReason::Metadata);
             self.wake(env);
         }
         let next = env.now() + Duration::from_millis(env.scenario.group.metadata_max_age_ms);
-        env.queue
-            .schedule(next, self.event(ClientTimer::MetadataRefresh));
+        env.after(next, ClientTimer::MetadataRefresh);
     }
 
     fn reset_generation(&mut self, forget_member_id: bool) {
@@ -1086,7 +1218,7 @@ impl Member {
 
     // ---- Closing ----
 
-    fn begin_close(&mut self, env: &mut Env) {
+    fn begin_close(&mut self, env: &mut MemberEnv) {
         self.closing = false;
         self.disable_heartbeat(env);
         if !self.auto_commit_sync(env, AfterCommit::Close) {
@@ -1095,56 +1227,52 @@ impl Member {
     }
 
     /// `onPartitionsRevoked` for everything, then LeaveGroup (a static member sends none).
-    fn finish_close(&mut self, env: &mut Env) {
-        let now = env.now();
+    fn finish_close(&mut self, env: &mut MemberEnv) {
         let revoked = std::mem::take(&mut self.owned);
         if !revoked.is_empty() {
-            env.log(format!(
+            log!(
+                env,
                 "{} onPartitionsRevoked {} (close)",
                 self.name(env),
-                env.partition_list(&revoked)
-            ));
-            env.metrics.revoked_on_close(now, self.idx, &revoked);
+                env.partitions.list(&revoked)
+            );
+            env.fact(Fact::RevokedOnClose {
+                member: self.idx,
+                partitions: revoked.clone(),
+            });
         }
         let is_static = env.scenario.members[self.idx].group_instance_id.is_some();
         if !is_static && !self.member_id.is_empty() {
-            env.to_coordinator(
-                self.me(),
-                Request::LeaveGroup {
-                    member_id: self.member_id.clone(),
-                    reason: LeaveReason::Close,
-                },
-            );
+            env.send(Request::LeaveGroup {
+                member_id: self.member_id.clone(),
+                reason: LeaveReason::Close,
+            });
         }
-        env.log(format!("{} closed", self.name(env)));
-        env.metrics.process_stopped(now, self.idx);
+        log!(env, "{} closed", self.name(env));
+        env.fact(Fact::ProcessStopped { member: self.idx });
         self.alive = false;
     }
 
     // ---- The heartbeat thread ----
 
-    fn enable_heartbeat(&mut self, env: &mut Env) {
+    fn enable_heartbeat(&mut self, env: &mut MemberEnv) {
         self.disable_heartbeat(env);
         self.heartbeat_enabled = true;
         let now = env.now();
         self.last_heartbeat_sent = now;
         self.last_poll = now;
         let at = now + Duration::from_millis(env.scenario.group.heartbeat_interval_ms);
-        self.heartbeat_timer = Some(env.queue.schedule(at, self.event(ClientTimer::Heartbeat)));
+        env.set_timer(ClientTimer::Heartbeat, at);
         self.arm_poll_timer(env);
     }
 
-    fn disable_heartbeat(&mut self, env: &mut Env) {
+    fn disable_heartbeat(&mut self, env: &mut MemberEnv) {
         self.heartbeat_enabled = false;
-        if let Some(t) = self.heartbeat_timer.take() {
-            env.queue.cancel(t);
-        }
-        if let Some(t) = self.poll_timer.take() {
-            env.queue.cancel(t);
-        }
+        env.cancel_timer(ClientTimer::Heartbeat);
+        env.cancel_timer(ClientTimer::PollTimer);
     }
 
-    fn send_heartbeat(&mut self, env: &mut Env) {
+    fn send_heartbeat(&mut self, env: &mut MemberEnv) {
         if !self.heartbeat_enabled {
             return;
         }
@@ -1155,13 +1283,13 @@ impl Member {
                 member_id: self.member_id.clone(),
                 generation,
             };
-            env.to_coordinator(self.me(), request);
+            env.send(request);
         }
         let at = now + Duration::from_millis(env.scenario.group.heartbeat_interval_ms);
-        self.heartbeat_timer = Some(env.queue.schedule(at, self.event(ClientTimer::Heartbeat)));
+        env.set_timer(ClientTimer::Heartbeat, at);
     }
 
-    fn read_heartbeat(&mut self, env: &mut Env, error: ErrorCode) {
+    fn read_heartbeat(&mut self, env: &mut MemberEnv, error: ErrorCode) {
         if !self.heartbeat_enabled {
             return;
         }
@@ -1169,19 +1297,17 @@ impl Member {
             ErrorCode::None => {}
             ErrorCode::RebalanceInProgress => {
                 if !self.rejoin_needed {
-                    env.log(format!(
-                        "{} heartbeat: REBALANCE_IN_PROGRESS",
-                        self.name(env)
-                    ));
+                    log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name(env));
                 }
                 self.rejoin_needed = true;
             }
             other => {
-                env.log(format!(
+                log!(
+                    env,
                     "{} heartbeat: {}, membership lost",
                     self.name(env),
                     other.name()
-                ));
+                );
                 self.reset_generation(other != ErrorCode::IllegalGeneration);
                 self.membership_lost = true;
                 self.request_rejoin(JoinReason::New);
@@ -1190,17 +1316,16 @@ impl Member {
         }
     }
 
-    fn arm_poll_timer(&mut self, env: &mut Env) {
+    fn arm_poll_timer(&mut self, env: &mut MemberEnv) {
         let deadline =
             self.last_poll + Duration::from_millis(env.scenario.group.max_poll_interval_ms);
         // The heartbeat thread notices on its first pass after the deadline.
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         let at = next_pass(self.last_heartbeat_sent, backoff, deadline);
-        self.poll_timer = Some(env.queue.schedule(at, self.event(ClientTimer::PollTimer)));
+        env.set_timer(ClientTimer::PollTimer, at);
     }
 
-    fn check_poll_timer(&mut self, env: &mut Env) {
-        self.poll_timer = None;
+    fn check_poll_timer(&mut self, env: &mut MemberEnv) {
         if !self.heartbeat_enabled {
             return;
         }
@@ -1212,17 +1337,15 @@ impl Member {
         }
         // Poll timeout: the heartbeat thread sends LeaveGroup and resets the generation; the
         // partitions are lost when the application thread returns.
-        env.log(format!(
+        log!(
+            env,
             "{} poll timeout: LeaveGroup from the heartbeat thread",
             self.name(env)
-        ));
-        env.to_coordinator(
-            self.me(),
-            Request::LeaveGroup {
-                member_id: self.member_id.clone(),
-                reason: LeaveReason::PollTimeout,
-            },
         );
+        env.send(Request::LeaveGroup {
+            member_id: self.member_id.clone(),
+            reason: LeaveReason::PollTimeout,
+        });
         self.disable_heartbeat(env);
         self.reset_generation(true);
         self.membership_lost = true;

@@ -142,3 +142,31 @@ pub enum Response {
         committed: Vec<(usize, Option<u64>)>,
     },
 }
+
+/// Why a rebalance started (DESIGN.md `rebalances.list[].trigger`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    MemberJoined,
+    MemberLeft,
+    MemberExpired,
+    PollTimeout,
+    FollowUp,
+    SubscriptionChanged,
+    MetadataChanged,
+    MemberRestarted,
+}
+
+impl Trigger {
+    pub fn name(self) -> &'static str {
+        match self {
+            Trigger::MemberJoined => "member_joined",
+            Trigger::MemberLeft => "member_left",
+            Trigger::MemberExpired => "member_expired",
+            Trigger::PollTimeout => "poll_timeout",
+            Trigger::FollowUp => "follow_up",
+            Trigger::SubscriptionChanged => "subscription_changed",
+            Trigger::MetadataChanged => "metadata_changed",
+            Trigger::MemberRestarted => "member_restarted",
+        }
+    }
+}

@@ -14,6 +14,8 @@ pub use history::{History, Mark};
 pub use stats::{nearest_rank, Summary};
 
 use crate::app::join::Miss;
+use crate::facts::Fact;
+pub use crate::group::messages::Trigger;
 use crate::report::{
     CoPartitionBreak, Formation, Invariants, JoinMetrics, Lost, Moved, Pauses, Percentiles,
     RebalanceEntry, Rebalances, Records, Report, ReportMember, Revocations, Violation, Zombie,
@@ -23,34 +25,6 @@ use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::workload::producer::Logs;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Why a rebalance started (DESIGN.md `rebalances.list[].trigger`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trigger {
-    MemberJoined,
-    MemberLeft,
-    MemberExpired,
-    PollTimeout,
-    FollowUp,
-    SubscriptionChanged,
-    MetadataChanged,
-    MemberRestarted,
-}
-
-impl Trigger {
-    pub fn name(self) -> &'static str {
-        match self {
-            Trigger::MemberJoined => "member_joined",
-            Trigger::MemberLeft => "member_left",
-            Trigger::MemberExpired => "member_expired",
-            Trigger::PollTimeout => "poll_timeout",
-            Trigger::FollowUp => "follow_up",
-            Trigger::SubscriptionChanged => "subscription_changed",
-            Trigger::MetadataChanged => "metadata_changed",
-            Trigger::MemberRestarted => "member_restarted",
-        }
-    }
-}
 
 /// A rebalance from PreparingRebalance until Stable.
 struct Running {
@@ -73,7 +47,6 @@ pub struct Metrics {
     member_names: Vec<String>,
     member_ids: Vec<String>,
     partition_names: Vec<String>,
-    incarnations: Vec<u32>,
     started_at: Vec<SimTime>,
     /// When the member last started joining as a new member (no member id).
     joining_at: Vec<SimTime>,
@@ -147,7 +120,6 @@ impl Metrics {
             member_names: scenario.members.iter().map(|m| m.name.clone()).collect(),
             member_ids: vec![String::new(); n],
             partition_names,
-            incarnations: vec![0; n],
             started_at: vec![SimTime::ZERO; n],
             joining_at: vec![SimTime::ZERO; n],
             close_requested_at: vec![None; n],
@@ -228,11 +200,77 @@ impl Metrics {
         self.formation.is_some()
     }
 
+    /// Takes in one fact from a model (the world calls this for every fact, in order).
+    pub fn observe(&mut self, now: SimTime, fact: Fact) {
+        match fact {
+            Fact::MemberAdded { member, member_id } => self.member_added(member, &member_id),
+            Fact::MemberReplaced { member, member_id } => self.member_replaced(member, &member_id),
+            Fact::MemberRemoved { member, member_id } => {
+                self.member_removed(now, member, &member_id)
+            }
+            Fact::RebalanceStarted {
+                generation,
+                trigger,
+                member,
+            } => self.rebalance_started(now, generation, trigger, member),
+            Fact::JoinCompleted { generation } => self.join_completed(now, generation),
+            Fact::GroupStable { generation } => self.group_stable(now, generation),
+            Fact::GroupEmpty => self.group_empty(now),
+            Fact::OffsetCommitted {
+                member,
+                partition,
+                previous,
+                offset,
+            } => {
+                if let Some(old) = previous.filter(|&old| offset < old) {
+                    self.offset_regression(now, partition, old, offset, member);
+                }
+            }
+            Fact::ProcessStarted { member } => self.process_started(now, member),
+            Fact::Joining { member } => self.joining(now, member),
+            Fact::CloseRequested { member } => self.close_requested(now, member),
+            Fact::ProcessStopped { member } => self.process_stopped(now, member),
+            Fact::Crashed { member, owned } => self.crashed(now, member, &owned),
+            Fact::Stalled { member, until } => self.stalled(now, member, until),
+            Fact::StallEnded { member } => self.stall_ended(now, member),
+            Fact::FatalError { member, error } => self.fatal_error(now, member, error),
+            Fact::Assigned { member, partitions } => self.assigned(now, member, &partitions),
+            Fact::Revoked { member, partitions } => self.revoked(now, member, &partitions),
+            Fact::RevokedOnClose { member, partitions } => {
+                self.revoked_on_close(now, member, &partitions)
+            }
+            Fact::Lost { member, partitions } => self.lost(now, member, &partitions),
+            Fact::ProcessingStarted { member, partitions } => {
+                self.processing_started(now, member, &partitions)
+            }
+            Fact::PositionSet {
+                partition,
+                position,
+            } => self.position_set(partition, position),
+            Fact::Processed {
+                member,
+                partition,
+                from,
+                to,
+            } => self.processed(now, member, partition, from, to),
+            Fact::Notification {
+                outcome,
+                latency_us,
+            } => self.notification(outcome, latency_us),
+            Fact::RestoreStarted {
+                member,
+                partition,
+                standby,
+                records,
+                duration_us,
+            } => self.restore_started(now, member, partition, standby, records, duration_us),
+        }
+    }
+
     // ---- Member lifecycle ----
 
-    /// A member's process starts; returns its incarnation number.
-    pub fn process_started(&mut self, now: SimTime, m: usize) -> u32 {
-        self.incarnations[m] += 1;
+    /// A member's process starts.
+    pub fn process_started(&mut self, now: SimTime, m: usize) {
         self.mark(
             now,
             Mark::Member {
@@ -243,7 +281,6 @@ impl Metrics {
         self.started_at[m] = now;
         self.close_requested_at[m] = None;
         self.crashed_at[m] = None;
-        self.incarnations[m]
     }
 
     /// The member sends a JoinGroup without a member id: it joins as a new member.
@@ -901,6 +938,7 @@ impl Metrics {
         mut self,
         end: SimTime,
         digest: &str,
+        events: u64,
         logs: &Logs,
         scenario: &Scenario,
     ) -> Report {
@@ -979,6 +1017,7 @@ impl Metrics {
             seed: scenario.seed,
             variant: scenario.variant.clone(),
             digest: digest.to_string(),
+            events,
             duration_ms: scenario.duration_ms,
             members,
             formation: self.formation,

@@ -20,7 +20,10 @@ pub struct Report {
     pub scenario: String,
     pub seed: u64,
     pub variant: String,
+    /// SHA-256 over the canonical records of every event processed (never over log wording).
     pub digest: String,
+    /// Events the run processed.
+    pub events: u64,
     pub duration_ms: u64,
     pub members: Vec<ReportMember>,
     /// The group's first join, until it was first Stable; `null` if it never was.

@@ -258,20 +258,6 @@ impl Scenario {
         self.topics.iter().position(|t| t.name == name)
     }
 
-    /// Global index of every topic's partition 0: topics laid end to end, each taking its
-    /// largest partition count.
-    pub fn first_partitions(&self) -> Vec<usize> {
-        let mut next = 0usize;
-        self.topics
-            .iter()
-            .map(|t| {
-                let first = next;
-                next += t.max_partitions() as usize;
-                first
-            })
-            .collect()
-    }
-
     /// When the last timeline event has ended (a stall ends when its poll loop resumes).
     pub fn last_event_end_ms(&self) -> u64 {
         self.timeline

@@ -105,13 +105,18 @@ impl<E> EventQueue<E> {
 
     /// The next event, advancing the clock to it; `None` when nothing is left.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.pop_with_seq().map(|(at, _, event)| (at, event))
+    }
+
+    /// The next event with its insertion sequence number (what the run digest records).
+    pub fn pop_with_seq(&mut self) -> Option<(SimTime, u64, E)> {
         self.skip_cancelled();
-        let Reverse((at, _, slot)) = self.heap.pop()?;
+        let Reverse((at, seq, slot)) = self.heap.pop()?;
         let (_, event) = self.slots[slot as usize].take().expect("live slot");
         self.free.push(slot);
         self.now = at;
         self.popped += 1;
-        Some((at, event))
+        Some((at, seq, event))
     }
 
     /// Time of the next live event.

@@ -1,46 +1,29 @@
-//! The event trace: one line per event, simulated time first. Its digest (SHA-256 over the
-//! canonical bytes of every line) identifies a run: same scenario and seed, same digest.
+//! The trace: one line per step a model logs, simulated time first, kept only for `--trace`.
+//! It is for people; the run's identity is its [`Digest`](super::Digest), over event records.
 
 use super::SimTime;
-use sha2::{Digest, Sha256};
+use sha2::{Digest as _, Sha256};
 
 pub struct Trace {
     hasher: Sha256,
     keep: bool,
     lines: Vec<String>,
-    count: u64,
 }
 
 impl Trace {
-    /// `keep`: store the lines for `--trace`; the digest is computed either way.
+    /// `keep`: store the lines (`--trace`); otherwise nothing is formatted or kept.
     pub fn new(keep: bool) -> Self {
         Trace {
             hasher: Sha256::new(),
             keep,
             lines: Vec::new(),
-            count: 0,
         }
     }
 
-    pub fn record(&mut self, at: SimTime, what: &str) {
-        let line = format!("{at} {what}");
-        self.hasher.update(line.as_bytes());
-        self.hasher.update(b"\n");
-        self.count += 1;
-        if self.keep {
-            self.lines.push(line);
-        }
+    pub fn keeps(&self) -> bool {
+        true
     }
 
-    pub fn lines(&self) -> &[String] {
-        &self.lines
-    }
-
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    /// Hex SHA-256 of the trace so far.
     pub fn digest(&self) -> String {
         self.hasher
             .clone()
@@ -48,5 +31,18 @@ impl Trace {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect()
+    }
+
+    pub fn record(&mut self, at: SimTime, what: &str) {
+        let line = format!("{at} {what}");
+        self.hasher.update(line.as_bytes());
+        self.hasher.update(b"\n");
+        if self.keep {
+            self.lines.push(line);
+        }
+    }
+
+    pub fn lines(&self) -> &[String] {
+        &self.lines
     }
 }

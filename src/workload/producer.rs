@@ -9,6 +9,7 @@
 //!   count at its produce time, and appended to its partitions' logs.
 
 use super::partitioner::default_partition;
+use crate::cluster::PartitionSpace;
 use crate::scenario::{KeyDistribution, ProducerKind, Scenario, StreamPartitioner};
 use crate::sim::rng::Stream;
 use crate::sim::{RngStreams, SimTime};
@@ -86,13 +87,9 @@ pub struct Produced {
 }
 
 impl Logs {
-    pub fn new(scenario: &Scenario, streams: &RngStreams) -> Self {
-        let first = scenario.first_partitions();
-        let total: usize = scenario
-            .topics
-            .iter()
-            .map(|t| t.max_partitions() as usize)
-            .sum();
+    pub fn new(scenario: &Scenario, space: &PartitionSpace, streams: &RngStreams) -> Self {
+        let first: Vec<usize> = (0..scenario.topics.len()).map(|t| space.first(t)).collect();
+        let total = space.len();
         let mut logs = Logs {
             segments: vec![Vec::new(); total],
             records: vec![Vec::new(); total],

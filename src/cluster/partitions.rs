@@ -1,0 +1,110 @@
+//! The partition space: every partition any topic ever has (its largest count over the run),
+//! laid end to end in scenario topic order, each with a dense global index. Built once; the
+//! one place that turns (topic, partition number) into a global index and back, and either
+//! into the `topic-p` name.
+
+use crate::scenario::Scenario;
+
+#[derive(Clone, Debug)]
+pub struct PartitionSpace {
+    /// Global index of each topic's partition 0.
+    first: Vec<usize>,
+    /// The scenario topic of each global partition.
+    topic: Vec<usize>,
+    /// `topic-p` of each global partition.
+    names: Vec<String>,
+}
+
+impl PartitionSpace {
+    pub fn new(scenario: &Scenario) -> Self {
+        let mut space = PartitionSpace {
+            first: Vec::with_capacity(scenario.topics.len()),
+            topic: Vec::new(),
+            names: Vec::new(),
+        };
+        for (t, spec) in scenario.topics.iter().enumerate() {
+            space.first.push(space.names.len());
+            for p in 0..spec.max_partitions() {
+                space.names.push(format!("{}-{p}", spec.name));
+                space.topic.push(t);
+            }
+        }
+        space
+    }
+
+    /// How many partitions there are, over every topic.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Every partition's `topic-p` name, by global index.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn name(&self, p: usize) -> &str {
+        &self.names[p]
+    }
+
+    /// The scenario topic index of global partition `p`.
+    pub fn topic(&self, p: usize) -> usize {
+        self.topic[p]
+    }
+
+    /// The partition's number within its topic.
+    pub fn number(&self, p: usize) -> u32 {
+        (p - self.first[self.topic[p]]) as u32
+    }
+
+    /// Global index of topic `t`'s partition 0.
+    pub fn first(&self, t: usize) -> usize {
+        self.first[t]
+    }
+
+    /// Global index of partition `number` of topic `t`.
+    pub fn global(&self, t: usize, number: u32) -> usize {
+        self.first[t] + number as usize
+    }
+
+    /// The global index of the partition named `topic-p`.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// `[t-0 t-3]`: partition names for a log line.
+    pub fn list(&self, parts: &[usize]) -> String {
+        let names: Vec<&str> = parts.iter().map(|&p| self.name(p)).collect();
+        format!("[{}]", names.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load_str, LoadOptions};
+
+    #[test]
+    fn topics_take_their_largest_count_end_to_end() {
+        let toml = "name = \"s\"\nduration_ms = 1000\n\n\
+            [[topics]]\nname = \"a\"\npartitions = 2\n\n\
+            [[topics]]\nname = \"b\"\npartitions = 3\n\n\
+            [[members]]\nname = \"c\"\n\n\
+            [[timeline]]\nat_ms = 500\naction = \"add_partitions\"\ntopic = \"a\"\npartitions = 4\n";
+        let scenario = load_str("s", toml, &LoadOptions::default()).expect("valid");
+        let space = PartitionSpace::new(&scenario);
+        assert_eq!(space.len(), 7);
+        assert_eq!(space.first(1), 4);
+        assert_eq!(space.name(3), "a-3");
+        assert_eq!(space.name(4), "b-0");
+        assert_eq!((space.topic(5), space.number(5)), (1, 1));
+        assert_eq!(space.global(1, 2), 6);
+        assert_eq!(space.find("b-2"), Some(6));
+        assert_eq!(space.find("a-3"), Some(3));
+        assert_eq!(space.list(&[0, 6]), "[a-0 b-2]");
+        assert_eq!(space.list(&[]), "[]");
+    }
+}

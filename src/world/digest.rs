@@ -1,0 +1,271 @@
+//! The canonical record of each event the run processes, for the run digest: its time (µs), its
+//! queue sequence number, a tag for its kind and its fields, each in a fixed binary layout
+//! (integers little-endian, strings and lists length-prefixed). Log wording never enters it.
+//! A new event field belongs here too, so that runs differing in it differ in digest.
+
+use super::Event;
+use crate::group::coordinator::CoordTimer;
+use crate::group::member::ClientTimer;
+use crate::group::messages::{
+    ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
+};
+use crate::sim::{Digest, SimTime};
+
+pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
+    d.u64(at.as_micros());
+    d.u64(seq);
+    match event {
+        Event::Timeline(i) => {
+            d.u8(1);
+            d.u64(*i as u64);
+        }
+        Event::AtCoordinator { from, request } => {
+            d.u8(2);
+            client(d, *from);
+            self::request(d, request);
+        }
+        Event::CoordinatorTimer(timer) => {
+            d.u8(3);
+            coordinator_timer(d, timer);
+        }
+        Event::AtClient { to, response } => {
+            d.u8(4);
+            client(d, *to);
+            self::response(d, response);
+        }
+        Event::ClientTimer { to, timer } => {
+            d.u8(5);
+            client(d, *to);
+            client_timer(d, timer);
+        }
+        Event::SettleCheck => d.u8(6),
+        Event::LagSample => d.u8(7),
+        Event::ForceOwnership { member, partition } => {
+            d.u8(8);
+            d.u64(*member as u64);
+            d.u64(*partition as u64);
+        }
+    }
+    d.end_record();
+}
+
+fn client(d: &mut Digest, c: ClientRef) {
+    d.u64(c.member as u64);
+    d.u32(c.incarnation);
+}
+
+fn coordinator_timer(d: &mut Digest, timer: &CoordTimer) {
+    match timer {
+        CoordTimer::Join => d.u8(1),
+        CoordTimer::Sync => d.u8(2),
+        CoordTimer::Heartbeat { member_id } => {
+            d.u8(3);
+            d.str(member_id);
+        }
+    }
+}
+
+fn client_timer(d: &mut Digest, timer: &ClientTimer) {
+    match timer {
+        ClientTimer::Poll => d.u8(1),
+        ClientTimer::BatchDone => d.u8(2),
+        ClientTimer::Heartbeat => d.u8(3),
+        ClientTimer::HeartbeatRead(error) => {
+            d.u8(4);
+            error_code(d, *error);
+        }
+        ClientTimer::PollTimer => d.u8(5),
+        ClientTimer::CallbackDone => d.u8(6),
+        ClientTimer::MetadataRefresh => d.u8(7),
+        ClientTimer::RestoreDone(p) => {
+            d.u8(8);
+            d.u64(*p as u64);
+        }
+    }
+}
+
+fn error_code(d: &mut Digest, e: ErrorCode) {
+    d.u8(match e {
+        ErrorCode::None => 0,
+        ErrorCode::MemberIdRequired => 1,
+        ErrorCode::UnknownMemberId => 2,
+        ErrorCode::IllegalGeneration => 3,
+        ErrorCode::RebalanceInProgress => 4,
+        ErrorCode::InconsistentGroupProtocol => 5,
+        ErrorCode::FencedInstanceId => 6,
+    });
+}
+
+fn opt_str(d: &mut Digest, s: Option<&str>) {
+    match s {
+        Some(s) => {
+            d.u8(1);
+            d.str(s);
+        }
+        None => d.u8(0),
+    }
+}
+
+fn strs(d: &mut Digest, v: &[String]) {
+    d.u64(v.len() as u64);
+    for s in v {
+        d.str(s);
+    }
+}
+
+fn subscription(d: &mut Digest, s: &Subscription) {
+    strs(d, &s.topics);
+    d.usizes(&s.owned);
+    d.usizes(&s.previous_assignment);
+    match s.generation {
+        Some(g) => {
+            d.u8(1);
+            d.i32(g);
+        }
+        None => d.u8(0),
+    }
+}
+
+fn request(d: &mut Digest, r: &Request) {
+    match r {
+        Request::JoinGroup {
+            member_id,
+            group_instance_id,
+            client_id,
+            protocols,
+            subscription: sub,
+            rebalance_timeout_ms,
+            session_timeout_ms,
+            reason,
+        } => {
+            d.u8(1);
+            d.str(member_id);
+            opt_str(d, group_instance_id.as_deref());
+            d.str(client_id);
+            strs(d, protocols);
+            subscription(d, sub);
+            d.u64(*rebalance_timeout_ms);
+            d.u64(*session_timeout_ms);
+            d.u8(match reason {
+                JoinReason::New => 0,
+                JoinReason::Rebalance => 1,
+                JoinReason::FollowUp => 2,
+                JoinReason::Subscription => 3,
+                JoinReason::Metadata => 4,
+            });
+        }
+        Request::SyncGroup {
+            member_id,
+            generation,
+            assignments,
+        } => {
+            d.u8(2);
+            d.str(member_id);
+            d.i32(*generation);
+            match assignments {
+                Some(a) => {
+                    d.u8(1);
+                    d.u64(a.len() as u64);
+                    for (id, parts) in a {
+                        d.str(id);
+                        d.usizes(parts);
+                    }
+                }
+                None => d.u8(0),
+            }
+        }
+        Request::Heartbeat {
+            member_id,
+            generation,
+        } => {
+            d.u8(3);
+            d.str(member_id);
+            d.i32(*generation);
+        }
+        Request::LeaveGroup { member_id, reason } => {
+            d.u8(4);
+            d.str(member_id);
+            d.u8(match reason {
+                LeaveReason::Close => 0,
+                LeaveReason::PollTimeout => 1,
+            });
+        }
+        Request::OffsetCommit {
+            member_id,
+            generation,
+            offsets,
+        } => {
+            d.u8(5);
+            d.str(member_id);
+            d.i32(*generation);
+            d.u64(offsets.len() as u64);
+            for &(p, o) in offsets {
+                d.u64(p as u64);
+                d.u64(o);
+            }
+        }
+        Request::OffsetFetch { partitions } => {
+            d.u8(6);
+            d.usizes(partitions);
+        }
+    }
+}
+
+fn joined_member(d: &mut Digest, m: &JoinedMember) {
+    d.str(&m.member_id);
+    opt_str(d, m.group_instance_id.as_deref());
+    subscription(d, &m.subscription);
+}
+
+fn response(d: &mut Digest, r: &Response) {
+    match r {
+        Response::JoinGroup {
+            error,
+            member_id,
+            generation,
+            protocol,
+            leader,
+            members,
+            skip_assignment,
+        } => {
+            d.u8(1);
+            error_code(d, *error);
+            d.str(member_id);
+            d.i32(*generation);
+            opt_str(d, protocol.as_deref());
+            d.str(leader);
+            d.u64(members.len() as u64);
+            for m in members {
+                joined_member(d, m);
+            }
+            d.bool(*skip_assignment);
+        }
+        Response::SyncGroup { error, assignment } => {
+            d.u8(2);
+            error_code(d, *error);
+            d.usizes(assignment);
+        }
+        Response::Heartbeat { error } => {
+            d.u8(3);
+            error_code(d, *error);
+        }
+        Response::OffsetCommit { error } => {
+            d.u8(4);
+            error_code(d, *error);
+        }
+        Response::OffsetFetch { committed } => {
+            d.u8(5);
+            d.u64(committed.len() as u64);
+            for &(p, o) in committed {
+                d.u64(p as u64);
+                match o {
+                    Some(o) => {
+                        d.u8(1);
+                        d.u64(o);
+                    }
+                    None => d.u8(0),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,512 @@
+//! The world: the driver of a run. It builds every part once from the scenario (the partition
+//! space, the cluster, the network, the logs, the coordinator and the members), pops events in
+//! (time, sequence) order, hands each to its owner, and applies what the owner returns: messages
+//! go through the network ([`net`]), keyed timers are set and cancelled here, facts go to the
+//! observers (metrics). It is the only module that knows every part; the models know none of it.
+
+pub mod digest;
+pub mod net;
+
+use crate::cluster::{Cluster, PartitionSpace};
+use crate::facts::Fact;
+use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect};
+use crate::group::member::{ClientTimer, Member, MemberEffect, MemberEnv};
+use crate::group::messages::{ClientRef, Request, Response};
+use crate::metrics::{History, Metrics};
+use crate::report::Report;
+use crate::scenario::{Scenario, TimelineAction};
+use crate::sim::queue::TimerId;
+use crate::sim::rng::Stream;
+use crate::sim::time::Duration;
+use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
+use crate::workload::producer::Logs;
+use net::{Connection, Network};
+use std::collections::BTreeMap;
+
+#[derive(Debug)]
+pub enum Event {
+    /// Timeline entry `i` happens.
+    Timeline(usize),
+    /// A request arrives at the coordinator.
+    AtCoordinator {
+        from: ClientRef,
+        request: Box<Request>,
+    },
+    CoordinatorTimer(CoordTimer),
+    /// A response arrives at a member's process.
+    AtClient {
+        to: ClientRef,
+        response: Box<Response>,
+    },
+    ClientTimer {
+        to: ClientRef,
+        timer: ClientTimer,
+    },
+    /// The settle bound: the group must be Stable by now.
+    SettleCheck,
+    /// Sample consumer lag.
+    LagSample,
+    /// Test-only fault injection: make member `member` claim `partition` without an assignment.
+    #[doc(hidden)]
+    ForceOwnership {
+        member: usize,
+        partition: usize,
+    },
+}
+
+/// Options that do not change what is simulated, only what is kept.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Keep the trace lines (for `--trace`).
+    pub keep_trace: bool,
+    /// Keep a [`History`] of owner changes, processing and phases (for timelines).
+    pub record_history: bool,
+}
+
+/// The outcome of a run: its report, and the trace when asked for.
+pub struct RunOutput {
+    pub report: Report,
+    pub history: Option<History>,
+    pub trace: Vec<String>,
+    pub events: u64,
+}
+
+/// Runs a scenario to its end.
+pub fn run(scenario: &Scenario, options: RunOptions) -> RunOutput {
+    run_with_faults(scenario, options, &[])
+}
+
+/// Runs with injected faults: `(at_ms, member, partition)` makes a member claim a partition it
+/// was never assigned, to prove the invariant checker catches double ownership.
+#[doc(hidden)]
+pub fn run_with_faults(
+    scenario: &Scenario,
+    options: RunOptions,
+    faults: &[(u64, usize, usize)],
+) -> RunOutput {
+    let mut world = World::new(scenario, options);
+    world.schedule_start(faults);
+    world.run_to_end()
+}
+
+/// Keyed timers: the pending event of each key, so that setting a key replaces its timer and
+/// cancelling needs no id in the model.
+struct Timers {
+    coordinator: BTreeMap<CoordTimer, TimerId>,
+    members: Vec<[Option<TimerId>; ClientTimer::KEYS]>,
+}
+
+struct World<'s> {
+    scenario: &'s Scenario,
+    queue: EventQueue<Event>,
+    partitions: PartitionSpace,
+    cluster: Cluster,
+    net: Network,
+    logs: Logs,
+    trace: Trace,
+    digest: Digest,
+    metrics: Metrics,
+    /// Fetch round trips.
+    fetch: Stream,
+    /// Extra delay before each partition's records reach a consumer (out-of-order arrival,
+    /// and the join's wait for the other side).
+    arrival_lag_us: Vec<u64>,
+    coordinator: Coordinator,
+    members: Vec<Member>,
+    /// Each member's process incarnation (a restart is a new one; late messages to an old one
+    /// are dropped).
+    incarnations: Vec<u32>,
+    timers: Timers,
+    coordinator_out: Out<CoordinatorEffect>,
+    member_out: Out<MemberEffect>,
+    /// The lag-sampling event, and whether it samples finely (during a rebalance).
+    next_lag_sample: Option<TimerId>,
+    lag_fine: bool,
+}
+
+impl<'s> World<'s> {
+    fn new(scenario: &'s Scenario, options: RunOptions) -> Self {
+        let streams = RngStreams::new(scenario.seed);
+        let partitions = PartitionSpace::new(scenario);
+        let logs = Logs::new(scenario, &partitions, &streams);
+        let cluster = Cluster::new(scenario, streams.stream("placement"));
+        let arrival_lag_us = arrival_lags(
+            scenario,
+            &partitions,
+            &cluster,
+            &mut streams.stream("arrival"),
+        );
+        let mut metrics = Metrics::new(scenario, partitions.names().to_vec());
+        if options.record_history {
+            metrics.record_history();
+        }
+        let coordinator = Coordinator::new(
+            CoordinatorConfig {
+                initial_rebalance_delay_ms: scenario.group.initial_rebalance_delay_ms,
+                partitions: partitions.len(),
+            },
+            streams.stream("member-ids"),
+        );
+        let n = scenario.members.len();
+        let logging = true;
+        World {
+            scenario,
+            queue: EventQueue::new(),
+            net: Network::new(scenario, streams.stream("latency")),
+            cluster,
+            partitions,
+            logs,
+            trace: Trace::new(options.keep_trace),
+            digest: Digest::new(),
+            metrics,
+            fetch: streams.stream("fetch"),
+            arrival_lag_us,
+            coordinator,
+            members: (0..n).map(Member::new).collect(),
+            incarnations: vec![0; n],
+            timers: Timers {
+                coordinator: BTreeMap::new(),
+                members: vec![[None; ClientTimer::KEYS]; n],
+            },
+            coordinator_out: Out::new(logging),
+            member_out: Out::new(logging),
+            next_lag_sample: None,
+            lag_fine: false,
+        }
+    }
+
+    fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    fn log(&mut self, line: impl FnOnce() -> String) {
+        if self.trace.keeps() {
+            let now = self.now();
+            self.trace.record(now, &line());
+        }
+    }
+
+    /// Members starting at 0 start; the timeline, the faults, the settle check and the first
+    /// lag sample are scheduled.
+    fn schedule_start(&mut self, faults: &[(u64, usize, usize)]) {
+        let scenario = self.scenario;
+        let (coordinator, offsets) = (
+            self.cluster.coordinator_broker,
+            self.cluster.offsets_partition,
+        );
+        self.log(|| {
+            format!(
+                "run scenario={} seed={} variant={} coordinator=broker-{coordinator} (__consumer_offsets-{offsets})",
+                scenario.name, scenario.seed, scenario.variant,
+            )
+        });
+        for (i, m) in scenario.members.iter().enumerate() {
+            if m.start_ms == Some(0) {
+                self.start_member(i);
+            }
+        }
+        for (i, entry) in scenario.timeline.iter().enumerate() {
+            self.queue
+                .schedule(SimTime::from_millis(entry.at_ms), Event::Timeline(i));
+        }
+        for &(at, member, partition) in faults {
+            self.queue.schedule(
+                SimTime::from_millis(at),
+                Event::ForceOwnership { member, partition },
+            );
+        }
+        let settle_at = settle_deadline_ms(scenario);
+        if settle_at <= scenario.duration_ms {
+            self.queue
+                .schedule(SimTime::from_millis(settle_at), Event::SettleCheck);
+        }
+        self.next_lag_sample = Some(self.queue.schedule(SimTime::ZERO, Event::LagSample));
+    }
+
+    fn run_to_end(mut self) -> RunOutput {
+        let end = SimTime::from_millis(self.scenario.duration_ms);
+        while let Some(t) = self.queue.peek_time() {
+            if t > end {
+                break;
+            }
+            let (at, seq, event) = self.queue.pop_with_seq().expect("peeked");
+            digest::record(&mut self.digest, at, seq, &event);
+            self.dispatch(event);
+            self.refine_lag_sampling();
+        }
+        // The run ends at `end`: close open intervals there.
+        let events = self.queue.popped();
+        let digest = self.trace.digest();
+        let history = self.metrics.take_history();
+        let report = self
+            .metrics
+            .finish(end, &digest, events, &self.logs, self.scenario);
+        RunOutput {
+            report,
+            history,
+            trace: self.trace.lines().to_vec(),
+            events,
+        }
+    }
+
+    /// The one match: each event to its owner.
+    fn dispatch(&mut self, event: Event) {
+        let now = self.now();
+        match event {
+            Event::Timeline(i) => self.timeline(i),
+            Event::AtCoordinator { from, request } => {
+                let mut out = self.take_coordinator_out();
+                self.coordinator.handle(now, from, *request, &mut out);
+                self.apply_coordinator(out);
+            }
+            Event::CoordinatorTimer(timer) => {
+                // A keyed timer that fires is the live one of its key.
+                self.timers.coordinator.remove(&timer);
+                let mut out = self.take_coordinator_out();
+                self.coordinator.on_timer(now, timer, &mut out);
+                self.apply_coordinator(out);
+            }
+            Event::AtClient { to, response } => {
+                self.with_member(to.member, |m, env| m.on_response(env, to, *response))
+            }
+            Event::ClientTimer { to, timer } => {
+                if let Some(k) = timer.key() {
+                    self.timers.members[to.member][k] = None;
+                }
+                self.with_member(to.member, |m, env| m.on_timer(env, to, timer))
+            }
+            Event::SettleCheck => {
+                let stable = self.coordinator.is_stable()
+                    && self.members.iter().all(|m| !m.is_rebalancing());
+                self.metrics
+                    .settle_check(now, stable, self.coordinator.state_name());
+            }
+            Event::LagSample => {
+                self.metrics.sample_lag(now, &self.logs);
+                let every = self.scenario.lag_sample_ms;
+                let every = (every / self.metrics.lag_sampling_factor(now)).max(1);
+                self.lag_fine = every < self.scenario.lag_sample_ms;
+                let next = now + Duration::from_millis(every);
+                self.next_lag_sample = Some(self.queue.schedule(next, Event::LagSample));
+            }
+            Event::ForceOwnership { member, partition } => {
+                self.metrics.acquire(now, member, &[partition]);
+            }
+        }
+    }
+
+    fn timeline(&mut self, i: usize) {
+        let scenario = self.scenario;
+        match &scenario.timeline[i].action {
+            TimelineAction::Join { member } | TimelineAction::Restart { member } => {
+                self.start_member(*member)
+            }
+            TimelineAction::Leave { member } => self.with_member(*member, |m, env| m.close(env)),
+            TimelineAction::Crash { member } => self.with_member(*member, |m, env| m.crash(env)),
+            TimelineAction::Stall {
+                member,
+                duration_ms,
+            } => {
+                let duration = Duration::from_millis(*duration_ms);
+                self.with_member(*member, |m, env| m.stall(env, duration))
+            }
+            TimelineAction::Subscribe { member, topics } => {
+                let topics = topics.clone();
+                self.with_member(*member, |m, env| m.subscribe(env, topics))
+            }
+            TimelineAction::AddPartitions { topic, partitions } => {
+                let name = &scenario.topics[*topic].name;
+                self.log(|| format!("topic {name} grows to {partitions} partitions"));
+                let now = self.now();
+                let now_ms = now.as_millis();
+                let counts: Vec<u32> = scenario
+                    .topics
+                    .iter()
+                    .map(|t| t.partitions_at(now_ms))
+                    .collect();
+                self.metrics.partitions_added(now, scenario, &counts);
+            }
+        }
+    }
+
+    /// A new process for member `m`: a new incarnation.
+    fn start_member(&mut self, m: usize) {
+        self.incarnations[m] += 1;
+        let incarnation = self.incarnations[m];
+        self.with_member(m, |member, env| member.start(env, incarnation));
+    }
+
+    /// A rebalance began since the last lag sample: sample now, then finely.
+    fn refine_lag_sampling(&mut self) {
+        let now = self.now();
+        if !self.lag_fine && self.metrics.lag_sampling_factor(now) > 1 {
+            if let Some(t) = self.next_lag_sample.take() {
+                self.queue.cancel(t);
+            }
+            self.next_lag_sample = Some(self.queue.schedule(now, Event::LagSample));
+            self.lag_fine = true;
+        }
+    }
+
+    // ---- Applying effects ----
+
+    fn take_coordinator_out(&mut self) -> Out<CoordinatorEffect> {
+        std::mem::replace(&mut self.coordinator_out, Out::new(false))
+    }
+
+    fn apply_coordinator(&mut self, mut out: Out<CoordinatorEffect>) {
+        let now = self.now();
+        let (effects, logs) = out.drain();
+        for effect in effects {
+            match effect {
+                CoordinatorEffect::Respond { to, response } => {
+                    let connection = Connection {
+                        member: to.member,
+                        broker: self.cluster.coordinator_broker,
+                    };
+                    let at = self.net.deliver(now, connection);
+                    self.queue.schedule(
+                        at,
+                        Event::AtClient {
+                            to,
+                            response: Box::new(response),
+                        },
+                    );
+                }
+                CoordinatorEffect::SetTimer { timer, at } => {
+                    let id = self
+                        .queue
+                        .schedule(at, Event::CoordinatorTimer(timer.clone()));
+                    if let Some(old) = self.timers.coordinator.insert(timer, id) {
+                        self.queue.cancel(old);
+                    }
+                }
+                CoordinatorEffect::CancelTimer(timer) => {
+                    if let Some(old) = self.timers.coordinator.remove(&timer) {
+                        self.queue.cancel(old);
+                    }
+                }
+                CoordinatorEffect::Fact(fact) => self.metrics.observe(now, fact),
+            }
+        }
+        for line in logs {
+            self.trace.record(now, &line);
+        }
+        self.coordinator_out = out;
+    }
+
+    /// Runs one member handler with its view of the world, then applies its effects.
+    fn with_member(&mut self, m: usize, handler: impl FnOnce(&mut Member, &mut MemberEnv)) {
+        let mut out = std::mem::replace(&mut self.member_out, Out::new(false));
+        let mut env = MemberEnv {
+            now: self.queue.now(),
+            scenario: self.scenario,
+            partitions: &self.partitions,
+            logs: &self.logs,
+            arrival_lag_us: &self.arrival_lag_us,
+            fetch: &mut self.fetch,
+            metrics: &self.metrics,
+            out: &mut out,
+        };
+        handler(&mut self.members[m], &mut env);
+        self.apply_member(m, &mut out);
+        self.member_out = out;
+    }
+
+    fn apply_member(&mut self, m: usize, out: &mut Out<MemberEffect>) {
+        let now = self.now();
+        let me = ClientRef {
+            member: m,
+            incarnation: self.incarnations[m],
+        };
+        let (effects, logs) = out.drain();
+        for effect in effects {
+            match effect {
+                MemberEffect::Send(request) => {
+                    let connection = Connection {
+                        member: m,
+                        broker: self.cluster.coordinator_broker,
+                    };
+                    let at = self.net.deliver(now, connection);
+                    self.queue.schedule(
+                        at,
+                        Event::AtCoordinator {
+                            from: me,
+                            request: Box::new(request),
+                        },
+                    );
+                }
+                MemberEffect::SetTimer { timer, at } => {
+                    let key = timer.key().expect("a keyed client timer");
+                    let id = self
+                        .queue
+                        .schedule(at, Event::ClientTimer { to: me, timer });
+                    if let Some(old) = self.timers.members[m][key].replace(id) {
+                        self.queue.cancel(old);
+                    }
+                }
+                MemberEffect::CancelTimer(timer) => {
+                    let key = timer.key().expect("a keyed client timer");
+                    if let Some(old) = self.timers.members[m][key].take() {
+                        self.queue.cancel(old);
+                    }
+                }
+                MemberEffect::After { timer, at } => {
+                    self.queue
+                        .schedule(at, Event::ClientTimer { to: me, timer });
+                }
+                MemberEffect::Fact(fact) => self.observe(now, fact),
+            }
+        }
+        for line in logs {
+            self.trace.record(now, &line);
+        }
+    }
+
+    fn observe(&mut self, now: SimTime, fact: Fact) {
+        self.metrics.observe(now, fact);
+    }
+}
+
+/// Each partition's extra fetch delay: its own (seeded) plus its leader broker's. With a join that
+/// waits for the other side (max.task.idle.ms), a notification partition is held back until its
+/// co-partitioned price partition has caught up, for at most the wait.
+fn arrival_lags(
+    scenario: &Scenario,
+    partitions: &PartitionSpace,
+    cluster: &Cluster,
+    stream: &mut Stream,
+) -> Vec<u64> {
+    let a = &scenario.arrival;
+    let mut lags: Vec<u64> = (0..partitions.len())
+        .map(|p| {
+            let own = stream.between(a.partition_lag_min_ms, a.partition_lag_max_ms);
+            let broker = a
+                .broker_lag_ms
+                .get(cluster.leaders[p] as usize)
+                .copied()
+                .unwrap_or(0);
+            (own + broker) * 1000
+        })
+        .collect();
+    if let Some(app) = scenario.app.as_ref().filter(|a| a.wait_for_prices_ms > 0) {
+        let wait = app.wait_for_prices_ms * 1000;
+        let prices = scenario.topics[app.prices].max_partitions();
+        for i in 0..scenario.topics[app.notifications].max_partitions() {
+            if i < prices {
+                let n = partitions.global(app.notifications, i);
+                let p = partitions.global(app.prices, i);
+                lags[n] = lags[n].max(lags[p].min(lags[n] + wait));
+            }
+        }
+    }
+    lags
+}
+
+/// The group must be Stable within rebalance timeout + session timeout after the last timeline
+/// event has ended (DESIGN.md "What counts").
+pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
+    scenario.last_event_end_ms()
+        + scenario.group.max_poll_interval_ms
+        + scenario.group.session_timeout_ms
+}
