@@ -12,7 +12,7 @@ pub fn render_text(r: &Report) -> String {
         "scenario {}  seed {}  variant {}",
         r.scenario, r.seed, r.variant
     );
-    let _ = writeln!(w, "digest   {}", r.digest);
+    let _ = writeln!(w, "digest   {}  events {}", r.digest, r.events);
     let _ = writeln!(w, "members");
     for m in &r.members {
         let _ = writeln!(

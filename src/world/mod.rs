@@ -148,7 +148,7 @@ impl<'s> World<'s> {
             streams.stream("member-ids"),
         );
         let n = scenario.members.len();
-        let logging = true;
+        let logging = options.keep_trace;
         World {
             scenario,
             queue: EventQueue::new(),
@@ -156,7 +156,7 @@ impl<'s> World<'s> {
             cluster,
             partitions,
             logs,
-            trace: Trace::new(options.keep_trace),
+            trace: Trace::new(logging),
             digest: Digest::new(),
             metrics,
             fetch: streams.stream("fetch"),
@@ -236,7 +236,7 @@ impl<'s> World<'s> {
         }
         // The run ends at `end`: close open intervals there.
         let events = self.queue.popped();
-        let digest = self.trace.digest();
+        let digest = self.digest.hex();
         let history = self.metrics.take_history();
         let report = self
             .metrics
