@@ -11,6 +11,19 @@
 //!
 //! Members live in a Java `HashMap` on the broker: its iteration order is the JoinGroup
 //! response's member order and picks a new leader, so it is emulated (`crate::java`).
+//!
+//! A pure state machine, as Kafka's own `GroupMetadataManager` is (its handlers return a
+//! `CoordinatorResult` of responses and records, and its timers are keyed by name):
+//! - [`Coordinator::handle`] takes one request at `now` and [`Coordinator::on_timer`] one timer
+//!   firing; both write [`CoordinatorEffect`]s into an [`Out`]: responses to send, timers to set
+//!   or cancel by key ([`CoordTimer`]: `join`, `sync`, `heartbeat:<member id>`), facts. The
+//!   caller (the world, or a test, or a replay of Kafka's traces) delivers the responses and
+//!   fires each timer when its deadline comes; setting a key replaces its pending timer.
+//! - [`Coordinator::state`], [`generation`](Coordinator::generation),
+//!   [`leader`](Coordinator::leader), [`members`](Coordinator::members) and
+//!   [`timers`](Coordinator::timers) read its state and its timers by name and deadline.
+//!
+//! It imports nothing of the world, the metrics or the report.
 
 use super::messages::{
     ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
@@ -574,7 +587,9 @@ impl Coordinator {
                 // No rebalance: the current generation, and the stored assignment at SyncGroup.
                 let m = self.members.get_mut(&new_id).expect("inserted");
                 m.synced = false;
-                let response = self.join_response(&new_id, true);
+                // KIP-814: only a replaced leader is told to skip the assignment.
+                let skip_assignment = self.leader.as_deref() == Some(new_id.as_str());
+                let response = self.join_response(&new_id, skip_assignment);
                 cx.respond(client, response);
             }
             GroupState::PreparingRebalance => {
@@ -1110,3 +1125,6 @@ fn join_error(error: ErrorCode, member_id: &str) -> Response {
         skip_assignment: false,
     }
 }
+
+#[cfg(test)]
+mod tests;

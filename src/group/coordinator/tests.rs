@@ -1,0 +1,560 @@
+//! The coordinator driven alone, request by request, with no world around it. The timings are
+//! those Kafka 4.3.1's own `GroupMetadataManager` answered in the reference traces
+//! (../shared/reference/coordinator/: c01 initial delay, c06 session expiry, c10 static
+//! restart), with session.timeout.ms 10000, rebalance timeout 30000, initial delay 3000.
+
+use super::*;
+use crate::sim::rng::Stream;
+
+const SESSION_MS: u64 = 10_000;
+const REBALANCE_MS: u64 = 30_000;
+
+/// Drives one coordinator: delivers requests, fires timers when their deadline comes (a timer
+/// due when a request arrives fires first, as in Kafka's mock-clock harness), and keeps what
+/// it sent and recorded.
+struct Harness {
+    coordinator: Coordinator,
+    now: SimTime,
+    /// Armed timers: key -> (deadline, arming order).
+    timers: BTreeMap<CoordTimer, (SimTime, u64)>,
+    armed: u64,
+    sent: Vec<(ClientRef, Response)>,
+    facts: Vec<Fact>,
+}
+
+fn client(member: usize) -> ClientRef {
+    ClientRef {
+        member,
+        incarnation: 1,
+    }
+}
+
+fn ms(t: u64) -> SimTime {
+    SimTime::from_millis(t)
+}
+
+impl Harness {
+    fn new() -> Self {
+        Harness {
+            coordinator: Coordinator::new(
+                CoordinatorConfig {
+                    initial_rebalance_delay_ms: 3000,
+                    partitions: 6,
+                },
+                Stream::derive(1, "member-ids"),
+            ),
+            now: SimTime::ZERO,
+            timers: BTreeMap::new(),
+            armed: 0,
+            sent: Vec::new(),
+            facts: Vec::new(),
+        }
+    }
+
+    fn apply(&mut self, mut out: Out<CoordinatorEffect>) {
+        let (effects, _) = out.drain();
+        for effect in effects {
+            match effect {
+                CoordinatorEffect::Respond { to, response } => self.sent.push((to, response)),
+                CoordinatorEffect::SetTimer { timer, at } => {
+                    assert!(at >= self.now, "{timer:?} set in the past");
+                    self.armed += 1;
+                    self.timers.insert(timer, (at, self.armed));
+                }
+                CoordinatorEffect::CancelTimer(timer) => {
+                    self.timers.remove(&timer);
+                }
+                CoordinatorEffect::Fact(fact) => self.facts.push(fact),
+            }
+        }
+    }
+
+    /// Fires every timer due at or before `t_ms`, in deadline order, then moves the clock.
+    fn advance(&mut self, t_ms: u64) {
+        loop {
+            let next = self
+                .timers
+                .iter()
+                .filter(|(_, &(at, _))| at <= ms(t_ms))
+                .min_by_key(|(_, &(at, order))| (at, order))
+                .map(|(k, &(at, _))| (k.clone(), at));
+            let Some((timer, at)) = next else { break };
+            self.timers.remove(&timer);
+            self.now = at;
+            let mut out = Out::new(false);
+            self.coordinator.on_timer(at, timer, &mut out);
+            self.apply(out);
+        }
+        self.now = ms(t_ms);
+    }
+
+    /// Delivers `request` from member `from` at `t_ms`; returns what was sent during it.
+    fn request(&mut self, t_ms: u64, from: usize, request: Request) -> Vec<(ClientRef, Response)> {
+        self.advance(t_ms);
+        let before = self.sent.len();
+        let mut out = Out::new(false);
+        self.coordinator
+            .handle(self.now, client(from), request, &mut out);
+        self.apply(out);
+        self.sent[before..].to_vec()
+    }
+
+    /// The one response to member `from` of a request.
+    fn ask(&mut self, t_ms: u64, from: usize, request: Request) -> Response {
+        let sent = self.request(t_ms, from, request);
+        let mine: Vec<Response> = sent
+            .into_iter()
+            .filter(|(to, _)| to.member == from)
+            .map(|(_, r)| r)
+            .collect();
+        assert_eq!(mine.len(), 1, "one response to member {from}: {mine:?}");
+        mine.into_iter().next().unwrap()
+    }
+
+    /// The coordinator's timers as (name, deadline ms), with member ids replaced by labels.
+    fn timers(&self, labels: &[(&str, &str)]) -> Vec<(String, u64)> {
+        let mut timers: Vec<(String, u64)> = self
+            .coordinator
+            .timers()
+            .into_iter()
+            .map(|(mut name, at)| {
+                for (id, label) in labels {
+                    name = name.replace(id, label);
+                }
+                (name, at.as_millis())
+            })
+            .collect();
+        // Ties by label (the coordinator breaks them by the real ids).
+        timers.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        timers
+    }
+
+    /// The harness's own record of armed timers agrees with what the coordinator reports
+    /// (apart from session checks armed before their real deadline).
+    fn assert_timers_consistent(&self) {
+        let reported: BTreeMap<String, SimTime> = self.coordinator.timers().into_iter().collect();
+        let armed: BTreeMap<String, SimTime> = self
+            .timers
+            .iter()
+            .map(|(k, &(at, _))| (k.name(), at))
+            .collect();
+        assert_eq!(
+            reported.keys().collect::<Vec<_>>(),
+            armed.keys().collect::<Vec<_>>()
+        );
+        for (name, at) in &armed {
+            assert!(*at <= reported[name], "{name} armed after its deadline");
+        }
+    }
+}
+
+fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> Request {
+    Request::JoinGroup {
+        member_id: member_id.to_string(),
+        group_instance_id: instance.map(str::to_string),
+        client_id: "consumer-grp".into(),
+        protocols: protocols.iter().map(|p| p.to_string()).collect(),
+        subscription: Subscription {
+            topics: vec!["orders".into()],
+            owned: Vec::new(),
+            previous_assignment: Vec::new(),
+            generation: None,
+        },
+        rebalance_timeout_ms: REBALANCE_MS,
+        session_timeout_ms: SESSION_MS,
+        reason: JoinReason::New,
+    }
+}
+
+fn join(member_id: &str) -> Request {
+    join_request(member_id, None, &["range"])
+}
+
+fn heartbeat(member_id: &str, generation: i32) -> Request {
+    Request::Heartbeat {
+        member_id: member_id.to_string(),
+        generation,
+    }
+}
+
+fn sync(
+    member_id: &str,
+    generation: i32,
+    assignments: Option<Vec<(String, Vec<usize>)>>,
+) -> Request {
+    Request::SyncGroup {
+        member_id: member_id.to_string(),
+        generation,
+        assignments,
+    }
+}
+
+fn error_of(r: &Response) -> ErrorCode {
+    match r {
+        Response::JoinGroup { error, .. }
+        | Response::SyncGroup { error, .. }
+        | Response::Heartbeat { error }
+        | Response::OffsetCommit { error } => *error,
+        Response::OffsetFetch { .. } => ErrorCode::None,
+    }
+}
+
+fn member_id_of(r: &Response) -> String {
+    match r {
+        Response::JoinGroup { member_id, .. } => member_id.clone(),
+        other => panic!("not a JoinGroup response: {other:?}"),
+    }
+}
+
+/// A dynamic member's two-step join (MEMBER_ID_REQUIRED, then the join with its id) at `t` and
+/// `t + 5`; returns the id the coordinator made.
+fn join_dynamic(h: &mut Harness, t: u64, member: usize) -> String {
+    let first = h.ask(t, member, join(""));
+    assert_eq!(error_of(&first), ErrorCode::MemberIdRequired);
+    let id = member_id_of(&first);
+    assert!(id.starts_with("consumer-grp-"), "{id}");
+    let sent = h.request(t + 5, member, join(&id));
+    assert!(sent.is_empty(), "the join is parked: {sent:?}");
+    id
+}
+
+/// c01: A, B and C join an Empty group 100 ms apart. The first join arms `join` at the initial
+/// delay (3000 ms); when it fires, members were added meanwhile, so it is re-armed for another
+/// delay; the join phase completes at 6005 with generation 1 and A as leader.
+fn form_group(h: &mut Harness) -> [String; 3] {
+    let a = join_dynamic(h, 0, 0);
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    let b = join_dynamic(h, 100, 1);
+    let c = join_dynamic(h, 200, 2);
+    let labels = [(a.as_str(), "A"), (b.as_str(), "B"), (c.as_str(), "C")];
+    assert_eq!(
+        h.timers(&labels),
+        [
+            ("join".to_string(), 3005),
+            ("heartbeat:A".to_string(), 300_005),
+            ("heartbeat:B".to_string(), 300_105),
+            ("heartbeat:C".to_string(), 300_205),
+        ]
+    );
+    h.advance(3005);
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.timers(&labels)[0], ("join".to_string(), 6005));
+    let before = h.sent.len();
+    h.advance(6005);
+    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.coordinator.generation(), 1);
+    assert_eq!(h.coordinator.leader(), Some(a.as_str()));
+    assert_eq!(h.coordinator.protocol(), Some("range"));
+    let responses = &h.sent[before..];
+    assert_eq!(responses.len(), 3);
+    for (to, r) in responses {
+        let Response::JoinGroup {
+            error,
+            generation,
+            leader,
+            members,
+            ..
+        } = r
+        else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            (*error, *generation, leader.as_str()),
+            (ErrorCode::None, 1, a.as_str())
+        );
+        // Only the leader gets the member list.
+        assert_eq!(members.len(), if to.member == 0 { 3 } else { 0 });
+    }
+    let mut timers = h.timers(&labels);
+    timers.sort();
+    assert_eq!(
+        timers,
+        [
+            ("heartbeat:A".to_string(), 16_005),
+            ("heartbeat:B".to_string(), 16_005),
+            ("heartbeat:C".to_string(), 16_005),
+            ("sync".to_string(), 36_005),
+        ]
+    );
+    h.assert_timers_consistent();
+    [a, b, c]
+}
+
+#[test]
+fn the_initial_delay_is_extended_while_members_keep_joining() {
+    let mut h = Harness::new();
+    form_group(&mut h);
+    assert!(h.facts.contains(&Fact::JoinCompleted { generation: 1 }));
+}
+
+#[test]
+fn a_single_member_waits_out_one_initial_delay() {
+    let mut h = Harness::new();
+    join_dynamic(&mut h, 0, 0);
+    // Nobody joined during the delay: the timer is not extended.
+    h.advance(3004);
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    h.advance(3005);
+    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+}
+
+fn assignments(ids: &[String; 3]) -> Option<Vec<(String, Vec<usize>)>> {
+    Some(vec![
+        (ids[0].clone(), vec![0, 1]),
+        (ids[1].clone(), vec![2, 3]),
+        (ids[2].clone(), vec![4, 5]),
+    ])
+}
+
+/// c06: B stops heartbeating after its heartbeat at 9005. Its session expires 10 s after its
+/// last heartbeat; the group prepares a rebalance with the rebalance timeout as join timer, the
+/// others learn of it from REBALANCE_IN_PROGRESS, and the join phase completes as soon as both
+/// have rejoined.
+#[test]
+fn an_expired_session_removes_the_member_and_starts_a_rebalance() {
+    let mut h = Harness::new();
+    let ids = form_group(&mut h);
+    let [a, b, c] = ids.clone();
+    let labels = [(a.as_str(), "A"), (b.as_str(), "B"), (c.as_str(), "C")];
+    assert_eq!(
+        error_of(&h.ask(6100, 0, sync(&a, 1, assignments(&ids)))),
+        ErrorCode::None
+    );
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    h.request(6110, 1, sync(&b, 1, None));
+    h.request(6120, 2, sync(&c, 1, None));
+    // Everyone synced: the sync timer is gone.
+    assert!(h.timers(&labels).iter().all(|(n, _)| n != "sync"));
+    for t in [9000, 12_000, 15_000, 18_000] {
+        assert_eq!(error_of(&h.ask(t, 0, heartbeat(&a, 1))), ErrorCode::None);
+        if t == 9000 {
+            // B heartbeats once more, then falls silent.
+            assert_eq!(
+                error_of(&h.ask(t + 5, 1, heartbeat(&b, 1))),
+                ErrorCode::None
+            );
+        }
+        assert_eq!(
+            error_of(&h.ask(t + 10, 2, heartbeat(&c, 1))),
+            ErrorCode::None
+        );
+    }
+    assert_eq!(h.timers(&labels)[0], ("heartbeat:B".to_string(), 19_005));
+    h.assert_timers_consistent();
+    h.advance(19_004);
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    h.advance(19_005);
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.coordinator.members().len(), 2);
+    assert!(h.facts.contains(&Fact::MemberRemoved {
+        member: 1,
+        member_id: b.clone()
+    }));
+    assert!(h.facts.contains(&Fact::RebalanceStarted {
+        generation: 2,
+        trigger: Trigger::MemberExpired,
+        member: Some(1),
+    }));
+    assert_eq!(
+        h.timers(&labels),
+        [
+            ("heartbeat:A".to_string(), 28_000),
+            ("heartbeat:C".to_string(), 28_010),
+            ("join".to_string(), 49_005),
+        ]
+    );
+    assert_eq!(
+        error_of(&h.ask(21_000, 0, heartbeat(&a, 1))),
+        ErrorCode::RebalanceInProgress
+    );
+    assert!(h.request(21_010, 0, join(&a)).is_empty());
+    assert_eq!(
+        error_of(&h.ask(21_020, 2, heartbeat(&c, 1))),
+        ErrorCode::RebalanceInProgress
+    );
+    let sent = h.request(21_030, 2, join(&c));
+    assert_eq!(sent.len(), 2, "both parked joins answered: {sent:?}");
+    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.coordinator.generation(), 2);
+    assert_eq!(
+        h.timers(&labels),
+        [
+            ("heartbeat:A".to_string(), 31_030),
+            ("heartbeat:C".to_string(), 31_030),
+            ("sync".to_string(), 51_030),
+        ]
+    );
+    // The removed member's heartbeat is refused.
+    assert_eq!(
+        error_of(&h.ask(21_040, 1, heartbeat(&b, 1))),
+        ErrorCode::UnknownMemberId
+    );
+}
+
+/// c10: static members (group.instance.id) join without MEMBER_ID_REQUIRED. A restarted one
+/// (empty member id, same instance id) in a Stable group takes over its entry under a new id:
+/// no rebalance, the current generation, its stored assignment at SyncGroup; only a replaced
+/// leader is told to skip the assignment (KIP-345, KIP-814).
+#[test]
+fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
+    let mut h = Harness::new();
+    let mut ids = Vec::new();
+    for (i, pod) in ["pod-a", "pod-b", "pod-c"].into_iter().enumerate() {
+        let sent = h.request(i as u64 * 100, i, join_request("", Some(pod), &["range"]));
+        assert!(
+            sent.is_empty(),
+            "a static member is never told MEMBER_ID_REQUIRED"
+        );
+        let prefix = format!("{pod}-");
+        let members = h.coordinator.members();
+        let id = members.iter().find(|m| m.member_id.starts_with(&prefix));
+        ids.push(id.expect("added under instance-uuid").member_id.clone());
+    }
+    h.advance(3000);
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    h.advance(6000);
+    assert_eq!(h.coordinator.generation(), 1);
+    let ids: [String; 3] = ids.try_into().unwrap();
+    h.request(6100, 0, sync(&ids[0], 1, assignments(&ids)));
+    h.request(6110, 1, sync(&ids[1], 1, None));
+    h.request(6120, 2, sync(&ids[2], 1, None));
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    let facts_before = h.facts.len();
+
+    let restarted = h.ask(10_000, 1, join_request("", Some("pod-b"), &["range"]));
+    let Response::JoinGroup {
+        error,
+        member_id: new_b,
+        generation,
+        leader,
+        members,
+        skip_assignment,
+        ..
+    } = restarted
+    else {
+        panic!()
+    };
+    assert_eq!(error, ErrorCode::None);
+    assert_ne!(new_b, ids[1]);
+    assert!(new_b.starts_with("pod-b-"));
+    assert_eq!((generation, leader.as_str()), (1, ids[0].as_str()));
+    assert!(members.is_empty() && !skip_assignment);
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    let new_facts = &h.facts[facts_before..];
+    assert!(new_facts.contains(&Fact::MemberReplaced {
+        member: 1,
+        member_id: new_b.clone()
+    }));
+    assert!(
+        !new_facts
+            .iter()
+            .any(|f| matches!(f, Fact::RebalanceStarted { .. })),
+        "no rebalance: {new_facts:?}"
+    );
+    let timers = h.timers(&[(new_b.as_str(), "B~2"), (ids[1].as_str(), "B")]);
+    assert!(timers.contains(&("heartbeat:B~2".to_string(), 20_000)));
+    // Kafka leaves the old id's timer to fire and do nothing; here it is cancelled.
+    assert!(!timers.iter().any(|(n, _)| n == "heartbeat:B"));
+    let Response::SyncGroup { error, assignment } = h.ask(10_100, 1, sync(&new_b, 1, None)) else {
+        panic!()
+    };
+    assert_eq!((error, assignment), (ErrorCode::None, vec![2, 3]));
+
+    // The leader restarting is told to skip the assignment and gets the member list.
+    let Response::JoinGroup {
+        member_id: new_a,
+        skip_assignment,
+        members,
+        leader,
+        ..
+    } = h.ask(11_000, 0, join_request("", Some("pod-a"), &["range"]))
+    else {
+        panic!()
+    };
+    assert!(skip_assignment);
+    assert_eq!(leader, new_a);
+    assert_eq!(members.len(), 3);
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+}
+
+/// `ClassicGroup.selectProtocol`: the candidates are the assignors every member lists; each
+/// member votes for its first candidate; the most votes win.
+#[test]
+fn the_protocol_vote_takes_the_candidate_most_members_prefer() {
+    let mut h = Harness::new();
+    let lists: [&[&str]; 3] = [
+        &["roundrobin", "range", "sticky"],
+        &["range", "roundrobin"],
+        &["sticky", "range", "roundrobin"],
+    ];
+    for (i, protocols) in lists.into_iter().enumerate() {
+        let first = h.ask(i as u64 * 10, i, join_request("", None, protocols));
+        let id = member_id_of(&first);
+        h.request(i as u64 * 10 + 5, i, join_request(&id, None, protocols));
+    }
+    // Members joined during the initial delay: it is extended once, to 6005.
+    h.advance(6005);
+    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    // sticky is not listed by the second member, so it is no candidate: the third votes range.
+    assert_eq!(h.coordinator.protocol(), Some("range"));
+}
+
+#[test]
+fn a_member_with_no_protocol_in_common_is_refused() {
+    let mut h = Harness::new();
+    let id = join_dynamic(&mut h, 0, 0);
+    let refused = h.ask(10, 1, join_request("", None, &["cooperative-sticky"]));
+    assert_eq!(error_of(&refused), ErrorCode::InconsistentGroupProtocol);
+    // The group goes on with the first member alone.
+    h.advance(3005);
+    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.coordinator.members().len(), 1);
+    assert_eq!(h.coordinator.members()[0].member_id, id);
+}
+
+#[test]
+fn a_pending_member_that_never_joins_expires_after_its_session() {
+    let mut h = Harness::new();
+    let first = h.ask(0, 0, join(""));
+    let id = member_id_of(&first);
+    assert_eq!(h.coordinator.pending_members(), vec![id.clone()]);
+    assert_eq!(
+        h.timers(&[(id.as_str(), "A")]),
+        [("heartbeat:A".to_string(), SESSION_MS)]
+    );
+    h.advance(SESSION_MS);
+    assert!(h.coordinator.pending_members().is_empty());
+    assert!(h.coordinator.timers().is_empty());
+    assert_eq!(h.coordinator.state(), GroupState::Empty);
+}
+
+#[test]
+fn committed_offsets_are_kept_and_reported_as_facts() {
+    let mut h = Harness::new();
+    let ids = form_group(&mut h);
+    h.request(6100, 0, sync(&ids[0], 1, assignments(&ids)));
+    let commit = |offset| Request::OffsetCommit {
+        member_id: ids[0].clone(),
+        generation: 1,
+        offsets: vec![(0, offset)],
+    };
+    assert_eq!(error_of(&h.ask(6200, 0, commit(10))), ErrorCode::None);
+    assert_eq!(error_of(&h.ask(6300, 0, commit(7))), ErrorCode::None);
+    assert_eq!(h.coordinator.committed(0), Some(7));
+    assert!(h.facts.contains(&Fact::OffsetCommitted {
+        member: 0,
+        partition: 0,
+        previous: Some(10),
+        offset: 7
+    }));
+    let Response::OffsetFetch { committed } = h.ask(
+        6400,
+        1,
+        Request::OffsetFetch {
+            partitions: vec![0, 1],
+        },
+    ) else {
+        panic!()
+    };
+    assert_eq!(committed, vec![(0, Some(7)), (1, None)]);
+}
