@@ -38,7 +38,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 #[derive(Debug)]
 pub enum MemberEffect {
     /// A request to the group coordinator (over the network).
-    Send(Request),
+    /// Boxed: effects are moved around, and most are small.
+    Send(Box<Request>),
     /// Arm a keyed timer ([`ClientTimer::key`]), replacing the pending one of that key.
     SetTimer {
         timer: ClientTimer,
@@ -87,7 +88,7 @@ impl MemberEnv<'_> {
     }
 
     fn send(&mut self, request: Request) {
-        self.out.push(MemberEffect::Send(request));
+        self.out.push(MemberEffect::Send(Box::new(request)));
     }
 
     fn set_timer(&mut self, timer: ClientTimer, at: SimTime) {

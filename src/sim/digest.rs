@@ -1,13 +1,13 @@
-//! The run digest: SHA-256 over the canonical bytes of every event the run processed (its time,
-//! its sequence number and its fields, written by the world), never over trace wording, so
-//! rewording a log line changes no digest. Bytes are buffered and hashed in blocks.
-
-use sha2::{Digest as _, Sha256};
+//! The run digest: BLAKE3 (a fixed algorithm, the same bytes on every machine) over the
+//! canonical bytes of every event the run processed (its time, its sequence number and its
+//! fields, written by the world), never over trace wording, so rewording a log line changes no
+//! digest. Bytes are buffered and hashed in blocks; BLAKE3 rather than SHA-256 because a run
+//! hashes every event (millions in a large group) and BLAKE3 is several times faster.
 
 const FLUSH_AT: usize = 1 << 14;
 
 pub struct Digest {
-    hasher: Sha256,
+    hasher: blake3::Hasher,
     buf: Vec<u8>,
 }
 
@@ -20,7 +20,7 @@ impl Default for Digest {
 impl Digest {
     pub fn new() -> Self {
         Digest {
-            hasher: Sha256::new(),
+            hasher: blake3::Hasher::new(),
             buf: Vec::with_capacity(FLUSH_AT + 1024),
         }
     }
@@ -67,11 +67,11 @@ impl Digest {
         }
     }
 
-    /// Hex SHA-256 of everything written so far.
+    /// Hex BLAKE3 (256 bits) of everything written so far.
     pub fn hex(&self) -> String {
         let mut h = self.hasher.clone();
         h.update(&self.buf);
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        h.finalize().to_hex().to_string()
     }
 }
 
@@ -90,17 +90,13 @@ mod tests {
             b.u64(i);
             b.str("x");
         }
-        let mut whole = Sha256::new();
+        let mut whole = blake3::Hasher::new();
         for i in 0..10_000u64 {
-            whole.update(i.to_le_bytes());
-            whole.update(1u64.to_le_bytes());
+            whole.update(&i.to_le_bytes());
+            whole.update(&1u64.to_le_bytes());
             whole.update(b"x");
         }
-        let expected: String = whole
-            .finalize()
-            .iter()
-            .map(|x| format!("{x:02x}"))
-            .collect();
+        let expected = whole.finalize().to_hex().to_string();
         assert_eq!(a.hex(), expected);
         assert_eq!(b.hex(), expected);
     }

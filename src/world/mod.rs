@@ -365,13 +365,7 @@ impl<'s> World<'s> {
                         broker: self.cluster.coordinator_broker,
                     };
                     let at = self.net.deliver(now, connection);
-                    self.queue.schedule(
-                        at,
-                        Event::AtClient {
-                            to,
-                            response: Box::new(response),
-                        },
-                    );
+                    self.queue.schedule(at, Event::AtClient { to, response });
                 }
                 CoordinatorEffect::SetTimer { timer, at } => {
                     let id = self
@@ -428,13 +422,8 @@ impl<'s> World<'s> {
                         broker: self.cluster.coordinator_broker,
                     };
                     let at = self.net.deliver(now, connection);
-                    self.queue.schedule(
-                        at,
-                        Event::AtCoordinator {
-                            from: me,
-                            request: Box::new(request),
-                        },
-                    );
+                    self.queue
+                        .schedule(at, Event::AtCoordinator { from: me, request });
                 }
                 MemberEffect::SetTimer { timer, at } => {
                     let key = timer.key().expect("a keyed client timer");

@@ -92,7 +92,11 @@ impl CoordTimer {
 #[derive(Clone, Debug)]
 pub enum CoordinatorEffect {
     /// Answer a client (over the network).
-    Respond { to: ClientRef, response: Response },
+    /// Boxed: effects are moved around, and most are small.
+    Respond {
+        to: ClientRef,
+        response: Box<Response>,
+    },
     /// Arm the timer `timer` at `at`, replacing a pending one of the same key.
     SetTimer { timer: CoordTimer, at: SimTime },
     /// Cancel the pending timer of that key, if any.
@@ -118,7 +122,10 @@ struct Cx<'o> {
 
 impl Cx<'_> {
     fn respond(&mut self, to: ClientRef, response: Response) {
-        self.out.push(CoordinatorEffect::Respond { to, response });
+        self.out.push(CoordinatorEffect::Respond {
+            to,
+            response: Box::new(response),
+        });
     }
 
     fn set_timer(&mut self, timer: CoordTimer, after_ms: u64) -> SimTime {

@@ -55,7 +55,7 @@ impl Harness {
         let (effects, _) = out.drain();
         for effect in effects {
             match effect {
-                CoordinatorEffect::Respond { to, response } => self.sent.push((to, response)),
+                CoordinatorEffect::Respond { to, response } => self.sent.push((to, *response)),
                 CoordinatorEffect::SetTimer { timer, at } => {
                     assert!(at >= self.now, "{timer:?} set in the past");
                     self.armed += 1;
