@@ -30,11 +30,10 @@ pub enum Fact {
     GroupStable { generation: i32 },
     /// The group has no members left.
     GroupEmpty,
-    /// The coordinator stored a committed offset (`previous` is what it held before).
+    /// The coordinator stored a committed offset.
     OffsetCommitted {
         member: usize,
         partition: usize,
-        previous: Option<u64>,
         offset: u64,
     },
 

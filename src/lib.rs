@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod assignor;
+pub mod check;
 pub mod cluster;
 pub mod facts;
 pub mod group;

@@ -1,3 +1,4 @@
 //! The application the members run on the records they process.
 
 pub mod join;
+pub mod standby;

@@ -21,11 +21,11 @@ use super::messages::{
     ClientRef, ErrorCode, JoinReason, LeaveReason, Request, Response, Subscription,
 };
 use crate::app::join::{JoinState, MemberView};
+use crate::app::standby::StandbyPlacement;
 use crate::assignor::RebalanceProtocol;
 use crate::cluster::PartitionSpace;
 use crate::facts::Fact;
 use crate::log;
-use crate::metrics::Metrics;
 use crate::scenario::{CommitAfterBatch, OffsetReset, Recovery, Scenario};
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
@@ -66,9 +66,8 @@ pub struct MemberEnv<'a> {
     pub arrival_lag_us: &'a [u64],
     /// Fetch round trips (a named stream of its own).
     pub fetch: &'a mut Stream,
-    /// Read back by state recovery (previous owners, standby placement) until they move to
-    /// where they belong (the coordinator's membership, `app/`).
-    pub metrics: &'a Metrics,
+    /// Previous owners and standby placement, for state recovery.
+    pub standby: &'a StandbyPlacement,
     pub out: &'a mut Out<MemberEffect>,
 }
 
@@ -789,7 +788,7 @@ impl Member {
                 return;
             }
             Recovery::Changelog => false,
-            Recovery::Standby => env.metrics.standby_holder(previous) == Some(self.idx),
+            Recovery::Standby => env.standby.standby_holder(previous) == Some(self.idx),
         };
         let records = if standby { 0 } else { state.len() as u64 };
         if records == 0 && !standby {
@@ -1042,7 +1041,7 @@ impl Member {
             self.drop_partitions(&revoked, env);
         }
         for &p in &added {
-            self.previous_owner.insert(p, env.metrics.last_owner(p));
+            self.previous_owner.insert(p, env.standby.last_owner(p));
         }
         log!(
             env,

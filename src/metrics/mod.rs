@@ -7,6 +7,7 @@
 //! coordinator removing it from the group.
 
 mod history;
+pub mod outcome;
 mod stats;
 
 pub use history::{History, Mark};
@@ -16,14 +17,13 @@ pub use stats::{nearest_rank, Summary};
 use crate::app::join::Miss;
 use crate::facts::Fact;
 pub use crate::group::messages::Trigger;
-use crate::report::{
-    CoPartitionBreak, Formation, Invariants, JoinMetrics, Lost, Moved, Pauses, Percentiles,
-    RebalanceEntry, Rebalances, Records, Report, ReportMember, Revocations, Violation, Zombie,
-};
-use crate::report::{Lag, Recovery, Window};
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::workload::producer::Logs;
+use outcome::{
+    CoPartitionBreak, Formation, Invariants, JoinMetrics, Lag, Lost, Moved, Pauses, Percentiles,
+    RebalanceEntry, Rebalances, Records, Recovery, Report, ReportMember, Revocations, Window,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A rebalance from PreparingRebalance until Stable.
@@ -85,9 +85,6 @@ pub struct Metrics {
     processed: u64,
     processed_twice: u64,
     skipped: u64,
-    violations: Vec<Violation>,
-    zombies: Vec<Zombie>,
-    settle_checked: bool,
     co_partitioning: Vec<CoPartitionBreak>,
     /// Partitions that exist now (added partitions exist from when they are added).
     partition_exists: Vec<bool>,
@@ -151,9 +148,6 @@ impl Metrics {
             processed: 0,
             processed_twice: 0,
             skipped: 0,
-            violations: Vec::new(),
-            zombies: Vec::new(),
-            settle_checked: false,
             co_partitioning: Vec::new(),
             partition_exists: scenario
                 .topics
@@ -201,69 +195,61 @@ impl Metrics {
     }
 
     /// Takes in one fact from a model (the world calls this for every fact, in order).
-    pub fn observe(&mut self, now: SimTime, fact: Fact) {
+    pub fn observe(&mut self, now: SimTime, fact: &Fact) {
         match fact {
-            Fact::MemberAdded { member, member_id } => self.member_added(member, &member_id),
-            Fact::MemberReplaced { member, member_id } => self.member_replaced(member, &member_id),
+            Fact::MemberAdded { member, member_id }
+            | Fact::MemberReplaced { member, member_id } => self.member_added(*member, member_id),
             Fact::MemberRemoved { member, member_id } => {
-                self.member_removed(now, member, &member_id)
+                self.member_removed(now, *member, member_id)
             }
             Fact::RebalanceStarted {
                 generation,
                 trigger,
                 member,
-            } => self.rebalance_started(now, generation, trigger, member),
-            Fact::JoinCompleted { generation } => self.join_completed(now, generation),
-            Fact::GroupStable { generation } => self.group_stable(now, generation),
+            } => self.rebalance_started(now, *generation, *trigger, *member),
+            Fact::JoinCompleted { generation } => self.join_completed(now, *generation),
+            Fact::GroupStable { generation } => self.group_stable(now, *generation),
             Fact::GroupEmpty => self.group_empty(now),
-            Fact::OffsetCommitted {
-                member,
-                partition,
-                previous,
-                offset,
-            } => {
-                if let Some(old) = previous.filter(|&old| offset < old) {
-                    self.offset_regression(now, partition, old, offset, member);
-                }
-            }
-            Fact::ProcessStarted { member } => self.process_started(now, member),
-            Fact::Joining { member } => self.joining(now, member),
-            Fact::CloseRequested { member } => self.close_requested(now, member),
-            Fact::ProcessStopped { member } => self.process_stopped(now, member),
-            Fact::Crashed { member, owned } => self.crashed(now, member, &owned),
-            Fact::Stalled { member, until } => self.stalled(now, member, until),
-            Fact::StallEnded { member } => self.stall_ended(now, member),
-            Fact::FatalError { member, error } => self.fatal_error(now, member, error),
-            Fact::Assigned { member, partitions } => self.assigned(now, member, &partitions),
-            Fact::Revoked { member, partitions } => self.revoked(now, member, &partitions),
+            Fact::ProcessStarted { member } => self.process_started(now, *member),
+            Fact::Joining { member } => self.joining(now, *member),
+            Fact::CloseRequested { member } => self.close_requested(now, *member),
+            Fact::ProcessStopped { member } => self.process_stopped(now, *member),
+            Fact::Crashed { member, owned } => self.crashed(now, *member, owned),
+            Fact::Stalled { member, until } => self.stalled(now, *member, *until),
+            Fact::StallEnded { member } => self.stall_ended(now, *member),
+            Fact::FatalError { member, error } => self.fatal_error(now, *member, error),
+            Fact::Assigned { member, partitions } => self.assigned(now, *member, partitions),
+            Fact::Revoked { member, partitions } => self.revoked(now, *member, partitions),
             Fact::RevokedOnClose { member, partitions } => {
-                self.revoked_on_close(now, member, &partitions)
+                self.revoked_on_close(now, *member, partitions)
             }
-            Fact::Lost { member, partitions } => self.lost(now, member, &partitions),
+            Fact::Lost { member, partitions } => self.lost(now, *member, partitions),
             Fact::ProcessingStarted { member, partitions } => {
-                self.processing_started(now, member, &partitions)
+                self.processing_started(now, *member, partitions)
             }
             Fact::PositionSet {
                 partition,
                 position,
-            } => self.position_set(partition, position),
+            } => self.position_set(*partition, *position),
             Fact::Processed {
                 member,
                 partition,
                 from,
                 to,
-            } => self.processed(now, member, partition, from, to),
+            } => self.processed(*member, *partition, *from, *to),
             Fact::Notification {
                 outcome,
                 latency_us,
-            } => self.notification(outcome, latency_us),
+            } => self.notification(*outcome, *latency_us),
             Fact::RestoreStarted {
                 member,
                 partition,
                 standby,
                 records,
                 duration_us,
-            } => self.restore_started(now, member, partition, standby, records, duration_us),
+            } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
+            // The checkers' concern (check/offsets.rs).
+            Fact::OffsetCommitted { .. } => {}
         }
     }
 
@@ -396,30 +382,6 @@ impl Metrics {
         self.join_latencies_ms.push(latency_us / 1000);
     }
 
-    /// The partition's last owner (who owned it before its current or newest owner).
-    pub fn last_owner(&self, p: usize) -> Option<usize> {
-        self.last_owner[p]
-    }
-
-    /// Who holds the standby replica of a partition last owned by `owner` (num.standby.replicas
-    /// = 1): the member that follows the owner in member-id order (Java `String` order, as
-    /// Kafka sorts members), among those in the group, wrapping around. Range's contiguous
-    /// layout shifts partitions to that neighbour when the group grows, so it is where a warm
-    /// replica pays off most often.
-    pub fn standby_holder(&self, owner: Option<usize>) -> Option<usize> {
-        let owner = owner?;
-        let mut members: Vec<usize> = (0..self.in_group.len())
-            .filter(|&m| self.in_group[m] || m == owner)
-            .collect();
-        members.sort_by(|&a, &b| {
-            crate::java::string_compare(&self.member_ids[a], &self.member_ids[b])
-        });
-        let at = members.iter().position(|&m| m == owner)?;
-        (1..members.len())
-            .map(|k| members[(at + k) % members.len()])
-            .find(|&m| m != owner && self.in_group[m])
-    }
-
     /// A member begins rebuilding a price partition's state: `records` replayed over
     /// `duration_us` (0 for a standby takeover).
     pub fn restore_started(
@@ -531,10 +493,6 @@ impl Metrics {
     pub fn member_added(&mut self, m: usize, member_id: &str) {
         self.member_ids[m] = member_id.to_string();
         self.in_group[m] = true;
-    }
-
-    pub fn member_replaced(&mut self, m: usize, member_id: &str) {
-        self.member_added(m, member_id);
     }
 
     /// The coordinator removed the member: its ownership ends now.
@@ -716,28 +674,6 @@ impl Metrics {
         previously_owned - kept
     }
 
-    pub fn offset_regression(&mut self, now: SimTime, p: usize, old: u64, new: u64, m: usize) {
-        self.violations.push(Violation {
-            at_ms: ms(now),
-            kind: "offset_regression".into(),
-            detail: format!(
-                "{} committed {} for {} below the committed {}",
-                self.member_names[m], new, self.partition_names[p], old
-            ),
-        });
-    }
-
-    pub fn settle_check(&mut self, now: SimTime, stable: bool, state: &str) {
-        self.settle_checked = true;
-        if !stable {
-            self.violations.push(Violation {
-                at_ms: ms(now),
-                kind: "not_settled".into(),
-                detail: format!("the group is {state}, not Stable with every member settled"),
-            });
-        }
-    }
-
     // ---- Member callbacks ----
 
     /// A member receives partitions (SyncGroup): it owns them from now.
@@ -748,21 +684,9 @@ impl Metrics {
         }
     }
 
-    /// Ownership starts; a partition still owned by another member is a violation.
+    /// Ownership starts (double ownership is the checkers' concern: check/ownership.rs).
     pub fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         for &p in parts {
-            if let Some(o) = self.owner[p] {
-                if o != m {
-                    self.violations.push(Violation {
-                        at_ms: ms(now),
-                        kind: "double_ownership".into(),
-                        detail: format!(
-                            "{} owned by {} and {}",
-                            self.partition_names[p], self.member_names[o], self.member_names[m]
-                        ),
-                    });
-                }
-            }
             if self.formed() && self.last_owner[p].is_some_and(|o| o != m) {
                 self.moved_total += 1;
             }
@@ -862,7 +786,7 @@ impl Metrics {
     }
 
     /// Records `[from, to)` of partition `p` were processed by member `m`.
-    pub fn processed(&mut self, now: SimTime, m: usize, p: usize, from: u64, to: u64) {
+    pub fn processed(&mut self, m: usize, p: usize, from: u64, to: u64) {
         let n = to - from;
         if self.owner[p] == Some(m) {
             self.position[p] = self.position[p].max(to);
@@ -870,15 +794,6 @@ impl Metrics {
         self.processed += n;
         self.processed_twice += self.accounted_upto[p].min(to).saturating_sub(from);
         self.accounted_upto[p] = self.accounted_upto[p].max(to);
-        if self.owner[p] != Some(m) {
-            self.zombies.push(Zombie {
-                at_ms: ms(now),
-                member: self.member_names[m].clone(),
-                partition: self.partition_names[p].clone(),
-                records: n,
-                owner: self.owner[p].map(|o| self.member_names[o].clone()),
-            });
-        }
     }
 
     fn release(&mut self, now: SimTime, m: usize, p: usize) {
@@ -939,6 +854,7 @@ impl Metrics {
         end: SimTime,
         digest: &str,
         events: u64,
+        invariants: Invariants,
         logs: &Logs,
         scenario: &Scenario,
     ) -> Report {
@@ -1081,11 +997,7 @@ impl Metrics {
                 unconsumed_at_end: unconsumed,
                 never_processed: never,
             },
-            invariants: Invariants {
-                violations: self.violations,
-                zombie_processing: self.zombies,
-                settle_checked: self.settle_checked,
-            },
+            invariants,
             co_partitioning: self.co_partitioning,
             final_assignment,
             errors: self.errors,

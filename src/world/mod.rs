@@ -7,6 +7,8 @@
 pub mod digest;
 pub mod net;
 
+use crate::app::standby::StandbyPlacement;
+use crate::check::{Checks, Names};
 use crate::cluster::{Cluster, PartitionSpace};
 use crate::facts::Fact;
 use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect};
@@ -106,6 +108,10 @@ struct World<'s> {
     trace: Trace,
     digest: Digest,
     metrics: Metrics,
+    /// The named properties, each with its own record of the truth.
+    check: Checks,
+    /// State recovery's record of previous owners and members (standby placement).
+    standby: StandbyPlacement,
     /// Fetch round trips.
     fetch: Stream,
     /// Extra delay before each partition's records reach a consumer (out-of-order arrival,
@@ -148,6 +154,11 @@ impl<'s> World<'s> {
             streams.stream("member-ids"),
         );
         let n = scenario.members.len();
+        let partitions_len = partitions.len();
+        let check = Checks::new(Names {
+            members: scenario.members.iter().map(|m| m.name.clone()).collect(),
+            partitions: partitions.names().to_vec(),
+        });
         let logging = options.keep_trace;
         World {
             scenario,
@@ -159,6 +170,8 @@ impl<'s> World<'s> {
             trace: Trace::new(logging),
             digest: Digest::new(),
             metrics,
+            check,
+            standby: StandbyPlacement::new(n, partitions_len),
             fetch: streams.stream("fetch"),
             arrival_lag_us,
             coordinator,
@@ -238,9 +251,10 @@ impl<'s> World<'s> {
         let events = self.queue.popped();
         let digest = self.digest.hex();
         let history = self.metrics.take_history();
-        let report = self
-            .metrics
-            .finish(end, &digest, events, &self.logs, self.scenario);
+        let invariants = self.check.finish();
+        let report =
+            self.metrics
+                .finish(end, &digest, events, invariants, &self.logs, self.scenario);
         RunOutput {
             report,
             history,
@@ -278,7 +292,7 @@ impl<'s> World<'s> {
             Event::SettleCheck => {
                 let stable = self.coordinator.is_stable()
                     && self.members.iter().all(|m| !m.is_rebalancing());
-                self.metrics
+                self.check
                     .settle_check(now, stable, self.coordinator.state_name());
             }
             Event::LagSample => {
@@ -290,6 +304,8 @@ impl<'s> World<'s> {
                 self.next_lag_sample = Some(self.queue.schedule(next, Event::LagSample));
             }
             Event::ForceOwnership { member, partition } => {
+                self.standby.acquired(member, &[partition]);
+                self.check.force_ownership(now, member, partition);
                 self.metrics.acquire(now, member, &[partition]);
             }
         }
@@ -380,7 +396,7 @@ impl<'s> World<'s> {
                         self.queue.cancel(old);
                     }
                 }
-                CoordinatorEffect::Fact(fact) => self.metrics.observe(now, fact),
+                CoordinatorEffect::Fact(fact) => self.observe(now, fact),
             }
         }
         for line in logs {
@@ -399,7 +415,7 @@ impl<'s> World<'s> {
             logs: &self.logs,
             arrival_lag_us: &self.arrival_lag_us,
             fetch: &mut self.fetch,
-            metrics: &self.metrics,
+            standby: &self.standby,
             out: &mut out,
         };
         handler(&mut self.members[m], &mut env);
@@ -452,8 +468,11 @@ impl<'s> World<'s> {
         }
     }
 
+    /// Every fact to every observer, in the order the models recorded them.
     fn observe(&mut self, now: SimTime, fact: Fact) {
-        self.metrics.observe(now, fact);
+        self.standby.observe(&fact);
+        self.check.observe(now, &fact);
+        self.metrics.observe(now, &fact);
     }
 }
 

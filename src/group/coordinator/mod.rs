@@ -1097,11 +1097,10 @@ impl Coordinator {
             return ErrorCode::RebalanceInProgress;
         }
         for &(partition, offset) in offsets {
-            let previous = self.committed[partition].replace(offset);
+            self.committed[partition] = Some(offset);
             cx.fact(Fact::OffsetCommitted {
                 member: from.member,
                 partition,
-                previous,
                 offset,
             });
         }

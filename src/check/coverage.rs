@@ -1,0 +1,77 @@
+//! sometimes: what a run really exercised, so that a scenario (or a fuzzer's swarm) can be
+//! shown to reach the behaviour it is about: a revocation, a cooperative follow-up, a zombie
+//! batch, lost partitions, a session expiry, a poll timeout, a static member's replacement, a
+//! state restore.
+
+use super::Findings;
+use crate::facts::Fact;
+use crate::group::messages::Trigger;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Coverage {
+    /// A member's `onPartitionsRevoked` got partitions in a rebalance.
+    Revoked,
+    /// A cooperative follow-up rebalance started.
+    FollowUp,
+    /// A removed member finished a batch of a partition it no longer owned.
+    ZombieBatch,
+    /// A member's `onPartitionsLost` got partitions.
+    Lost,
+    /// The coordinator expired a member's session (or its SyncGroup never came).
+    SessionExpired,
+    /// A member left on a poll timeout (`max.poll.interval.ms`).
+    PollTimeout,
+    /// KIP-345: a restarted static member took over its entry.
+    StaticReplacement,
+    /// A member began rebuilding state (a changelog replay or a standby takeover).
+    StateRestore,
+}
+
+impl Coverage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Coverage::Revoked => "revoked",
+            Coverage::FollowUp => "follow_up",
+            Coverage::ZombieBatch => "zombie_batch",
+            Coverage::Lost => "lost",
+            Coverage::SessionExpired => "session_expired",
+            Coverage::PollTimeout => "poll_timeout",
+            Coverage::StaticReplacement => "static_replacement",
+            Coverage::StateRestore => "state_restore",
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Reached(BTreeSet<Coverage>);
+
+impl Reached {
+    pub fn reach(&mut self, c: Coverage) {
+        self.0.insert(c);
+    }
+
+    /// The names reached, sorted by name.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.0.iter().map(|c| c.name().to_string()).collect();
+        names.sort();
+        names
+    }
+}
+
+pub fn observe(fact: &Fact, found: &mut Findings) {
+    let reached = match fact {
+        Fact::Revoked { partitions, .. } if !partitions.is_empty() => Coverage::Revoked,
+        Fact::Lost { partitions, .. } if !partitions.is_empty() => Coverage::Lost,
+        Fact::RebalanceStarted { trigger, .. } => match trigger {
+            Trigger::FollowUp => Coverage::FollowUp,
+            Trigger::MemberExpired => Coverage::SessionExpired,
+            Trigger::PollTimeout => Coverage::PollTimeout,
+            _ => return,
+        },
+        Fact::MemberReplaced { .. } => Coverage::StaticReplacement,
+        Fact::RestoreStarted { .. } => Coverage::StateRestore,
+        _ => return,
+    };
+    found.reached(reached);
+}

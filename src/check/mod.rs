@@ -1,0 +1,185 @@
+//! The checkers: named properties, each with its own record of the truth, fed by the facts the
+//! state machines record (never by a model's internals or by the metrics). Three kinds, as
+//! stateright and TigerBeetle's VOPR name them:
+//! - always (safety): [`Property::DoubleOwnership`], [`Property::OffsetRegression`];
+//! - eventually (liveness after the last timeline event): [`Property::NotSettled`];
+//! - sometimes (coverage: the run really exercised this): [`Coverage`], listed in the report's
+//!   `invariants.covered`.
+//!
+//! A violation names its property (`kind` in the JSON report). A zombie batch (a removed member
+//! finishing a batch while the partition is someone else's) is Kafka's real behaviour, so it is
+//! recorded, not a violation.
+
+mod coverage;
+mod offsets;
+mod ownership;
+mod settle;
+
+pub use coverage::Coverage;
+
+use crate::facts::Fact;
+use crate::sim::SimTime;
+use serde::Serialize;
+
+/// What kind of property: a safety property must hold at every instant, a liveness property
+/// once the faults are over, a coverage property is one the run should reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Always,
+    Eventually,
+    Sometimes,
+}
+
+/// The properties a violation can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Property {
+    /// Two members own one partition at the same instant.
+    DoubleOwnership,
+    /// A commit moved a partition's committed offset backwards.
+    OffsetRegression,
+    /// The group was not Stable, with every member settled, by the settle bound.
+    NotSettled,
+}
+
+impl Property {
+    /// The name in the JSON report (`invariants.violations[].kind`, DESIGN.md).
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::DoubleOwnership => "double_ownership",
+            Property::OffsetRegression => "offset_regression",
+            Property::NotSettled => "not_settled",
+        }
+    }
+
+    pub fn kind(self) -> Kind {
+        match self {
+            Property::DoubleOwnership | Property::OffsetRegression => Kind::Always,
+            Property::NotSettled => Kind::Eventually,
+        }
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub at_ms: u64,
+    /// The property's name ([`Property::name`]).
+    pub kind: String,
+    pub detail: String,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Zombie {
+    pub at_ms: u64,
+    pub member: String,
+    pub partition: String,
+    pub records: u64,
+    /// Who owned the partition when the zombie's batch finished.
+    pub owner: Option<String>,
+}
+
+#[derive(Serialize, Debug, Clone, Default)]
+pub struct Invariants {
+    pub violations: Vec<Violation>,
+    pub zombie_processing: Vec<Zombie>,
+    pub settle_checked: bool,
+    /// The coverage properties the run reached ([`Coverage::name`]), sorted.
+    pub covered: Vec<String>,
+}
+
+/// Member and partition names, for the details of what the checkers find.
+pub struct Names {
+    pub members: Vec<String>,
+    pub partitions: Vec<String>,
+}
+
+/// What one property found, in the order it found it.
+pub(crate) struct Findings<'n> {
+    names: &'n Names,
+    violations: &'n mut Vec<Violation>,
+    zombies: &'n mut Vec<Zombie>,
+    coverage: &'n mut coverage::Reached,
+}
+
+impl Findings<'_> {
+    fn violation(&mut self, now: SimTime, property: Property, detail: String) {
+        self.violations.push(Violation {
+            at_ms: now.as_millis(),
+            kind: property.name().to_string(),
+            detail,
+        });
+    }
+
+    fn reached(&mut self, c: Coverage) {
+        self.coverage.reach(c);
+    }
+}
+
+/// Where the properties of `$checks` write what they find (its fields, borrowed apart from the
+/// properties themselves).
+macro_rules! findings {
+    ($checks:expr) => {
+        Findings {
+            names: &$checks.names,
+            violations: &mut $checks.violations,
+            zombies: &mut $checks.zombies,
+            coverage: &mut $checks.coverage,
+        }
+    };
+}
+
+/// Every property of a run.
+pub struct Checks {
+    names: Names,
+    ownership: ownership::Ownership,
+    offsets: offsets::Offsets,
+    settle: settle::Settle,
+    violations: Vec<Violation>,
+    zombies: Vec<Zombie>,
+    coverage: coverage::Reached,
+}
+
+impl Checks {
+    pub fn new(names: Names) -> Self {
+        Checks {
+            ownership: ownership::Ownership::new(names.partitions.len()),
+            offsets: offsets::Offsets::new(names.partitions.len()),
+            settle: settle::Settle::default(),
+            names,
+            violations: Vec::new(),
+            zombies: Vec::new(),
+            coverage: coverage::Reached::default(),
+        }
+    }
+
+    /// One fact, to every property.
+    pub fn observe(&mut self, now: SimTime, fact: &Fact) {
+        let mut found = findings!(self);
+        self.ownership.observe(now, fact, &mut found);
+        self.offsets.observe(now, fact, &mut found);
+        coverage::observe(fact, &mut found);
+    }
+
+    /// Test-only fault: member `m` claims `partition` without an assignment.
+    pub fn force_ownership(&mut self, now: SimTime, m: usize, partition: usize) {
+        let mut found = findings!(self);
+        self.ownership.acquire(now, m, &[partition], &mut found);
+    }
+
+    /// The settle bound has come: is the group Stable with every member settled?
+    pub fn settle_check(&mut self, now: SimTime, stable: bool, state: &str) {
+        let mut found = findings!(self);
+        self.settle.check(now, stable, state, &mut found);
+    }
+
+    pub fn finish(self) -> Invariants {
+        Invariants {
+            violations: self.violations,
+            zombie_processing: self.zombies,
+            settle_checked: self.settle.checked(),
+            covered: self.coverage.names(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+//! always `double_ownership`: a member owns a partition from its assignment until the first of
+//! its revoke or lost callback, its crash, or the coordinator removing it (DESIGN.md "What
+//! counts"); two owners at one instant is a violation. The same record tells a zombie batch:
+//! records processed by a member that no longer owns them.
+
+use super::{Coverage, Findings, Property, Zombie};
+use crate::facts::Fact;
+use crate::sim::SimTime;
+
+pub struct Ownership {
+    owner: Vec<Option<usize>>,
+}
+
+impl Ownership {
+    pub fn new(partitions: usize) -> Self {
+        Ownership {
+            owner: vec![None; partitions],
+        }
+    }
+
+    pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
+        match fact {
+            Fact::Assigned { member, partitions } => self.acquire(now, *member, partitions, found),
+            Fact::Revoked { member, partitions }
+            | Fact::RevokedOnClose { member, partitions }
+            | Fact::Lost { member, partitions } => self.release(*member, partitions),
+            Fact::Crashed { member, owned } => self.release(*member, owned),
+            Fact::MemberRemoved { member, .. } => {
+                for o in &mut self.owner {
+                    if *o == Some(*member) {
+                        *o = None;
+                    }
+                }
+            }
+            Fact::Processed {
+                member,
+                partition,
+                from,
+                to,
+            } => {
+                let owner = self.owner[*partition];
+                if owner != Some(*member) {
+                    let names = found.names;
+                    found.zombies.push(Zombie {
+                        at_ms: now.as_millis(),
+                        member: names.members[*member].clone(),
+                        partition: names.partitions[*partition].clone(),
+                        records: to - from,
+                        owner: owner.map(|o| names.members[o].clone()),
+                    });
+                    found.reached(Coverage::ZombieBatch);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Ownership starts; a partition still owned by another member is a violation.
+    pub fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize], found: &mut Findings) {
+        for &p in parts {
+            if let Some(o) = self.owner[p].filter(|&o| o != m) {
+                let names = found.names;
+                let detail = format!(
+                    "{} owned by {} and {}",
+                    names.partitions[p], names.members[o], names.members[m]
+                );
+                found.violation(now, Property::DoubleOwnership, detail);
+            }
+            self.owner[p] = Some(m);
+        }
+    }
+
+    fn release(&mut self, m: usize, parts: &[usize]) {
+        for &p in parts {
+            if self.owner[p] == Some(m) {
+                self.owner[p] = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Each property fed facts directly, without a run: it fires when it should and only then.
+
+use super::*;
+use crate::group::messages::Trigger;
+
+fn checks() -> Checks {
+    Checks::new(Names {
+        members: vec!["c1".into(), "c2".into()],
+        partitions: vec!["t-0".into(), "t-1".into()],
+    })
+}
+
+fn at(ms: u64) -> SimTime {
+    SimTime::from_millis(ms)
+}
+
+fn assigned(member: usize, partitions: &[usize]) -> Fact {
+    Fact::Assigned {
+        member,
+        partitions: partitions.to_vec(),
+    }
+}
+
+#[test]
+fn double_ownership_fires_on_a_second_owner_and_not_after_a_revoke() {
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0, 1]));
+    c.observe(
+        at(2),
+        &Fact::Revoked {
+            member: 0,
+            partitions: vec![1],
+        },
+    );
+    // t-1 was revoked first: a clean hand-over.
+    c.observe(at(3), &assigned(1, &[1]));
+    assert!(c.violations.is_empty());
+    // t-0 is still c1's.
+    c.observe(at(4), &assigned(1, &[0]));
+    let inv = c.finish();
+    assert_eq!(inv.violations.len(), 1);
+    let v = &inv.violations[0];
+    assert_eq!((v.at_ms, v.kind.as_str()), (4, "double_ownership"));
+    assert_eq!(v.detail, "t-0 owned by c1 and c2");
+    assert_eq!(Property::DoubleOwnership.kind(), Kind::Always);
+}
+
+#[test]
+fn ownership_ends_at_a_crash_or_removal_by_the_coordinator() {
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0]));
+    c.observe(at(1), &assigned(1, &[1]));
+    c.observe(
+        at(2),
+        &Fact::Crashed {
+            member: 0,
+            owned: vec![0],
+        },
+    );
+    c.observe(
+        at(3),
+        &Fact::MemberRemoved {
+            member: 1,
+            member_id: "id".into(),
+        },
+    );
+    c.observe(at(4), &assigned(1, &[0]));
+    c.observe(at(4), &assigned(0, &[1]));
+    assert!(c.finish().violations.is_empty());
+}
+
+#[test]
+fn an_injected_claim_is_caught() {
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0]));
+    c.force_ownership(at(5), 1, 0);
+    assert_eq!(c.finish().violations[0].kind, "double_ownership");
+}
+
+#[test]
+fn offset_regression_fires_only_when_a_commit_goes_backwards() {
+    let mut c = checks();
+    let commit = |offset| Fact::OffsetCommitted {
+        member: 1,
+        partition: 1,
+        offset,
+    };
+    c.observe(at(1), &commit(10));
+    c.observe(at(2), &commit(10));
+    c.observe(at(3), &commit(12));
+    assert!(c.violations.is_empty());
+    c.observe(at(4), &commit(11));
+    let inv = c.finish();
+    assert_eq!(inv.violations.len(), 1);
+    assert_eq!(inv.violations[0].kind, "offset_regression");
+    assert_eq!(
+        inv.violations[0].detail,
+        "c2 committed 11 for t-1 below the committed 12"
+    );
+}
+
+#[test]
+fn not_settled_fires_when_the_group_is_not_stable_at_the_bound() {
+    let mut c = checks();
+    assert!(!c.settle.checked());
+    c.settle_check(at(100), true, "Stable");
+    assert!(c.violations.is_empty());
+    c.settle_check(at(200), false, "PreparingRebalance");
+    let inv = c.finish();
+    assert!(inv.settle_checked);
+    assert_eq!(inv.violations[0].kind, "not_settled");
+    assert_eq!(Property::NotSettled.kind(), Kind::Eventually);
+}
+
+#[test]
+fn a_batch_by_a_member_that_no_longer_owns_it_is_a_zombie_not_a_violation() {
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0]));
+    let batch = |member| Fact::Processed {
+        member,
+        partition: 0,
+        from: 0,
+        to: 5,
+    };
+    c.observe(at(2), &batch(0));
+    c.observe(
+        at(3),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "id".into(),
+        },
+    );
+    c.observe(at(4), &assigned(1, &[0]));
+    c.observe(at(5), &batch(0));
+    let inv = c.finish();
+    assert!(inv.violations.is_empty());
+    assert_eq!(inv.zombie_processing.len(), 1);
+    let z = &inv.zombie_processing[0];
+    assert_eq!(
+        (z.at_ms, z.member.as_str(), z.records, z.owner.as_deref()),
+        (5, "c1", 5, Some("c2"))
+    );
+    assert_eq!(inv.covered, ["zombie_batch"]);
+}
+
+#[test]
+fn coverage_lists_what_the_run_reached() {
+    let mut c = checks();
+    assert!(checks().finish().covered.is_empty());
+    c.observe(
+        at(1),
+        &Fact::Revoked {
+            member: 0,
+            partitions: vec![],
+        },
+    );
+    assert!(
+        c.coverage.names().is_empty(),
+        "an empty revoke is no revocation"
+    );
+    for trigger in [
+        Trigger::FollowUp,
+        Trigger::MemberExpired,
+        Trigger::MemberJoined,
+    ] {
+        c.observe(
+            at(2),
+            &Fact::RebalanceStarted {
+                generation: 2,
+                trigger,
+                member: None,
+            },
+        );
+    }
+    c.observe(
+        at(3),
+        &Fact::Lost {
+            member: 1,
+            partitions: vec![0],
+        },
+    );
+    assert_eq!(c.finish().covered, ["follow_up", "lost", "session_expired"]);
+}
