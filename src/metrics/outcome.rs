@@ -2,7 +2,7 @@
 //! and the JSON report"). Built by the metrics (and the checkers' `Invariants`) at the end of a
 //! run; `report/` renders it and imports nothing back into the run.
 
-use super::Summary;
+use super::*;
 pub use crate::check::{Invariants, Violation, Zombie};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -224,4 +224,161 @@ pub struct CoPartitionBreak {
     pub topics: Vec<String>,
     pub partition_counts: Vec<u32>,
     pub unmatched_indexes: Vec<u32>,
+}
+
+impl Metrics {
+    pub fn finish(
+        mut self,
+        end: SimTime,
+        digest: &str,
+        events: u64,
+        invariants: Invariants,
+        logs: &Logs,
+        scenario: &Scenario,
+    ) -> Report {
+        self.close_window();
+        let catch_up_ms: Vec<Option<u64>> = self
+            .rebalances
+            .iter()
+            .map(|e| e.window.catch_up_ms)
+            .collect();
+        let mut open_at_end = Vec::new();
+        for p in 0..self.unavailable_since.len() {
+            if let Some(since) = self.unavailable_since[p].take() {
+                self.unavailable_us[p] += (end - since).as_micros();
+                open_at_end.push(self.partition_names[p].clone());
+            }
+        }
+        let mut paused_at_end = Vec::new();
+        for m in 0..self.paused_since.len() {
+            if let Some(since) = self.paused_since[m].take() {
+                if self.in_group[m] {
+                    self.stop_the_world_us[m] += (end - since).as_micros();
+                    self.stopped_members.insert(m);
+                    paused_at_end.push(self.member_names[m].clone());
+                }
+            }
+        }
+        let stw: BTreeMap<String, u64> = self
+            .stopped_members
+            .iter()
+            .map(|&m| {
+                (
+                    self.member_names[m].clone(),
+                    self.stop_the_world_us[m] / 1000,
+                )
+            })
+            .collect();
+        let unavailable: BTreeMap<String, u64> = self
+            .partition_names
+            .iter()
+            .zip(&self.unavailable_us)
+            .map(|(n, us)| (n.clone(), us / 1000))
+            .collect();
+        let counts = logs.produced_by(end);
+        let unconsumed: u64 = (0..logs.partitions())
+            .map(|p| {
+                logs.end_offset(p, end)
+                    .saturating_sub(self.accounted_upto[p])
+            })
+            .sum();
+        let distinct = self.processed - self.processed_twice;
+        let never = counts
+            .written
+            .saturating_sub(distinct + self.skipped + unconsumed);
+        let mut final_assignment: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (p, owner) in self.owner.iter().enumerate() {
+            if let Some(m) = owner {
+                final_assignment
+                    .entry(self.member_names[*m].clone())
+                    .or_default()
+                    .push(self.partition_names[p].clone());
+            }
+        }
+        let members = scenario
+            .members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| ReportMember {
+                name: m.name.clone(),
+                member_id: self.member_ids[i].clone(),
+                assignors: m.assignors.clone(),
+                protocol: m.rebalance_protocol.name().to_string(),
+            })
+            .collect();
+        Report {
+            scenario: scenario.name.clone(),
+            seed: scenario.seed,
+            variant: scenario.variant.clone(),
+            digest: digest.to_string(),
+            events,
+            duration_ms: scenario.duration_ms,
+            members,
+            formation: self.formation,
+            rebalances: Rebalances {
+                count: self.rebalances.len() as u64,
+                list: self.rebalances,
+            },
+            revocations: Revocations {
+                total: self.revocations_total,
+                by_staying_members: self.revocations_by_staying,
+                per_member: self
+                    .member_names
+                    .iter()
+                    .zip(&self.revocations_per_member)
+                    .filter(|(_, &n)| n > 0)
+                    .map(|(name, &n)| (name.clone(), n))
+                    .collect(),
+            },
+            lost: Lost {
+                total: self.lost_total,
+                by_crash: self.lost_by_crash,
+            },
+            moved: Moved {
+                total: self.moved_total,
+                minimum: self.moved_minimum,
+            },
+            pauses: Pauses {
+                stop_the_world_ms: Summary::of(stw, paused_at_end),
+                unavailable_ms: Summary::of(unavailable, open_at_end),
+            },
+            join: {
+                let mut l = self.join_latencies_ms;
+                l.sort_unstable();
+                JoinMetrics {
+                    latency_ms: Percentiles {
+                        p50: nearest_rank(&l, 50),
+                        p99: nearest_rank(&l, 99),
+                    },
+                    ..self.join
+                }
+            },
+            recovery: self.recovery,
+            lag: Lag {
+                peak: self
+                    .partition_names
+                    .iter()
+                    .zip(&self.lag_peak)
+                    .filter(|(_, &l)| l > 0)
+                    .map(|(n, &l)| (n.clone(), l))
+                    .collect(),
+                catch_up_ms,
+                series: self.lag_series,
+            },
+            records: Records {
+                produced: counts.produced,
+                written: counts.written,
+                dropped: counts.dropped,
+                processed: self.processed,
+                processed_twice: self.processed_twice,
+                skipped_by_offset_reset: self.skipped,
+                unconsumed_at_end: unconsumed,
+                never_processed: never,
+            },
+            invariants,
+            co_partitioning: self.co_partitioning,
+            final_assignment,
+            errors: self.errors,
+        }
+    }
 }

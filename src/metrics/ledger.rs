@@ -1,0 +1,225 @@
+//! The record of the truth the figures are computed from: each member's lifecycle (started,
+//! joining, closing, crashed, stalled, in the group under which id), who owns each partition
+//! and who processes it. A member owns a partition from its assignment until the first of its
+//! revoke or lost callback, its crash, or the coordinator removing it (DESIGN.md "What
+//! counts"); revocations, lost and moved partitions are counted as ownership changes.
+
+use super::*;
+
+impl Metrics {
+    /// A member's process starts.
+    pub fn process_started(&mut self, now: SimTime, m: usize) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "start",
+            },
+        );
+        self.started_at[m] = now;
+        self.close_requested_at[m] = None;
+        self.crashed_at[m] = None;
+    }
+
+    /// The member sends a JoinGroup without a member id: it joins as a new member.
+    pub fn joining(&mut self, now: SimTime, m: usize) {
+        self.joining_at[m] = now;
+    }
+
+    pub fn close_requested(&mut self, now: SimTime, m: usize) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "close",
+            },
+        );
+        self.close_requested_at[m] = Some(now);
+    }
+
+    pub fn process_stopped(&mut self, _now: SimTime, m: usize) {
+        self.paused_since[m] = None;
+    }
+
+    pub fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "crash",
+            },
+        );
+        self.crashed_at[m] = Some(now);
+        self.paused_since[m] = None;
+        if self.formed() {
+            self.lost_by_crash += owned.len() as u64;
+        }
+        for &p in owned {
+            self.release(now, m, p);
+        }
+    }
+
+    pub fn stalled(&mut self, now: SimTime, m: usize, _until: SimTime) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "stall_begin",
+            },
+        );
+        self.stall_started_at[m] = Some(now);
+        let parts: Vec<usize> = (0..self.active.len())
+            .filter(|&p| self.active[p] == Some(m))
+            .collect();
+        for &p in &parts {
+            self.stop_processing(now, p);
+        }
+        self.stalled_parts[m] = parts;
+    }
+
+    pub fn fatal_error(&mut self, now: SimTime, m: usize, what: &str) {
+        self.errors.push(format!(
+            "{} ms: {} failed: {what}",
+            ms(now),
+            self.member_names[m]
+        ));
+    }
+
+    pub fn member_added(&mut self, m: usize, member_id: &str) {
+        self.member_ids[m] = member_id.to_string();
+        self.in_group[m] = true;
+    }
+
+    /// The coordinator removed the member: its ownership ends now.
+    pub fn member_removed(&mut self, now: SimTime, m: usize, member_id: &str) {
+        if self.member_ids[m] == member_id {
+            self.in_group[m] = false;
+        }
+        if self.owned_count[m] > 0 {
+            for p in 0..self.owner.len() {
+                if self.owner[p] == Some(m) {
+                    self.release(now, m, p);
+                }
+            }
+        }
+        self.paused_since[m] = None;
+    }
+
+    /// A member receives partitions (SyncGroup): it owns them from now.
+    pub fn assigned(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        self.acquire(now, m, parts);
+        if parts.is_empty() {
+            self.end_pause(now, m);
+        }
+    }
+
+    /// Ownership starts (double ownership is the checkers' concern: check/ownership.rs).
+    pub fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        for &p in parts {
+            if self.formed() && self.last_owner[p].is_some_and(|o| o != m) {
+                self.moved_total += 1;
+            }
+            if self.owner[p] != Some(m) {
+                if let Some(o) = self.owner[p] {
+                    self.owned_count[o] -= 1;
+                }
+                self.owned_count[m] += 1;
+            }
+            self.owner[p] = Some(m);
+            self.last_owner[p] = Some(m);
+            self.mark(
+                now,
+                Mark::Owner {
+                    partition: p,
+                    member: Some(m),
+                },
+            );
+        }
+    }
+
+    /// `onPartitionsRevoked` in a rebalance: EAGER's `onJoinPrepare`, or COOPERATIVE's
+    /// `onJoinComplete` right after a rebalance (counted with it: whether the member stays is
+    /// known now).
+    pub fn revoked(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        if self.formed() {
+            let n = parts.len() as u64;
+            match self.running.as_mut() {
+                Some(r) => *r.revoked_by.entry(m).or_default() += n,
+                None if self.in_group[m] => self.revocations_by_staying += n,
+                None => {}
+            }
+        }
+        self.revoked_on_close(now, m, parts);
+    }
+
+    /// `onPartitionsRevoked` by `close()`: a leaver's own revocation.
+    pub fn revoked_on_close(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        if self.formed() {
+            self.revocations_total += parts.len() as u64;
+            self.revocations_per_member[m] += parts.len() as u64;
+        }
+        for &p in parts {
+            self.release(now, m, p);
+        }
+        let owns_nothing = self.owned_count[m] == 0;
+        let stops = self
+            .running
+            .as_ref()
+            .is_some_and(|r| r.owners_at_start.contains(&m));
+        if owns_nothing && stops {
+            self.paused_since[m].get_or_insert(now);
+        }
+    }
+
+    pub fn lost(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        if self.formed() {
+            self.lost_total += parts.len() as u64;
+        }
+        for &p in parts {
+            self.release(now, m, p);
+        }
+    }
+
+    /// The member has positions for these partitions and processes them from now.
+    pub fn processing_started(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        for &p in parts {
+            if self.owner[p] == Some(m) {
+                self.start_processing(now, m, p);
+            }
+        }
+        self.end_pause(now, m);
+    }
+
+    /// The stalled poll loop returned.
+    pub fn stall_ended(&mut self, now: SimTime, m: usize) {
+        self.mark(
+            now,
+            Mark::Member {
+                member: m,
+                event: "stall_end",
+            },
+        );
+        for p in std::mem::take(&mut self.stalled_parts[m]) {
+            if self.owner[p] == Some(m) {
+                self.start_processing(now, m, p);
+            }
+        }
+    }
+
+    pub(super) fn release(&mut self, now: SimTime, m: usize, p: usize) {
+        if self.owner[p] == Some(m) {
+            self.owner[p] = None;
+            self.owned_count[m] -= 1;
+            self.mark(
+                now,
+                Mark::Owner {
+                    partition: p,
+                    member: None,
+                },
+            );
+        }
+        if self.active[p] == Some(m) {
+            self.stop_processing(now, p);
+        }
+    }
+}
