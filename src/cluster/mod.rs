@@ -1,8 +1,10 @@
 //! The cluster: brokers, a leader per partition, the group coordinator's broker, and the
 //! partition space. Broker failures come with their own issue; here every broker stays up.
 
+pub mod offsets;
 pub mod partitions;
 
+pub use offsets::OffsetsStore;
 pub use partitions::PartitionSpace;
 
 use crate::java::string_hash;
@@ -17,6 +19,8 @@ pub struct Cluster {
     /// coordinator.
     pub offsets_partition: u32,
     pub coordinator_broker: u32,
+    /// `__consumer_offsets`: the group's committed offsets.
+    pub offsets: OffsetsStore,
 }
 
 impl Cluster {
@@ -34,11 +38,13 @@ impl Cluster {
         let abs = if h == i32::MIN { 0 } else { h.unsigned_abs() };
         let offsets_partition = abs % scenario.cluster.offsets_topic_partitions;
         let offsets_start = placement.between(0, u64::from(brokers) - 1) as u32;
+        let offsets = OffsetsStore::new(leaders.len());
         Cluster {
             brokers,
             leaders,
             offsets_partition,
             coordinator_broker: (offsets_start + offsets_partition) % brokers,
+            offsets,
         }
     }
 }

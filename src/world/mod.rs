@@ -149,7 +149,6 @@ impl<'s> World<'s> {
         let coordinator = Coordinator::new(
             CoordinatorConfig {
                 initial_rebalance_delay_ms: scenario.group.initial_rebalance_delay_ms,
-                partitions: partitions.len(),
             },
             streams.stream("member-ids"),
         );
@@ -270,7 +269,9 @@ impl<'s> World<'s> {
             Event::Timeline(i) => self.timeline(i),
             Event::AtCoordinator { from, request } => {
                 let mut out = self.take_coordinator_out();
-                self.coordinator.handle(now, from, *request, &mut out);
+                let offsets = &self.cluster.offsets;
+                self.coordinator
+                    .handle(now, from, *request, offsets, &mut out);
                 self.apply_coordinator(out);
             }
             Event::CoordinatorTimer(timer) => {
@@ -395,6 +396,9 @@ impl<'s> World<'s> {
                     if let Some(old) = self.timers.coordinator.remove(&timer) {
                         self.queue.cancel(old);
                     }
+                }
+                CoordinatorEffect::CommitOffset { partition, offset } => {
+                    self.cluster.offsets.commit(partition, offset)
                 }
                 CoordinatorEffect::Fact(fact) => self.observe(now, fact),
             }

@@ -29,6 +29,7 @@ use super::messages::{
     ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
     Trigger,
 };
+use crate::cluster::OffsetsStore;
 use crate::facts::Fact;
 use crate::java::{Capacity, JavaHashMap};
 use crate::log;
@@ -101,6 +102,8 @@ pub enum CoordinatorEffect {
     SetTimer { timer: CoordTimer, at: SimTime },
     /// Cancel the pending timer of that key, if any.
     CancelTimer(CoordTimer),
+    /// Write an OffsetCommit record to `__consumer_offsets` (the cluster's offsets store).
+    CommitOffset { partition: usize, offset: u64 },
     /// Something happened that observers want to know.
     Fact(Fact),
 }
@@ -110,8 +113,6 @@ pub enum CoordinatorEffect {
 pub struct CoordinatorConfig {
     /// `group.initial.rebalance.delay.ms`.
     pub initial_rebalance_delay_ms: u64,
-    /// Partitions whose committed offsets it keeps (global partition indexes `0..partitions`).
-    pub partitions: usize,
 }
 
 /// One handler call: the time, and where effects go.
@@ -207,8 +208,6 @@ pub struct Coordinator {
     initial_remaining_ms: u64,
     member_added_since_timer: bool,
     sync_deadline: Option<SimTime>,
-    /// Committed offset of each partition (global index), as `__consumer_offsets` holds them.
-    committed: Vec<Option<u64>>,
     /// Member-id UUIDs (the coordinator's `UUID.randomUUID()`).
     ids: Stream,
 }
@@ -229,7 +228,6 @@ impl Coordinator {
             initial_remaining_ms: 0,
             member_added_since_timer: false,
             sync_deadline: None,
-            committed: vec![None; config.partitions],
             ids,
         }
     }
@@ -300,22 +298,19 @@ impl Coordinator {
         timers
     }
 
-    /// The committed offset of a partition.
-    pub fn committed(&self, partition: usize) -> Option<u64> {
-        self.committed.get(partition).copied().flatten()
-    }
-
     // ---- Inputs ----
 
-    /// A request from `from` arrives at `now`.
+    /// A request from `from` arrives at `now`; `offsets` is `__consumer_offsets` as the cluster
+    /// holds it (read for OffsetFetch; commits are written back as effects).
     pub fn handle(
         &mut self,
         now: SimTime,
         from: ClientRef,
         request: Request,
+        offsets: &OffsetsStore,
         out: &mut Out<CoordinatorEffect>,
     ) {
-        self.handle_request(&mut Cx { now, out }, from, request)
+        self.handle_request(&mut Cx { now, out }, from, request, offsets)
     }
 
     /// The timer `timer` fires at `now` (the world has forgotten it: it is no longer armed).
@@ -323,7 +318,13 @@ impl Coordinator {
         self.fire(&mut Cx { now, out }, timer)
     }
 
-    fn handle_request(&mut self, cx: &mut Cx, from: ClientRef, request: Request) {
+    fn handle_request(
+        &mut self,
+        cx: &mut Cx,
+        from: ClientRef,
+        request: Request,
+        offsets: &OffsetsStore,
+    ) {
         match request {
             Request::JoinGroup {
                 member_id,
@@ -378,7 +379,10 @@ impl Coordinator {
                 cx.respond(from, Response::OffsetCommit { error });
             }
             Request::OffsetFetch { partitions } => {
-                let committed = partitions.iter().map(|&p| (p, self.committed[p])).collect();
+                let committed = partitions
+                    .iter()
+                    .map(|&p| (p, offsets.committed(p)))
+                    .collect();
                 cx.respond(from, Response::OffsetFetch { committed });
             }
         }
@@ -1097,7 +1101,8 @@ impl Coordinator {
             return ErrorCode::RebalanceInProgress;
         }
         for &(partition, offset) in offsets {
-            self.committed[partition] = Some(offset);
+            cx.out
+                .push(CoordinatorEffect::CommitOffset { partition, offset });
             cx.fact(Fact::OffsetCommitted {
                 member: from.member,
                 partition,

@@ -20,6 +20,8 @@ struct Harness {
     armed: u64,
     sent: Vec<(ClientRef, Response)>,
     facts: Vec<Fact>,
+    /// `__consumer_offsets`, written by the coordinator's commit records.
+    offsets: OffsetsStore,
 }
 
 fn client(member: usize) -> ClientRef {
@@ -39,7 +41,6 @@ impl Harness {
             coordinator: Coordinator::new(
                 CoordinatorConfig {
                     initial_rebalance_delay_ms: 3000,
-                    partitions: 6,
                 },
                 Stream::derive(1, "member-ids"),
             ),
@@ -48,6 +49,7 @@ impl Harness {
             armed: 0,
             sent: Vec::new(),
             facts: Vec::new(),
+            offsets: OffsetsStore::new(6),
         }
     }
 
@@ -63,6 +65,9 @@ impl Harness {
                 }
                 CoordinatorEffect::CancelTimer(timer) => {
                     self.timers.remove(&timer);
+                }
+                CoordinatorEffect::CommitOffset { partition, offset } => {
+                    self.offsets.commit(partition, offset)
                 }
                 CoordinatorEffect::Fact(fact) => self.facts.push(fact),
             }
@@ -94,7 +99,7 @@ impl Harness {
         let before = self.sent.len();
         let mut out = Out::new(false);
         self.coordinator
-            .handle(self.now, client(from), request, &mut out);
+            .handle(self.now, client(from), request, &self.offsets, &mut out);
         self.apply(out);
         self.sent[before..].to_vec()
     }
@@ -540,7 +545,7 @@ fn committed_offsets_are_kept_and_reported_as_facts() {
     };
     assert_eq!(error_of(&h.ask(6200, 0, commit(10))), ErrorCode::None);
     assert_eq!(error_of(&h.ask(6300, 0, commit(7))), ErrorCode::None);
-    assert_eq!(h.coordinator.committed(0), Some(7));
+    assert_eq!(h.offsets.committed(0), Some(7));
     assert!(h.facts.contains(&Fact::OffsetCommitted {
         member: 0,
         partition: 0,
