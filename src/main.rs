@@ -52,6 +52,10 @@ enum Command {
         /// chrome://tracing).
         #[arg(long, value_name = "OUT.json")]
         chrome_trace: Option<PathBuf>,
+        /// Write the scenario as run (after --set, --seed and --variant) to FILE: `cgsim run
+        /// FILE` replays it with the same digest.
+        #[arg(long, value_name = "FILE")]
+        emit_scenario: Option<PathBuf>,
     },
     /// Run every (variant, seed) pair of a scenario and print one table: figures by variant,
     /// each the median over seeds with its spread and its ratio to the first variant.
@@ -141,6 +145,7 @@ fn main() -> ExitCode {
             timeline,
             timeline_window,
             chrome_trace,
+            emit_scenario,
         } => cli::run::run(
             &scenario,
             &cgsim::scenario::LoadOptions {
@@ -156,6 +161,7 @@ fn main() -> ExitCode {
                 window: timeline_window,
                 chrome_trace,
             },
+            emit_scenario.as_deref(),
         ),
         Command::Compare {
             scenario,

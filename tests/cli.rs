@@ -230,3 +230,49 @@ fn run_exits_1_on_an_injected_violation_and_prints_json() {
     let clean = cgsim(&["run", scale_out, "--variant", "eager"], "");
     assert_eq!(clean.status.code(), Some(0));
 }
+
+#[test]
+fn emit_scenario_writes_a_file_that_replays_the_run() {
+    let dir = std::env::temp_dir().join(format!("cgsim-emit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("as-run.toml");
+    let first = cgsim(
+        &[
+            "run",
+            "scenarios/crash.toml",
+            "--variant",
+            "cooperative",
+            "--seed",
+            "5",
+            "--set",
+            "group.heartbeat_interval_ms=1000",
+            "--emit-scenario",
+            out.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(first.status.success());
+    let again = cgsim(&["run", out.to_str().unwrap()], "");
+    assert!(again.status.success());
+    let digest = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .find(|l| l.starts_with("digest"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(digest(&first), digest(&again));
+    // A file that cannot be written is bad input.
+    let bad = cgsim(
+        &[
+            "run",
+            "scenarios/crash.toml",
+            "--emit-scenario",
+            "/nonexistent-dir/x.toml",
+        ],
+        "",
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--emit-scenario"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,12 +1,13 @@
 //! `cgsim run SCENARIO [--seed N] [--variant NAME] [--set KEY=VALUE]... [--format text|json]
-//! [--trace] [--timeline OUT.svg] [--timeline-window START_MS..END_MS] [--chrome-trace OUT.json]`
+//! [--trace] [--timeline OUT.svg] [--timeline-window START_MS..END_MS] [--chrome-trace OUT.json]
+//! [--emit-scenario FILE]`
 
 use cgsim::cluster::PartitionSpace;
 use cgsim::report::{
     render_chrome_trace, render_text, render_timeline, ChromeTraceOptions, TimelineOptions,
 };
 use cgsim::scenario::Scenario;
-use cgsim::scenario::{load, LoadOptions};
+use cgsim::scenario::{emit_scenario, load, LoadOptions};
 use cgsim::world::{run_with_faults, RunOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ pub fn run(
     trace: bool,
     faults: &[String],
     pictures: &Pictures,
+    emit: Option<&Path>,
 ) -> ExitCode {
     let window_ms = match pictures.window.as_deref().map(parse_window).transpose() {
         Ok(w) => w,
@@ -58,6 +60,19 @@ pub fn run(
                 "--timeline-window: starts at {start} ms, after the run ends ({} ms)",
                 scenario.duration_ms
             );
+            return super::bad_input();
+        }
+    }
+    if let Some(out) = emit {
+        let written = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+            .and_then(|text| emit_scenario(&text, options, &scenario))
+            .and_then(|toml| {
+                std::fs::write(out, toml)
+                    .map_err(|e| format!("cannot write {}: {e}", out.display()))
+            });
+        if let Err(e) = written {
+            eprintln!("--emit-scenario: {e}");
             return super::bad_input();
         }
     }

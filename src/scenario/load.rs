@@ -89,7 +89,7 @@ pub(crate) fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// Applies `KEY=VALUE` overrides to the TOML document.
-fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
+pub(super) fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> {
     if sets.is_empty() {
         return Ok(text.to_string());
     }

@@ -3,10 +3,14 @@
 //! validated into the typed [`Scenario`] the simulator runs (`validate.rs`). Bad input is an
 //! [`ScenarioError`] naming the file, the line and what is wrong.
 
+mod emit;
+pub mod faults;
 mod file;
 mod load;
 mod validate;
 
+pub use emit::emit_scenario;
+pub use faults::FaultPlan;
 pub use file::Protocol;
 pub use load::{load, load_str, LoadOptions, ScenarioError};
 
@@ -212,7 +216,7 @@ pub enum Recovery {
     Standby,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimelineEvent {
     pub at_ms: u64,
     pub action: TimelineAction,

@@ -688,7 +688,10 @@ fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
 
 /// Each member's actions must make sense in order: a running member can leave, crash, stall or
 /// subscribe; only a stopped one can restart.
-fn check_lifecycle(timeline: &[TimelineEvent], members: &[MemberSpec]) -> Result<(), String> {
+pub(super) fn check_lifecycle(
+    timeline: &[TimelineEvent],
+    members: &[MemberSpec],
+) -> Result<(), String> {
     for (i, m) in members.iter().enumerate() {
         let mut started = m.start_ms == Some(0);
         let mut running = started;
