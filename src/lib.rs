@@ -8,6 +8,7 @@
 pub mod app;
 pub mod assignor;
 pub mod check;
+pub mod client;
 pub mod cluster;
 pub mod facts;
 pub mod group;

@@ -1,7 +1,6 @@
-//! The consumer group: the classic protocol's coordinator (broker side) and member (client
-//! side), and the requests and responses between them.
+//! The consumer group, broker side: the classic protocol's coordinator, what its elected leader
+//! runs (`leader.rs`, called by the client), and the requests and responses between them.
 
 pub mod coordinator;
 pub mod leader;
-pub mod member;
 pub mod messages;

@@ -4,8 +4,8 @@
 //! A new event field belongs here too, so that runs differing in it differ in digest.
 
 use super::Event;
+use crate::client::ClientTimer;
 use crate::group::coordinator::CoordTimer;
-use crate::group::member::ClientTimer;
 use crate::group::messages::{
     ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
 };

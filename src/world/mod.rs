@@ -9,10 +9,10 @@ pub mod net;
 
 use crate::app::standby::StandbyPlacement;
 use crate::check::{Checks, Names};
+use crate::client::{ClientEffect, ClientEnv, ClientTimer, Consumer};
 use crate::cluster::{Cluster, PartitionSpace};
 use crate::facts::Fact;
 use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect};
-use crate::group::member::{ClientTimer, Member, MemberEffect, MemberEnv};
 use crate::group::messages::{ClientRef, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
@@ -118,13 +118,13 @@ struct World<'s> {
     /// and the join's wait for the other side).
     arrival_lag_us: Vec<u64>,
     coordinator: Coordinator,
-    members: Vec<Member>,
+    members: Vec<Consumer>,
     /// Each member's process incarnation (a restart is a new one; late messages to an old one
     /// are dropped).
     incarnations: Vec<u32>,
     timers: Timers,
     coordinator_out: Out<CoordinatorEffect>,
-    member_out: Out<MemberEffect>,
+    member_out: Out<ClientEffect>,
     /// The lag-sampling event, and whether it samples finely (during a rebalance).
     next_lag_sample: Option<TimerId>,
     lag_fine: bool,
@@ -174,7 +174,7 @@ impl<'s> World<'s> {
             fetch: streams.stream("fetch"),
             arrival_lag_us,
             coordinator,
-            members: (0..n).map(Member::new).collect(),
+            members: (0..n).map(Consumer::new).collect(),
             incarnations: vec![0; n],
             timers: Timers {
                 coordinator: BTreeMap::new(),
@@ -410,9 +410,9 @@ impl<'s> World<'s> {
     }
 
     /// Runs one member handler with its view of the world, then applies its effects.
-    fn with_member(&mut self, m: usize, handler: impl FnOnce(&mut Member, &mut MemberEnv)) {
+    fn with_member(&mut self, m: usize, handler: impl FnOnce(&mut Consumer, &mut ClientEnv)) {
         let mut out = std::mem::replace(&mut self.member_out, Out::new(false));
-        let mut env = MemberEnv {
+        let mut env = ClientEnv {
             now: self.queue.now(),
             scenario: self.scenario,
             partitions: &self.partitions,
@@ -427,7 +427,7 @@ impl<'s> World<'s> {
         self.member_out = out;
     }
 
-    fn apply_member(&mut self, m: usize, out: &mut Out<MemberEffect>) {
+    fn apply_member(&mut self, m: usize, out: &mut Out<ClientEffect>) {
         let now = self.now();
         let me = ClientRef {
             member: m,
@@ -436,7 +436,7 @@ impl<'s> World<'s> {
         let (effects, logs) = out.drain();
         for effect in effects {
             match effect {
-                MemberEffect::Send(request) => {
+                ClientEffect::Send(request) => {
                     let connection = Connection {
                         member: m,
                         broker: self.cluster.coordinator_broker,
@@ -445,7 +445,7 @@ impl<'s> World<'s> {
                     self.queue
                         .schedule(at, Event::AtCoordinator { from: me, request });
                 }
-                MemberEffect::SetTimer { timer, at } => {
+                ClientEffect::SetTimer { timer, at } => {
                     let key = timer.key().expect("a keyed client timer");
                     let id = self
                         .queue
@@ -454,17 +454,17 @@ impl<'s> World<'s> {
                         self.queue.cancel(old);
                     }
                 }
-                MemberEffect::CancelTimer(timer) => {
+                ClientEffect::CancelTimer(timer) => {
                     let key = timer.key().expect("a keyed client timer");
                     if let Some(old) = self.timers.members[m][key].take() {
                         self.queue.cancel(old);
                     }
                 }
-                MemberEffect::After { timer, at } => {
+                ClientEffect::After { timer, at } => {
                     self.queue
                         .schedule(at, Event::ClientTimer { to: me, timer });
                 }
-                MemberEffect::Fact(fact) => self.observe(now, fact),
+                ClientEffect::Fact(fact) => self.observe(now, fact),
             }
         }
         for line in logs {

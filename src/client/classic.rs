@@ -1,0 +1,346 @@
+//! The classic protocol's membership (`ConsumerCoordinator` / `AbstractCoordinator`): JoinGroup
+//! and SyncGroup, the leader's assignment, EAGER and COOPERATIVE (KIP-429) revocation in
+//! `onJoinPrepare` / `onJoinComplete`, rejoining on a metadata or subscription change, and
+//! leaving on `close()`.
+//!
+//! - EAGER: before joining the member commits and revokes everything, so it owns nothing while
+//!   the rebalance runs.
+//! - COOPERATIVE: it keeps its partitions and processes them while the rebalance runs, joins
+//!   with its owned partitions, revokes after SyncGroup only what it lost and, if it lost
+//!   anything, rejoins at once: the follow-up rebalance hands those partitions out.
+
+use super::*;
+
+impl Consumer {
+    /// One JoinGroup or SyncGroup response, handled by the application thread.
+    pub(super) fn handle_group_response(&mut self, env: &mut ClientEnv, response: Response) {
+        match response {
+            Response::JoinGroup {
+                error,
+                member_id,
+                generation,
+                protocol,
+                leader,
+                members,
+                skip_assignment,
+            } if self.phase == Phase::AwaitingJoin => match error {
+                ErrorCode::None => {
+                    self.member_id = member_id;
+                    self.generation = Some(generation);
+                    // The heartbeat thread is enabled again, its timers reset (AbstractCoordinator).
+                    self.enable_heartbeat(env);
+                    let name = self.name(env).to_string();
+                    let is_leader = leader == self.member_id;
+                    log!(
+                        env,
+                        "{name} JoinGroup response: generation {generation}{}",
+                        if is_leader { " (leader)" } else { "" }
+                    );
+                    let assignments = if is_leader && !skip_assignment {
+                        let protocol = protocol.unwrap_or_default();
+                        self.assignment_snapshot = Some(self.metadata.clone());
+                        match leader::assign(
+                            env.scenario,
+                            env.partitions,
+                            &protocol,
+                            self.protocol,
+                            &members,
+                            &self.metadata,
+                        ) {
+                            Ok(a) => Some(a),
+                            Err(e) => {
+                                log!(env, "{name} assignor {protocol} failed: {e}");
+                                Some(Vec::new())
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    self.phase = Phase::AwaitingSync;
+                    let request = Request::SyncGroup {
+                        member_id: self.member_id.clone(),
+                        generation,
+                        assignments,
+                    };
+                    env.send(request);
+                }
+                ErrorCode::MemberIdRequired => {
+                    self.member_id = member_id;
+                    self.send_join(env);
+                }
+                ErrorCode::InconsistentGroupProtocol => {
+                    // A configuration error: KafkaConsumer.poll throws and the application exits.
+                    log!(
+                        env,
+                        "{} JoinGroup: INCONSISTENT_GROUP_PROTOCOL, the consumer fails",
+                        self.name(env)
+                    );
+                    env.fact(Fact::FatalError {
+                        member: self.idx,
+                        error: "INCONSISTENT_GROUP_PROTOCOL",
+                    });
+                    env.fact(Fact::Crashed {
+                        member: self.idx,
+                        owned: self.owned.clone(),
+                    });
+                    self.alive = false;
+                }
+                _ => {
+                    self.reset_generation(true);
+                    self.send_join(env);
+                }
+            },
+            Response::SyncGroup { error, assignment } if self.phase == Phase::AwaitingSync => {
+                match error {
+                    ErrorCode::None => {
+                        let revokes = self.owned.iter().any(|p| !assignment.contains(p));
+                        if revokes
+                            && env.scenario.group.commit_on_revoke
+                            && self.generation.is_some()
+                        {
+                            // The rebalance listener commits before giving partitions up.
+                            self.send_commit(env);
+                            self.block_on_commit(AfterCommit::CompleteJoin(assignment));
+                            return;
+                        }
+                        self.complete_join(env, assignment);
+                    }
+                    ErrorCode::RebalanceInProgress => {
+                        self.phase = Phase::Unjoined;
+                    }
+                    other => {
+                        self.reset_generation(other == ErrorCode::UnknownMemberId);
+                        self.membership_lost = true;
+                        self.phase = Phase::Unjoined;
+                    }
+                }
+            }
+            // A response for a step the member has left behind.
+            _ => {}
+        }
+    }
+
+    /// `onJoinComplete`: revoke what was lost (COOPERATIVE) and ask to rejoin, take the new
+    /// assignment, fetch committed offsets for what was added.
+    pub(super) fn complete_join(&mut self, env: &mut ClientEnv, assignment: Vec<usize>) {
+        let revoked: Vec<usize> = self
+            .owned
+            .iter()
+            .copied()
+            .filter(|p| !assignment.contains(p))
+            .collect();
+        let added: Vec<usize> = assignment
+            .iter()
+            .copied()
+            .filter(|p| !self.owned.contains(p))
+            .collect();
+        let name = self.name(env).to_string();
+        if !revoked.is_empty() {
+            log!(
+                env,
+                "{name} onPartitionsRevoked {}",
+                env.partitions.list(&revoked)
+            );
+            env.fact(Fact::Revoked {
+                member: self.idx,
+                partitions: revoked.clone(),
+            });
+            self.drop_partitions(&revoked, env);
+        }
+        for &p in &added {
+            self.task.assigned(p, env.standby.last_owner(p));
+        }
+        log!(
+            env,
+            "{name} onPartitionsAssigned {}",
+            env.partitions.list(&added)
+        );
+        env.fact(Fact::Assigned {
+            member: self.idx,
+            partitions: added.clone(),
+        });
+        self.owned = assignment;
+        self.phase = Phase::Stable;
+        if added.is_empty() {
+            env.fact(Fact::ProcessingStarted {
+                member: self.idx,
+                partitions: Vec::new(),
+            });
+        }
+        // Committed offsets for what was added are fetched by the next poll, after the callbacks
+        // and after a cooperative member that gave something up has rejoined (`requestRejoin`).
+        self.pending_fetch = added;
+        if !revoked.is_empty() {
+            self.request_rejoin(JoinReason::FollowUp);
+        }
+        let g = &env.scenario.group;
+        let revoke_ms = if revoked.is_empty() {
+            0
+        } else {
+            g.on_partitions_revoked_ms
+        };
+        self.callback(
+            env,
+            revoke_ms + g.on_partitions_assigned_ms,
+            AfterCallback::Resume,
+        );
+    }
+
+    /// `onJoinPrepare`: auto-commit synchronously (if enabled), then revoke and join.
+    pub(super) fn begin_join(&mut self, env: &mut ClientEnv) {
+        self.rejoin_needed = false;
+        self.metadata = env.metadata();
+        self.inbox.clear();
+        self.disable_heartbeat(env);
+        if !self.auto_commit_sync(env, AfterCommit::Join) {
+            self.prepare_and_join(env);
+        }
+    }
+
+    /// EAGER revokes everything; COOPERATIVE only the topics no longer subscribed. Then the
+    /// JoinGroup, after the revoke callback's time.
+    pub(super) fn prepare_and_join(&mut self, env: &mut ClientEnv) {
+        let revoked: Vec<usize> = if self.cooperative() {
+            let topics = &self.topics;
+            self.owned
+                .iter()
+                .copied()
+                .filter(|&p| !topics.contains(&env.scenario.topics[env.partitions.topic(p)].name))
+                .collect()
+        } else {
+            self.owned.clone()
+        };
+        if !revoked.is_empty() {
+            log!(
+                env,
+                "{} onPartitionsRevoked {}",
+                self.name(env),
+                env.partitions.list(&revoked)
+            );
+            env.fact(Fact::Revoked {
+                member: self.idx,
+                partitions: revoked.clone(),
+            });
+            self.owned.retain(|p| !revoked.contains(p));
+            self.drop_partitions(&revoked, env);
+            if !self.cooperative() {
+                self.previous_assignment = revoked;
+            }
+            let ms = env.scenario.group.on_partitions_revoked_ms;
+            self.phase = Phase::AwaitingJoin;
+            self.callback(env, ms, AfterCallback::SendJoin);
+        } else {
+            self.send_join(env);
+        }
+    }
+
+    pub(super) fn send_join(&mut self, env: &mut ClientEnv) {
+        let spec = &env.scenario.members[self.idx];
+        self.phase = Phase::AwaitingJoin;
+        let request = Request::JoinGroup {
+            member_id: self.member_id.clone(),
+            group_instance_id: spec.group_instance_id.clone(),
+            client_id: spec.client_id.clone(),
+            protocols: spec.assignors.clone(),
+            subscription: Subscription {
+                topics: self.topics.clone(),
+                owned: if self.cooperative() {
+                    self.owned.clone()
+                } else {
+                    Vec::new()
+                },
+                previous_assignment: self.previous_assignment.clone(),
+                generation: self.generation,
+            },
+            rebalance_timeout_ms: env.scenario.group.max_poll_interval_ms,
+            session_timeout_ms: env.scenario.group.session_timeout_ms,
+            reason: if self.member_id.is_empty() {
+                JoinReason::New
+            } else {
+                self.join_reason
+            },
+        };
+        let id = self.member_id.clone();
+        if id.is_empty() {
+            env.fact(Fact::Joining { member: self.idx });
+        }
+        log!(
+            env,
+            "{} JoinGroup (member id {})",
+            self.name(env),
+            if id.is_empty() { "none" } else { &id }
+        );
+        env.send(request);
+    }
+
+    pub(super) fn request_rejoin(&mut self, reason: JoinReason) {
+        if !self.rejoin_needed {
+            self.join_reason = reason;
+        }
+        self.rejoin_needed = true;
+    }
+
+    /// A metadata refresh: the leader rejoins when partition counts differ from those it last
+    /// assigned with (`ConsumerCoordinator.rejoinNeededOrPending`).
+    pub(super) fn refresh_metadata(&mut self, env: &mut ClientEnv) {
+        self.metadata = env.metadata();
+        let changed = self
+            .assignment_snapshot
+            .as_ref()
+            .is_some_and(|s| *s != self.metadata);
+        if changed && self.phase == Phase::Stable {
+            log!(
+                env,
+                "{} (leader) sees new partitions: rejoin",
+                self.name(env)
+            );
+            self.assignment_snapshot = None;
+            self.request_rejoin(JoinReason::Metadata);
+            self.wake(env);
+        }
+        let next = env.now() + Duration::from_millis(env.scenario.group.metadata_max_age_ms);
+        env.after(next, ClientTimer::MetadataRefresh);
+    }
+
+    pub(super) fn reset_generation(&mut self, forget_member_id: bool) {
+        self.generation = None;
+        if forget_member_id {
+            self.member_id.clear();
+        }
+    }
+
+    pub(super) fn begin_close(&mut self, env: &mut ClientEnv) {
+        self.closing = false;
+        self.disable_heartbeat(env);
+        if !self.auto_commit_sync(env, AfterCommit::Close) {
+            self.finish_close(env);
+        }
+    }
+
+    /// `onPartitionsRevoked` for everything, then LeaveGroup (a static member sends none).
+    pub(super) fn finish_close(&mut self, env: &mut ClientEnv) {
+        let revoked = std::mem::take(&mut self.owned);
+        if !revoked.is_empty() {
+            log!(
+                env,
+                "{} onPartitionsRevoked {} (close)",
+                self.name(env),
+                env.partitions.list(&revoked)
+            );
+            env.fact(Fact::RevokedOnClose {
+                member: self.idx,
+                partitions: revoked.clone(),
+            });
+        }
+        let is_static = env.scenario.members[self.idx].group_instance_id.is_some();
+        if !is_static && !self.member_id.is_empty() {
+            env.send(Request::LeaveGroup {
+                member_id: self.member_id.clone(),
+                reason: LeaveReason::Close,
+            });
+        }
+        log!(env, "{} closed", self.name(env));
+        env.fact(Fact::ProcessStopped { member: self.idx });
+        self.alive = false;
+    }
+}

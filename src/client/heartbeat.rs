@@ -1,0 +1,116 @@
+//! The heartbeat thread (`AbstractCoordinator.HeartbeatThread`): a heartbeat every
+//! `heartbeat_interval_ms` while enabled; responses read only on its passes (every
+//! `retry_backoff_ms`), so a REBALANCE_IN_PROGRESS is noticed on the pass after it arrives and
+//! acted on at the next `poll()`; disabled from the JoinGroup until its response is handled;
+//! a LeaveGroup when the poll interval (`max_poll_interval_ms`) expires.
+
+use super::*;
+
+impl Consumer {
+    pub(super) fn enable_heartbeat(&mut self, env: &mut ClientEnv) {
+        self.disable_heartbeat(env);
+        self.heartbeat_enabled = true;
+        let now = env.now();
+        self.last_heartbeat_sent = now;
+        self.last_poll = now;
+        let at = now + Duration::from_millis(env.scenario.group.heartbeat_interval_ms);
+        env.set_timer(ClientTimer::Heartbeat, at);
+        self.arm_poll_timer(env);
+    }
+
+    pub(super) fn disable_heartbeat(&mut self, env: &mut ClientEnv) {
+        self.heartbeat_enabled = false;
+        env.cancel_timer(ClientTimer::Heartbeat);
+        env.cancel_timer(ClientTimer::PollTimer);
+    }
+
+    pub(super) fn send_heartbeat(&mut self, env: &mut ClientEnv) {
+        if !self.heartbeat_enabled {
+            return;
+        }
+        let now = env.now();
+        self.last_heartbeat_sent = now;
+        if let Some(generation) = self.generation {
+            let request = Request::Heartbeat {
+                member_id: self.member_id.clone(),
+                generation,
+            };
+            env.send(request);
+        }
+        let at = now + Duration::from_millis(env.scenario.group.heartbeat_interval_ms);
+        env.set_timer(ClientTimer::Heartbeat, at);
+    }
+
+    pub(super) fn read_heartbeat(&mut self, env: &mut ClientEnv, error: ErrorCode) {
+        if !self.heartbeat_enabled {
+            return;
+        }
+        match error {
+            ErrorCode::None => {}
+            ErrorCode::RebalanceInProgress => {
+                if !self.rejoin_needed {
+                    log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name(env));
+                }
+                self.rejoin_needed = true;
+            }
+            other => {
+                log!(
+                    env,
+                    "{} heartbeat: {}, membership lost",
+                    self.name(env),
+                    other.name()
+                );
+                self.reset_generation(other != ErrorCode::IllegalGeneration);
+                self.membership_lost = true;
+                self.request_rejoin(JoinReason::New);
+                self.disable_heartbeat(env);
+            }
+        }
+    }
+
+    pub(super) fn arm_poll_timer(&mut self, env: &mut ClientEnv) {
+        let deadline =
+            self.last_poll + Duration::from_millis(env.scenario.group.max_poll_interval_ms);
+        // The heartbeat thread notices on its first pass after the deadline.
+        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+        let at = next_pass(self.last_heartbeat_sent, backoff, deadline);
+        env.set_timer(ClientTimer::PollTimer, at);
+    }
+
+    pub(super) fn check_poll_timer(&mut self, env: &mut ClientEnv) {
+        if !self.heartbeat_enabled {
+            return;
+        }
+        let deadline =
+            self.last_poll + Duration::from_millis(env.scenario.group.max_poll_interval_ms);
+        if env.now() < deadline {
+            self.arm_poll_timer(env);
+            return;
+        }
+        // Poll timeout: the heartbeat thread sends LeaveGroup and resets the generation; the
+        // partitions are lost when the application thread returns.
+        log!(
+            env,
+            "{} poll timeout: LeaveGroup from the heartbeat thread",
+            self.name(env)
+        );
+        env.send(Request::LeaveGroup {
+            member_id: self.member_id.clone(),
+            reason: LeaveReason::PollTimeout,
+        });
+        self.disable_heartbeat(env);
+        self.reset_generation(true);
+        self.membership_lost = true;
+        self.phase = Phase::Unjoined;
+    }
+}
+
+/// The first heartbeat-thread pass at or after `at`, passes falling every `backoff` from `from`.
+pub(super) fn next_pass(from: SimTime, backoff: Duration, at: SimTime) -> SimTime {
+    if at <= from {
+        return from;
+    }
+    let step = backoff.as_micros().max(1);
+    let k = (at - from).as_micros().div_ceil(step);
+    from + Duration::from_micros(k * step)
+}

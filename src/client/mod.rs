@@ -1,0 +1,489 @@
+//! The consumer (client side): Kafka 4.3.1's classic `KafkaConsumer` as CLIENT.md times it, for
+//! both rebalance protocols (KIP-429), in the parts Kafka splits it into:
+//! - `poll.rs`: the application thread's poll loop and the rebalance-listener callbacks;
+//! - `classic.rs`: the classic membership (JoinGroup, SyncGroup, EAGER and COOPERATIVE
+//!   revocation, leaving), and `heartbeat.rs`, its heartbeat thread;
+//! - `fetch.rs`: positions and batches; `commit.rs`: auto, sync, async and on-revoke commits;
+//! - `recovery.rs`: the application on the records (the join) and its state recovery.
+//!
+//! Like the coordinator it is a state machine: each handler takes `(now, input)` through a
+//! [`ClientEnv`] (read-only views of the world) and writes [`ClientEffect`]s (requests, keyed
+//! timers, one-shot timers, facts) that the world applies.
+
+mod classic;
+mod commit;
+mod fetch;
+mod heartbeat;
+mod poll;
+mod recovery;
+#[cfg(test)]
+mod tests;
+
+use crate::app::recovery::TaskState;
+use crate::app::standby::StandbyPlacement;
+use crate::assignor::RebalanceProtocol;
+use crate::cluster::PartitionSpace;
+use crate::facts::Fact;
+use crate::group::leader;
+use crate::group::messages::{
+    ClientRef, ErrorCode, JoinReason, LeaveReason, Request, Response, Subscription,
+};
+use crate::log;
+use crate::scenario::{CommitAfterBatch, OffsetReset, Scenario};
+use crate::sim::rng::Stream;
+use crate::sim::time::Duration;
+use crate::sim::{Out, SimTime};
+use crate::workload::producer::Logs;
+use std::collections::{BTreeMap, VecDeque};
+
+/// What a member wants done; the world carries it out.
+#[derive(Debug)]
+pub enum ClientEffect {
+    /// A request to the group coordinator (over the network).
+    /// Boxed: effects are moved around, and most are small.
+    Send(Box<Request>),
+    /// Arm a keyed timer ([`ClientTimer::key`]), replacing the pending one of that key.
+    SetTimer {
+        timer: ClientTimer,
+        at: SimTime,
+    },
+    /// Cancel the pending keyed timer of that kind, if any.
+    CancelTimer(ClientTimer),
+    /// A one-shot timer: fires at `at`, never cancelled.
+    After {
+        timer: ClientTimer,
+        at: SimTime,
+    },
+    Fact(Fact),
+}
+
+/// What a member reads of the world in one handler call, and where its effects go. Reads are
+/// read-only, except the member's own fetch stream.
+pub struct ClientEnv<'a> {
+    pub now: SimTime,
+    pub scenario: &'a Scenario,
+    pub partitions: &'a PartitionSpace,
+    pub logs: &'a Logs,
+    /// Extra delay before each partition's records reach a consumer.
+    pub arrival_lag_us: &'a [u64],
+    /// Fetch round trips (a named stream of its own).
+    pub fetch: &'a mut Stream,
+    /// Previous owners and standby placement, for state recovery.
+    pub standby: &'a StandbyPlacement,
+    pub out: &'a mut Out<ClientEffect>,
+}
+
+impl ClientEnv<'_> {
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Partition counts of every topic as the cluster's metadata has them now.
+    pub fn metadata(&self) -> Vec<u32> {
+        let now_ms = self.now.as_millis();
+        self.scenario
+            .topics
+            .iter()
+            .map(|t| t.partitions_at(now_ms))
+            .collect()
+    }
+
+    fn send(&mut self, request: Request) {
+        self.out.push(ClientEffect::Send(Box::new(request)));
+    }
+
+    fn set_timer(&mut self, timer: ClientTimer, at: SimTime) {
+        debug_assert!(timer.key().is_some(), "{timer:?} is a one-shot timer");
+        self.out.push(ClientEffect::SetTimer { timer, at });
+    }
+
+    fn cancel_timer(&mut self, timer: ClientTimer) {
+        self.out.push(ClientEffect::CancelTimer(timer));
+    }
+
+    fn after(&mut self, at: SimTime, timer: ClientTimer) {
+        self.out.push(ClientEffect::After { timer, at });
+    }
+
+    fn fact(&mut self, fact: Fact) {
+        self.out.push(ClientEffect::Fact(fact));
+    }
+
+    fn logging(&self) -> bool {
+        self.out.logging()
+    }
+
+    fn log_line(&mut self, line: String) {
+        self.out.log_line(line);
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum ClientTimer {
+    /// The application thread calls `poll()` (an idle wake-up, the end of a stall or of a
+    /// rebalance-listener callback).
+    Poll,
+    /// The batch in progress has been processed.
+    BatchDone,
+    /// The heartbeat thread sends a heartbeat.
+    Heartbeat,
+    /// The heartbeat thread's pass reads a heartbeat response.
+    HeartbeatRead(ErrorCode),
+    /// The heartbeat thread checks the poll timer (max.poll.interval.ms).
+    PollTimer,
+    /// A rebalance-listener callback has taken its time.
+    CallbackDone,
+    /// `metadata.max.age.ms` has passed: refresh the cluster metadata.
+    MetadataRefresh,
+    /// A price partition's state restore has finished.
+    RestoreDone(usize),
+}
+
+impl ClientTimer {
+    /// How many keyed timers a member has.
+    pub const KEYS: usize = 4;
+
+    /// The key of a cancellable timer (one pending per member and key); `None` for one-shots.
+    pub fn key(&self) -> Option<usize> {
+        match self {
+            ClientTimer::Poll => Some(0),
+            ClientTimer::BatchDone => Some(1),
+            ClientTimer::Heartbeat => Some(2),
+            ClientTimer::PollTimer => Some(3),
+            ClientTimer::HeartbeatRead(_)
+            | ClientTimer::CallbackDone
+            | ClientTimer::MetadataRefresh
+            | ClientTimer::RestoreDone(_) => None,
+        }
+    }
+}
+
+/// Where the member is in the group protocol (the client's `MemberState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Not in a generation, or told to rejoin: joins at the next `poll()`.
+    Unjoined,
+    AwaitingJoin,
+    AwaitingSync,
+    Stable,
+}
+
+/// What the poll loop does once the synchronous commit it waits on is answered.
+#[derive(Debug)]
+enum AfterCommit {
+    /// `onJoinPrepare`: revoke (EAGER: everything) and send JoinGroup.
+    Join,
+    /// `close()`: revoke everything and leave.
+    Close,
+    /// `onJoinComplete` with a cooperative revocation (the listener commits first).
+    CompleteJoin(Vec<usize>),
+    /// A `commitSync` after a batch.
+    Resume,
+}
+
+/// What the poll loop does after a rebalance-listener callback has taken its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterCallback {
+    SendJoin,
+    Resume,
+}
+
+#[derive(Debug)]
+enum App {
+    /// Blocked in `poll()` until its `Poll` timer fires (or a response wakes it).
+    Idle,
+    /// Processing a batch: (partition, from offset, to offset).
+    Busy {
+        until: SimTime,
+        batch: Vec<(usize, u64, u64)>,
+    },
+    /// Inside a synchronous call: waiting for a commit or committed offsets, or inside a
+    /// rebalance-listener callback.
+    Blocked,
+}
+
+pub struct Consumer {
+    idx: usize,
+    incarnation: u32,
+    alive: bool,
+    closing: bool,
+    protocol: RebalanceProtocol,
+    /// The subscription (it can change during the run).
+    topics: Vec<String>,
+    member_id: String,
+    generation: Option<i32>,
+    phase: Phase,
+    rejoin_needed: bool,
+    /// Why the next JoinGroup is sent.
+    join_reason: JoinReason,
+    /// Partition counts per topic as this member's metadata has them.
+    metadata: Vec<u32>,
+    /// The leader's metadata when it last assigned (`assignmentSnapshot`): a difference seen at
+    /// a refresh makes it rejoin.
+    assignment_snapshot: Option<Vec<u32>>,
+    /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
+    /// partitions are lost at the next `poll()`.
+    membership_lost: bool,
+    /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
+    inbox: VecDeque<Response>,
+    /// The client's assignment (`SubscriptionState`), ascending.
+    owned: Vec<usize>,
+    /// The assignment before the last EAGER revocation: StickyAssignor's userData.
+    previous_assignment: Vec<usize>,
+    /// Fetch positions of owned partitions whose committed offset is known.
+    positions: BTreeMap<usize, u64>,
+    /// Where processing of each owned partition started in its current assignment.
+    start_positions: BTreeMap<usize, u64>,
+    /// The application's state: the join's map, restores, paused tasks.
+    task: TaskState,
+    after_commit: Option<AfterCommit>,
+    awaiting_offsets: bool,
+    /// Newly assigned partitions whose committed offsets the next poll fetches.
+    pending_fetch: Vec<usize>,
+    after_callback: Option<AfterCallback>,
+    app: App,
+    stalled_until: Option<SimTime>,
+    /// A stall that hit while the member had no batch: it applies to the next batch.
+    pending_stall: Option<Duration>,
+    heartbeat_enabled: bool,
+    last_heartbeat_sent: SimTime,
+    last_poll: SimTime,
+    last_auto_commit: SimTime,
+    /// Round-robin start over owned partitions when filling a batch.
+    fetch_cursor: usize,
+}
+
+impl Consumer {
+    pub fn new(idx: usize) -> Self {
+        Consumer {
+            idx,
+            incarnation: 0,
+            alive: false,
+            closing: false,
+            protocol: RebalanceProtocol::Eager,
+            topics: Vec::new(),
+            member_id: String::new(),
+            generation: None,
+            phase: Phase::Unjoined,
+            rejoin_needed: false,
+            join_reason: JoinReason::New,
+            metadata: Vec::new(),
+            assignment_snapshot: None,
+            membership_lost: false,
+            inbox: VecDeque::new(),
+            owned: Vec::new(),
+            previous_assignment: Vec::new(),
+            positions: BTreeMap::new(),
+            start_positions: BTreeMap::new(),
+            task: TaskState::default(),
+            after_commit: None,
+            awaiting_offsets: false,
+            pending_fetch: Vec::new(),
+            after_callback: None,
+            app: App::Idle,
+            stalled_until: None,
+            pending_stall: None,
+            heartbeat_enabled: false,
+            last_heartbeat_sent: SimTime::ZERO,
+            last_poll: SimTime::ZERO,
+            last_auto_commit: SimTime::ZERO,
+            fetch_cursor: 0,
+        }
+    }
+
+    fn name<'e>(&self, env: &'e ClientEnv) -> &'e str {
+        &env.scenario.members[self.idx].name
+    }
+
+    fn cooperative(&self) -> bool {
+        self.protocol == RebalanceProtocol::Cooperative
+    }
+
+    /// In a rebalance, or about to start one: not settled.
+    pub fn is_rebalancing(&self) -> bool {
+        self.alive && (self.phase != Phase::Stable || self.rejoin_needed || !self.inbox.is_empty())
+    }
+
+    /// A new process starts (first start or restart): a new consumer with no member id.
+    pub fn start(&mut self, env: &mut ClientEnv, incarnation: u32) {
+        let idx = self.idx;
+        *self = Consumer::new(idx);
+        let spec = &env.scenario.members[idx];
+        self.protocol = spec.rebalance_protocol;
+        self.topics = spec.topics.clone();
+        self.incarnation = incarnation;
+        env.fact(Fact::ProcessStarted { member: idx });
+        self.alive = true;
+        self.last_poll = env.now();
+        self.last_auto_commit = env.now();
+        self.metadata = env.metadata();
+        log!(env, "{} process starts", env.scenario.members[idx].name);
+        self.schedule_poll(env, env.now());
+        let refresh = env.now() + Duration::from_millis(env.scenario.group.metadata_max_age_ms);
+        env.after(refresh, ClientTimer::MetadataRefresh);
+    }
+
+    /// `wakeup()` + `close()`: the poll in progress ends after the batch, then close commits,
+    /// revokes and leaves.
+    pub fn close(&mut self, env: &mut ClientEnv) {
+        if !self.alive {
+            return;
+        }
+        self.closing = true;
+        env.fact(Fact::CloseRequested { member: self.idx });
+        log!(
+            env,
+            "{} close requested",
+            env.scenario.members[self.idx].name
+        );
+        self.wake(env);
+    }
+
+    /// The process dies: nothing more is sent, ownership ends now.
+    pub fn crash(&mut self, env: &mut ClientEnv) {
+        if !self.alive {
+            return;
+        }
+        self.alive = false;
+        env.fact(Fact::Crashed {
+            member: self.idx,
+            owned: self.owned.clone(),
+        });
+        log!(
+            env,
+            "{} crashes owning {}",
+            env.scenario.members[self.idx].name,
+            env.partitions.list(&self.owned)
+        );
+    }
+
+    /// `subscribe()` with a new topic list: the member rejoins at its next poll, and (as
+    /// `onJoinPrepare` does) a cooperative member first revokes the topics it dropped.
+    pub fn subscribe(&mut self, env: &mut ClientEnv, topics: Vec<String>) {
+        if !self.alive {
+            return;
+        }
+        log!(
+            env,
+            "{} subscribes to [{}]",
+            self.name(env),
+            topics.join(" ")
+        );
+        self.topics = topics;
+        self.request_rejoin(JoinReason::Subscription);
+        self.wake(env);
+    }
+
+    /// The application's processing stalls for `duration` (a slow call, a GC pause): the batch
+    /// in progress, or the next one the poll loop gets, ends that much later. The poll loop is
+    /// blocked meanwhile, so a stall past `max_poll_interval_ms` makes the heartbeat thread leave
+    /// the group, and the batch that finishes afterwards is zombie processing.
+    pub fn stall(&mut self, env: &mut ClientEnv, duration: Duration) {
+        if !self.alive {
+            return;
+        }
+        log!(
+            env,
+            "{} processing stalls for {} ms",
+            env.scenario.members[self.idx].name,
+            duration.as_millis()
+        );
+        match &self.app {
+            App::Busy { until, .. } => {
+                let until = *until + duration;
+                self.begin_stall(env, until);
+            }
+            _ => self.pending_stall = Some(duration),
+        }
+    }
+
+    pub fn on_timer(&mut self, env: &mut ClientEnv, to: ClientRef, timer: ClientTimer) {
+        if !self.alive || to.incarnation != self.incarnation {
+            return;
+        }
+        match timer {
+            ClientTimer::Poll => {
+                self.app = App::Idle;
+                self.poll(env)
+            }
+            ClientTimer::CallbackDone => {
+                self.app = App::Idle;
+                if let Some(after) = self.after_callback.take() {
+                    self.after_callback_done(env, after);
+                }
+                self.poll(env)
+            }
+            ClientTimer::BatchDone => self.batch_done(env),
+            ClientTimer::Heartbeat => self.send_heartbeat(env),
+            ClientTimer::HeartbeatRead(error) => self.read_heartbeat(env, error),
+            ClientTimer::PollTimer => self.check_poll_timer(env),
+            ClientTimer::MetadataRefresh => self.refresh_metadata(env),
+            ClientTimer::RestoreDone(p) => self.restore_done(env, p),
+        }
+    }
+
+    pub fn on_response(&mut self, env: &mut ClientEnv, to: ClientRef, response: Response) {
+        if !self.alive || to.incarnation != self.incarnation {
+            return;
+        }
+        match response {
+            Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
+                self.inbox.push_back(response);
+                self.wake(env);
+            }
+            Response::OffsetFetch { committed } => {
+                if !self.awaiting_offsets {
+                    return;
+                }
+                self.awaiting_offsets = false;
+                let now = env.now();
+                let reset = env.scenario.group.auto_offset_reset;
+                let mut started = Vec::new();
+                for (p, offset) in committed {
+                    if !self.owned.contains(&p) {
+                        continue;
+                    }
+                    let position = offset.unwrap_or_else(|| match reset {
+                        OffsetReset::Latest => env.logs.end_offset(p, now),
+                        OffsetReset::Earliest => 0,
+                    });
+                    env.fact(Fact::PositionSet {
+                        partition: p,
+                        position,
+                    });
+                    self.positions.insert(p, position);
+                    self.start_positions.insert(p, position);
+                    started.push(p);
+                }
+                env.fact(Fact::ProcessingStarted {
+                    member: self.idx,
+                    partitions: started.clone(),
+                });
+                for p in started {
+                    self.rebuild_state(env, p);
+                }
+                self.app = App::Idle;
+                self.poll(env);
+            }
+            Response::OffsetCommit { .. } => {
+                let Some(after) = self.after_commit.take() else {
+                    return;
+                };
+                self.app = App::Idle;
+                match after {
+                    AfterCommit::Join => self.prepare_and_join(env),
+                    AfterCommit::Close => self.finish_close(env),
+                    AfterCommit::CompleteJoin(assignment) => self.complete_join(env, assignment),
+                    AfterCommit::Resume => self.poll(env),
+                }
+            }
+            Response::Heartbeat { error } => {
+                // Read on the heartbeat thread's next pass.
+                let now = env.now();
+                let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+                let at = heartbeat::next_pass(self.last_heartbeat_sent, backoff, now);
+                env.after(at, ClientTimer::HeartbeatRead(error));
+            }
+        }
+    }
+}

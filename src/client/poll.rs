@@ -1,0 +1,189 @@
+//! The application thread: the poll loop and the rebalance-listener callbacks. A rebalance
+//! advances only inside `poll()`: JoinGroup and SyncGroup responses wait for the member's next
+//! poll (at once when it is blocked in poll with nothing to process), so a long batch delays
+//! it; a listener callback blocks the loop for its time; a stall holds the batch in progress.
+
+use super::*;
+
+impl Consumer {
+    /// The poll loop is blocked until `until`, inside the batch in progress.
+    pub(super) fn begin_stall(&mut self, env: &mut ClientEnv, until: SimTime) {
+        let App::Busy { batch, .. } = std::mem::replace(&mut self.app, App::Idle) else {
+            return;
+        };
+        // The batch's BatchDone is re-armed (replaced) at the stall's end.
+        self.stall_batch(env, until, batch);
+    }
+
+    /// `batch` ends at `until`, when the stall that holds it does.
+    pub(super) fn stall_batch(
+        &mut self,
+        env: &mut ClientEnv,
+        until: SimTime,
+        batch: Vec<(usize, u64, u64)>,
+    ) {
+        self.stalled_until = Some(until);
+        env.fact(Fact::Stalled {
+            member: self.idx,
+            until,
+        });
+        self.busy_until(env, until, batch);
+    }
+
+    /// The application processes `batch` until `until`.
+    pub(super) fn busy_until(
+        &mut self,
+        env: &mut ClientEnv,
+        until: SimTime,
+        batch: Vec<(usize, u64, u64)>,
+    ) {
+        env.set_timer(ClientTimer::BatchDone, until);
+        self.app = App::Busy { until, batch };
+    }
+
+    pub(super) fn schedule_poll(&mut self, env: &mut ClientEnv, at: SimTime) {
+        env.set_timer(ClientTimer::Poll, at);
+        self.app = App::Idle;
+    }
+
+    /// A member blocked in `poll()` with nothing to process returns at once.
+    pub(super) fn wake(&mut self, env: &mut ClientEnv) {
+        if matches!(self.app, App::Idle) {
+            self.schedule_poll(env, env.now());
+        }
+    }
+
+    pub(super) fn poll(&mut self, env: &mut ClientEnv) {
+        if !self.alive || matches!(self.app, App::Blocked | App::Busy { .. }) {
+            return;
+        }
+        let now = env.now();
+        self.last_poll = now;
+        if self.closing {
+            self.begin_close(env);
+            return;
+        }
+        if self.membership_lost {
+            self.membership_lost = false;
+            self.inbox.clear();
+            if !self.owned.is_empty() {
+                let lost = std::mem::take(&mut self.owned);
+                log!(
+                    env,
+                    "{} onPartitionsLost {}",
+                    self.name(env),
+                    env.partitions.list(&lost)
+                );
+                env.fact(Fact::Lost {
+                    member: self.idx,
+                    partitions: lost.clone(),
+                });
+                self.drop_partitions(&lost, env);
+            }
+            self.phase = Phase::Unjoined;
+        }
+        // Responses that arrived since the last poll: one rebalance step each.
+        while let Some(response) = self.inbox.pop_front() {
+            self.handle_group_response(env, response);
+            if !matches!(self.app, App::Idle) || !self.alive {
+                return;
+            }
+        }
+        if self.phase == Phase::Unjoined || (self.phase == Phase::Stable && self.rejoin_needed) {
+            self.begin_join(env);
+            if !matches!(self.app, App::Idle) {
+                return;
+            }
+        }
+        if !self.pending_fetch.is_empty() {
+            // `updateAssignmentMetadataIfNeeded`: the poll loop waits for committed offsets.
+            let partitions = std::mem::take(&mut self.pending_fetch);
+            self.awaiting_offsets = true;
+            self.app = App::Blocked;
+            env.send(Request::OffsetFetch { partitions });
+            return;
+        }
+        self.maybe_auto_commit(env);
+        let batch = self.take_batch(env);
+        if batch.is_empty() {
+            let wake = self.next_wake(env);
+            self.schedule_poll(env, wake);
+        } else {
+            let records: u64 = batch.iter().map(|(_, a, b)| b - a).sum();
+            let until =
+                now + Duration::from_micros(records * env.scenario.group.record_processing_us);
+            match self.pending_stall.take() {
+                Some(stall) => self.stall_batch(env, until + stall, batch),
+                None => self.busy_until(env, until, batch),
+            }
+        }
+    }
+
+    pub(super) fn batch_done(&mut self, env: &mut ClientEnv) {
+        let App::Busy { batch, .. } = std::mem::replace(&mut self.app, App::Idle) else {
+            return;
+        };
+        for &(p, from, to) in &batch {
+            self.run_app(env, p, from, to);
+        }
+        for (p, from, to) in batch {
+            env.fact(Fact::Processed {
+                member: self.idx,
+                partition: p,
+                from,
+                to,
+            });
+            if let Some(pos) = self.positions.get_mut(&p) {
+                *pos = (*pos).max(to);
+            }
+        }
+        if self.stalled_until.take().is_some() {
+            env.fact(Fact::StallEnded { member: self.idx });
+        }
+        match env.scenario.group.commit_after_batch {
+            CommitAfterBatch::Sync if self.generation.is_some() => {
+                self.send_commit(env);
+                self.block_on_commit(AfterCommit::Resume);
+                return;
+            }
+            CommitAfterBatch::Async => self.send_commit(env),
+            _ => {}
+        }
+        self.poll(env);
+    }
+
+    /// Partitions leave this member (revoked or lost): their positions go, and so does their join
+    /// state unless the member keeps state across revocations.
+    pub(super) fn drop_partitions(&mut self, parts: &[usize], env: &ClientEnv) {
+        for p in parts {
+            self.positions.remove(p);
+            self.start_positions.remove(p);
+        }
+        let keep = env
+            .scenario
+            .app
+            .as_ref()
+            .is_some_and(|a| a.keep_state_on_revoke);
+        self.task.dropped(parts, keep);
+    }
+
+    /// A rebalance-listener callback takes `ms`: the poll loop is blocked, then goes on with
+    /// `after`.
+    pub(super) fn callback(&mut self, env: &mut ClientEnv, ms: u64, after: AfterCallback) {
+        if ms == 0 {
+            self.after_callback_done(env, after);
+            return;
+        }
+        self.after_callback = Some(after);
+        self.app = App::Blocked;
+        let at = env.now() + Duration::from_millis(ms);
+        env.after(at, ClientTimer::CallbackDone);
+    }
+
+    pub(super) fn after_callback_done(&mut self, env: &mut ClientEnv, after: AfterCallback) {
+        match after {
+            AfterCallback::SendJoin => self.send_join(env),
+            AfterCallback::Resume => {}
+        }
+    }
+}

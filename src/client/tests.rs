@@ -1,0 +1,444 @@
+//! The consumer driven alone: a harness plays the coordinator's part with scripted responses,
+//! fires the consumer's timers in order and keeps what it sends and records, with no world
+//! around it. Each test follows one path of CLIENT.md: the heartbeat thread's pass, a
+//! cooperative revoke-and-rejoin, closing, a poll timeout.
+
+use super::*;
+use crate::app::standby::StandbyPlacement;
+use crate::group::messages::JoinedMember;
+use crate::scenario::{load_str, LoadOptions};
+use crate::sim::RngStreams;
+
+const ME: ClientRef = ClientRef {
+    member: 0,
+    incarnation: 1,
+};
+const ID: &str = "consumer-1-5f0c";
+
+struct Harness {
+    scenario: Scenario,
+    partitions: PartitionSpace,
+    logs: Logs,
+    standby: StandbyPlacement,
+    fetch: Stream,
+    arrival_lag_us: Vec<u64>,
+    consumer: Consumer,
+    now: SimTime,
+    /// Keyed timers (one per key) and one-shots, each with its arming order.
+    keyed: [Option<(SimTime, u64, ClientTimer)>; ClientTimer::KEYS],
+    one_shots: Vec<(SimTime, u64, ClientTimer)>,
+    armed: u64,
+    sent: Vec<(SimTime, Request)>,
+    facts: Vec<Fact>,
+}
+
+impl Harness {
+    /// One member `c1` on topic `orders` (4 partitions), with `extra` TOML for the group and
+    /// producers.
+    fn new(group: &str, extra: &str) -> Self {
+        let toml = format!(
+            "name = \"t\"\nduration_ms = 600000\n\n[[topics]]\nname = \"orders\"\npartitions = 4\n\n\
+             [group]\n{group}\n\n[[members]]\nname = \"c1\"\n{extra}"
+        );
+        let scenario = load_str("t", &toml, &LoadOptions::default()).expect("valid scenario");
+        let partitions = PartitionSpace::new(&scenario);
+        let streams = RngStreams::new(scenario.seed);
+        let logs = Logs::new(&scenario, &partitions, &streams);
+        Harness {
+            standby: StandbyPlacement::new(1, partitions.len()),
+            arrival_lag_us: vec![0; partitions.len()],
+            fetch: streams.stream("fetch"),
+            consumer: Consumer::new(0),
+            now: SimTime::ZERO,
+            keyed: Default::default(),
+            one_shots: Vec::new(),
+            armed: 0,
+            sent: Vec::new(),
+            facts: Vec::new(),
+            scenario,
+            partitions,
+            logs,
+        }
+    }
+
+    /// Runs one handler at the harness's time and applies its effects.
+    fn call(&mut self, handler: impl FnOnce(&mut Consumer, &mut ClientEnv)) {
+        let mut out = Out::new(false);
+        let mut env = ClientEnv {
+            now: self.now,
+            scenario: &self.scenario,
+            partitions: &self.partitions,
+            logs: &self.logs,
+            arrival_lag_us: &self.arrival_lag_us,
+            fetch: &mut self.fetch,
+            standby: &self.standby,
+            out: &mut out,
+        };
+        handler(&mut self.consumer, &mut env);
+        let (effects, _) = out.drain();
+        for effect in effects {
+            self.armed += 1;
+            match effect {
+                ClientEffect::Send(request) => self.sent.push((self.now, *request)),
+                ClientEffect::SetTimer { timer, at } => {
+                    assert!(at >= self.now);
+                    let key = timer.key().unwrap();
+                    self.keyed[key] = Some((at, self.armed, timer));
+                }
+                ClientEffect::CancelTimer(timer) => self.keyed[timer.key().unwrap()] = None,
+                ClientEffect::After { timer, at } => self.one_shots.push((at, self.armed, timer)),
+                ClientEffect::Fact(fact) => self.facts.push(fact),
+            }
+        }
+    }
+
+    /// Fires every timer due by `t_ms`, in (deadline, arming) order, then moves the clock.
+    fn run_until(&mut self, t_ms: u64) {
+        let t = SimTime::from_millis(t_ms);
+        loop {
+            let keyed = self
+                .keyed
+                .iter()
+                .enumerate()
+                .filter_map(|(k, e)| e.as_ref().map(|(at, seq, _)| (*at, *seq, Some(k))));
+            let shots = self.one_shots.iter().map(|(at, seq, _)| (*at, *seq, None));
+            let Some((at, seq, key)) = keyed.chain(shots).filter(|e| e.0 <= t).min() else {
+                break;
+            };
+            let timer = match key {
+                Some(k) => self.keyed[k].take().unwrap().2,
+                None => {
+                    let i = self.one_shots.iter().position(|e| e.1 == seq).unwrap();
+                    self.one_shots.remove(i).2
+                }
+            };
+            self.now = at;
+            self.call(|c, env| c.on_timer(env, ME, timer));
+        }
+        self.now = t;
+    }
+
+    /// A response arrives at `t_ms` (timers due before it fire first).
+    fn respond(&mut self, t_ms: u64, response: Response) {
+        self.run_until(t_ms);
+        self.call(|c, env| c.on_response(env, ME, response));
+        self.run_until(t_ms);
+    }
+
+    fn take_sent(&mut self) -> Vec<Request> {
+        std::mem::take(&mut self.sent)
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect()
+    }
+
+    fn pending_one_shot(&self, matches: impl Fn(&ClientTimer) -> bool) -> Option<u64> {
+        self.one_shots
+            .iter()
+            .find(|(_, _, t)| matches(t))
+            .map(|(at, _, _)| at.as_millis())
+    }
+}
+
+/// Runs until the poll loop's `onJoinPrepare` sends its synchronous commit, answers it, and
+/// returns when it was sent.
+fn commit_on_join_prepare(h: &mut Harness) -> u64 {
+    let start = h.now.as_millis();
+    for t in start..start + 1000 {
+        h.run_until(t);
+        if let Some(i) = h
+            .sent
+            .iter()
+            .position(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+        {
+            let (at, _) = h.sent.remove(i);
+            assert!(
+                !h.sent
+                    .iter()
+                    .any(|(_, r)| matches!(r, Request::JoinGroup { .. })),
+                "the JoinGroup waits for the commit"
+            );
+            h.respond(
+                t + 5,
+                Response::OffsetCommit {
+                    error: ErrorCode::None,
+                },
+            );
+            return at.as_millis();
+        }
+    }
+    panic!("no commit: {:?}", h.sent);
+}
+
+fn join_ok(generation: i32, leader: bool, subscription: Subscription) -> Response {
+    Response::JoinGroup {
+        error: ErrorCode::None,
+        member_id: ID.into(),
+        generation,
+        protocol: Some("range".into()),
+        leader: if leader { ID.into() } else { "other".into() },
+        members: if leader {
+            vec![JoinedMember {
+                member_id: ID.into(),
+                group_instance_id: None,
+                subscription,
+            }]
+        } else {
+            Vec::new()
+        },
+        skip_assignment: false,
+    }
+}
+
+fn sync_ok(assignment: Vec<usize>) -> Response {
+    Response::SyncGroup {
+        error: ErrorCode::None,
+        assignment,
+    }
+}
+
+fn join_subscription(r: &Request) -> (&str, &Subscription, JoinReason) {
+    match r {
+        Request::JoinGroup {
+            member_id,
+            subscription,
+            reason,
+            ..
+        } => (member_id, subscription, *reason),
+        other => panic!("not a JoinGroup: {other:?}"),
+    }
+}
+
+/// Start, MEMBER_ID_REQUIRED, join as leader of generation 1, SyncGroup with all four
+/// partitions, committed offsets fetched: the member is Stable at 40 ms.
+fn join_group(h: &mut Harness) {
+    h.call(|c, env| c.start(env, 1));
+    h.run_until(0);
+    let sent = h.take_sent();
+    assert_eq!(join_subscription(&sent[0]).0, "", "a new member has no id");
+    h.respond(
+        10,
+        Response::JoinGroup {
+            error: ErrorCode::MemberIdRequired,
+            member_id: ID.into(),
+            generation: -1,
+            protocol: None,
+            leader: String::new(),
+            members: Vec::new(),
+            skip_assignment: false,
+        },
+    );
+    let sent = h.take_sent();
+    let (id, subscription, _) = join_subscription(&sent[0]);
+    assert_eq!(id, ID);
+    let subscription = subscription.clone();
+    h.respond(20, join_ok(1, true, subscription));
+    // The leader ran the assignor: range gives it everything.
+    let sent = h.take_sent();
+    let Request::SyncGroup { assignments, .. } = &sent[0] else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(
+        assignments.as_deref(),
+        Some(&[(ID.to_string(), vec![0, 1, 2, 3])][..])
+    );
+    h.respond(30, sync_ok(vec![0, 1, 2, 3]));
+    let sent = h.take_sent();
+    assert!(
+        matches!(&sent[..], [Request::OffsetFetch { partitions }] if partitions == &[0, 1, 2, 3])
+    );
+    h.respond(
+        40,
+        Response::OffsetFetch {
+            committed: (0..4).map(|p| (p, None)).collect(),
+        },
+    );
+    assert!(!h.consumer.is_rebalancing());
+    assert!(h.facts.contains(&Fact::Assigned {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+}
+
+#[test]
+fn the_heartbeat_thread_reads_a_response_on_its_next_pass_and_the_poll_loop_acts_on_it() {
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    join_group(&mut h);
+    // Enabled when the JoinGroup response was handled (20 ms): every 3000 ms from then.
+    h.run_until(3019);
+    assert!(h.take_sent().is_empty());
+    h.run_until(3020);
+    let sent = h.take_sent();
+    assert!(
+        matches!(&sent[..], [Request::Heartbeat { generation: 1, .. }]),
+        "{sent:?}"
+    );
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    // Read on the thread's next pass: every retry_backoff_ms (100) from the send.
+    let read_at = h.pending_one_shot(|t| matches!(t, ClientTimer::HeartbeatRead(_)));
+    assert_eq!(read_at, Some(3120));
+    assert!(!h.consumer.is_rebalancing());
+    h.run_until(3120);
+    assert!(h.consumer.is_rebalancing(), "rejoin needed");
+    // The poll loop acts at its next poll (an idle member wakes at fetch.max.wait.ms):
+    // onJoinPrepare commits synchronously first (auto-commit), and waits for the answer.
+    let commit_at = commit_on_join_prepare(&mut h);
+    assert!(commit_at > 3120 && commit_at <= 3120 + 500, "{commit_at}");
+    // EAGER then revokes everything, and the JoinGroup carries no owned partitions.
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .expect("rejoined");
+    let (id, subscription, _) = join_subscription(join);
+    assert_eq!(id, ID);
+    assert!(subscription.owned.is_empty());
+    assert_eq!(subscription.previous_assignment, vec![0, 1, 2, 3]);
+    assert!(h.facts.contains(&Fact::Revoked {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+}
+
+#[test]
+fn a_cooperative_member_revokes_only_what_it_lost_and_rejoins_for_the_follow_up() {
+    let mut h = Harness::new("assignors = [\"cooperative-sticky\"]", "");
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    commit_on_join_prepare(&mut h);
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .unwrap();
+    // COOPERATIVE keeps its partitions and says so.
+    assert_eq!(join_subscription(join).1.owned, vec![0, 1, 2, 3]);
+    assert!(!h.facts.iter().any(|f| matches!(f, Fact::Revoked { .. })));
+    let rejoined_at = h.now.as_millis();
+    h.respond(
+        rejoined_at + 10,
+        join_ok(2, false, Subscription::default_for_test()),
+    );
+    h.take_sent();
+    h.respond(rejoined_at + 20, sync_ok(vec![0, 1]));
+    assert!(h.facts.contains(&Fact::Revoked {
+        member: 0,
+        partitions: vec![2, 3]
+    }));
+    // It gave something up: it rejoins at its next poll for the follow-up (after
+    // onJoinPrepare's commit), owning what it kept.
+    commit_on_join_prepare(&mut h);
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .expect("follow-up JoinGroup");
+    let (_, subscription, reason) = join_subscription(join);
+    assert_eq!(reason, JoinReason::FollowUp);
+    assert_eq!(subscription.owned, vec![0, 1]);
+    assert_eq!(subscription.generation, Some(2));
+}
+
+#[test]
+fn closing_commits_revokes_everything_and_leaves() {
+    let mut h = Harness::new(
+        "assignors = [\"range\"]",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 100\n",
+    );
+    join_group(&mut h);
+    h.run_until(2000);
+    h.take_sent();
+    h.call(|c, env| c.close(env));
+    h.run_until(2100);
+    let sent = h.take_sent();
+    // close(): a synchronous auto-commit first; the poll loop waits for its answer.
+    let Some(Request::OffsetCommit { offsets, .. }) = sent.last() else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(offsets.len(), 4);
+    assert!(!h
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::RevokedOnClose { .. })));
+    h.respond(
+        2110,
+        Response::OffsetCommit {
+            error: ErrorCode::None,
+        },
+    );
+    assert!(h.facts.contains(&Fact::RevokedOnClose {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+    let sent = h.take_sent();
+    assert!(
+        matches!(&sent[..], [Request::LeaveGroup { reason: LeaveReason::Close, member_id }] if member_id == ID),
+        "{sent:?}"
+    );
+    assert!(h.facts.contains(&Fact::ProcessStopped { member: 0 }));
+    // A closed consumer sends nothing more.
+    h.run_until(60_000);
+    assert!(h.take_sent().is_empty());
+}
+
+#[test]
+fn a_stall_past_the_poll_interval_makes_the_heartbeat_thread_leave_and_the_partitions_are_lost() {
+    let mut h = Harness::new(
+        "assignors = [\"range\"]\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
+    );
+    join_group(&mut h);
+    h.run_until(1000);
+    // A batch is in progress (1 ms a record); the stall holds it for 20 s.
+    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    // The heartbeat thread notices on its first pass after the last poll + 10 s.
+    h.run_until(12_500);
+    let sent = h.take_sent();
+    let leave = sent.iter().position(|r| {
+        matches!(
+            r,
+            Request::LeaveGroup {
+                reason: LeaveReason::PollTimeout,
+                ..
+            }
+        )
+    });
+    assert!(leave.is_some(), "{sent:?}");
+    // The application thread is still stuck: nothing is lost yet.
+    assert!(!h.facts.iter().any(|f| matches!(f, Fact::Lost { .. })));
+    h.run_until(25_000);
+    assert!(h.facts.contains(&Fact::Lost {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+    // It rejoins as a new member (the generation and member id were reset).
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .expect("rejoins");
+    assert_eq!(join_subscription(join).0, "");
+}
+
+impl Subscription {
+    fn default_for_test() -> Self {
+        Subscription {
+            topics: vec!["orders".into()],
+            owned: Vec::new(),
+            previous_assignment: Vec::new(),
+            generation: None,
+        }
+    }
+}
