@@ -11,6 +11,73 @@
 
 use super::*;
 
+/// Where the member is in the group protocol (the client's `MemberState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Not in a generation, or told to rejoin: joins at the next `poll()`.
+    Unjoined,
+    AwaitingJoin,
+    AwaitingSync,
+    Stable,
+}
+
+/// The classic protocol's membership state (`AbstractCoordinator` / `ConsumerCoordinator`):
+/// the member id and generation, where the member is in the join/sync steps, whether it must
+/// rejoin and why, and the heartbeat thread's state. The poll loop reaches it through a few
+/// questions (is a rebalance running, is a join due, is there a generation to commit in) and
+/// the steps in this file and `heartbeat.rs`; KIP-848's membership (the
+/// `ConsumerMembershipManager`, its own issue) is the other kind that will answer them.
+pub(super) struct ClassicMembership {
+    /// EAGER or COOPERATIVE: what every assignor the member lists supports.
+    pub(super) protocol: RebalanceProtocol,
+    pub(super) member_id: String,
+    pub(super) generation: Option<i32>,
+    pub(super) phase: Phase,
+    pub(super) rejoin_needed: bool,
+    /// Why the next JoinGroup is sent.
+    pub(super) join_reason: JoinReason,
+    /// The leader's metadata when it last assigned (`assignmentSnapshot`): a difference seen at
+    /// a refresh makes it rejoin.
+    pub(super) assignment_snapshot: Option<Vec<u32>>,
+    /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
+    /// partitions are lost at the next `poll()`.
+    pub(super) membership_lost: bool,
+    /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
+    pub(super) inbox: VecDeque<Response>,
+    /// The heartbeat thread: enabled from a JoinGroup response until the next join, and when
+    /// it last sent.
+    pub(super) heartbeat_enabled: bool,
+    pub(super) last_heartbeat_sent: SimTime,
+}
+
+impl ClassicMembership {
+    pub(super) fn new() -> Self {
+        ClassicMembership {
+            protocol: RebalanceProtocol::Eager,
+            member_id: String::new(),
+            generation: None,
+            phase: Phase::Unjoined,
+            rejoin_needed: false,
+            join_reason: JoinReason::New,
+            assignment_snapshot: None,
+            membership_lost: false,
+            inbox: VecDeque::new(),
+            heartbeat_enabled: false,
+            last_heartbeat_sent: SimTime::ZERO,
+        }
+    }
+
+    /// In a rebalance, or about to start one.
+    pub(super) fn is_rebalancing(&self) -> bool {
+        self.phase != Phase::Stable || self.rejoin_needed || !self.inbox.is_empty()
+    }
+
+    /// The next `poll()` must (re)join: not in a generation, or told to rejoin.
+    pub(super) fn join_due(&self) -> bool {
+        self.phase == Phase::Unjoined || (self.phase == Phase::Stable && self.rejoin_needed)
+    }
+}
+
 impl Consumer {
     /// One JoinGroup or SyncGroup response, handled by the application thread.
     pub(super) fn handle_group_response(&mut self, env: &mut ClientEnv, response: Response) {
@@ -23,14 +90,14 @@ impl Consumer {
                 leader,
                 members,
                 skip_assignment,
-            } if self.phase == Phase::AwaitingJoin => match error {
+            } if self.membership.phase == Phase::AwaitingJoin => match error {
                 ErrorCode::None => {
-                    self.member_id = member_id;
-                    self.generation = Some(generation);
+                    self.membership.member_id = member_id;
+                    self.membership.generation = Some(generation);
                     // The heartbeat thread is enabled again, its timers reset (AbstractCoordinator).
                     self.enable_heartbeat(env);
                     let name = self.name(env).to_string();
-                    let is_leader = leader == self.member_id;
+                    let is_leader = leader == self.membership.member_id;
                     log!(
                         env,
                         "{name} JoinGroup response: generation {generation}{}",
@@ -38,12 +105,12 @@ impl Consumer {
                     );
                     let assignments = if is_leader && !skip_assignment {
                         let protocol = protocol.unwrap_or_default();
-                        self.assignment_snapshot = Some(self.metadata.clone());
+                        self.membership.assignment_snapshot = Some(self.metadata.clone());
                         match leader::assign(
                             env.scenario,
                             env.partitions,
                             &protocol,
-                            self.protocol,
+                            self.membership.protocol,
                             &members,
                             &self.metadata,
                         ) {
@@ -56,16 +123,16 @@ impl Consumer {
                     } else {
                         None
                     };
-                    self.phase = Phase::AwaitingSync;
+                    self.membership.phase = Phase::AwaitingSync;
                     let request = Request::SyncGroup {
-                        member_id: self.member_id.clone(),
+                        member_id: self.membership.member_id.clone(),
                         generation,
                         assignments,
                     };
                     env.send(request);
                 }
                 ErrorCode::MemberIdRequired => {
-                    self.member_id = member_id;
+                    self.membership.member_id = member_id;
                     self.send_join(env);
                 }
                 ErrorCode::InconsistentGroupProtocol => {
@@ -90,13 +157,15 @@ impl Consumer {
                     self.send_join(env);
                 }
             },
-            Response::SyncGroup { error, assignment } if self.phase == Phase::AwaitingSync => {
+            Response::SyncGroup { error, assignment }
+                if self.membership.phase == Phase::AwaitingSync =>
+            {
                 match error {
                     ErrorCode::None => {
                         let revokes = self.owned.iter().any(|p| !assignment.contains(p));
                         if revokes
                             && env.scenario.group.commit_on_revoke
-                            && self.generation.is_some()
+                            && self.membership.generation.is_some()
                         {
                             // The rebalance listener commits before giving partitions up.
                             self.send_commit(env);
@@ -106,12 +175,12 @@ impl Consumer {
                         self.complete_join(env, assignment);
                     }
                     ErrorCode::RebalanceInProgress => {
-                        self.phase = Phase::Unjoined;
+                        self.membership.phase = Phase::Unjoined;
                     }
                     other => {
                         self.reset_generation(other == ErrorCode::UnknownMemberId);
-                        self.membership_lost = true;
-                        self.phase = Phase::Unjoined;
+                        self.membership.membership_lost = true;
+                        self.membership.phase = Phase::Unjoined;
                     }
                 }
             }
@@ -160,7 +229,7 @@ impl Consumer {
             partitions: added.clone(),
         });
         self.owned = assignment;
-        self.phase = Phase::Stable;
+        self.membership.phase = Phase::Stable;
         if added.is_empty() {
             env.fact(Fact::ProcessingStarted {
                 member: self.idx,
@@ -188,9 +257,9 @@ impl Consumer {
 
     /// `onJoinPrepare`: auto-commit synchronously (if enabled), then revoke and join.
     pub(super) fn begin_join(&mut self, env: &mut ClientEnv) {
-        self.rejoin_needed = false;
+        self.membership.rejoin_needed = false;
         self.metadata = env.metadata();
-        self.inbox.clear();
+        self.membership.inbox.clear();
         self.disable_heartbeat(env);
         if !self.auto_commit_sync(env, AfterCommit::Join) {
             self.prepare_and_join(env);
@@ -227,7 +296,7 @@ impl Consumer {
                 self.previous_assignment = revoked;
             }
             let ms = env.scenario.group.on_partitions_revoked_ms;
-            self.phase = Phase::AwaitingJoin;
+            self.membership.phase = Phase::AwaitingJoin;
             self.callback(env, ms, AfterCallback::SendJoin);
         } else {
             self.send_join(env);
@@ -236,9 +305,9 @@ impl Consumer {
 
     pub(super) fn send_join(&mut self, env: &mut ClientEnv) {
         let spec = &env.scenario.members[self.idx];
-        self.phase = Phase::AwaitingJoin;
+        self.membership.phase = Phase::AwaitingJoin;
         let request = Request::JoinGroup {
-            member_id: self.member_id.clone(),
+            member_id: self.membership.member_id.clone(),
             group_instance_id: spec.group_instance_id.clone(),
             client_id: spec.client_id.clone(),
             protocols: spec.assignors.clone(),
@@ -250,17 +319,17 @@ impl Consumer {
                     Vec::new()
                 },
                 previous_assignment: self.previous_assignment.clone(),
-                generation: self.generation,
+                generation: self.membership.generation,
             },
             rebalance_timeout_ms: env.scenario.group.max_poll_interval_ms,
             session_timeout_ms: env.scenario.group.session_timeout_ms,
-            reason: if self.member_id.is_empty() {
+            reason: if self.membership.member_id.is_empty() {
                 JoinReason::New
             } else {
-                self.join_reason
+                self.membership.join_reason
             },
         };
-        let id = self.member_id.clone();
+        let id = self.membership.member_id.clone();
         if id.is_empty() {
             env.fact(Fact::Joining { member: self.idx });
         }
@@ -274,10 +343,10 @@ impl Consumer {
     }
 
     pub(super) fn request_rejoin(&mut self, reason: JoinReason) {
-        if !self.rejoin_needed {
-            self.join_reason = reason;
+        if !self.membership.rejoin_needed {
+            self.membership.join_reason = reason;
         }
-        self.rejoin_needed = true;
+        self.membership.rejoin_needed = true;
     }
 
     /// A metadata refresh: the leader rejoins when partition counts differ from those it last
@@ -285,16 +354,17 @@ impl Consumer {
     pub(super) fn refresh_metadata(&mut self, env: &mut ClientEnv) {
         self.metadata = env.metadata();
         let changed = self
+            .membership
             .assignment_snapshot
             .as_ref()
             .is_some_and(|s| *s != self.metadata);
-        if changed && self.phase == Phase::Stable {
+        if changed && self.membership.phase == Phase::Stable {
             log!(
                 env,
                 "{} (leader) sees new partitions: rejoin",
                 self.name(env)
             );
-            self.assignment_snapshot = None;
+            self.membership.assignment_snapshot = None;
             self.request_rejoin(JoinReason::Metadata);
             self.wake(env);
         }
@@ -303,9 +373,9 @@ impl Consumer {
     }
 
     pub(super) fn reset_generation(&mut self, forget_member_id: bool) {
-        self.generation = None;
+        self.membership.generation = None;
         if forget_member_id {
-            self.member_id.clear();
+            self.membership.member_id.clear();
         }
     }
 
@@ -333,9 +403,9 @@ impl Consumer {
             });
         }
         let is_static = env.scenario.members[self.idx].group_instance_id.is_some();
-        if !is_static && !self.member_id.is_empty() {
+        if !is_static && !self.membership.member_id.is_empty() {
             env.send(Request::LeaveGroup {
-                member_id: self.member_id.clone(),
+                member_id: self.membership.member_id.clone(),
                 reason: LeaveReason::Close,
             });
         }

@@ -18,12 +18,12 @@ impl Consumer {
     }
 
     pub(super) fn send_commit(&mut self, env: &mut ClientEnv) {
-        let Some(generation) = self.generation else {
+        let Some(generation) = self.membership.generation else {
             return;
         };
         let offsets = self.positions.iter().map(|(&p, &o)| (p, o)).collect();
         let request = Request::OffsetCommit {
-            member_id: self.member_id.clone(),
+            member_id: self.membership.member_id.clone(),
             generation,
             offsets,
         };
@@ -41,7 +41,7 @@ impl Consumer {
     pub(super) fn auto_commit_sync(&mut self, env: &mut ClientEnv, after: AfterCommit) -> bool {
         let commits = env.scenario.group.enable_auto_commit
             && !self.positions.is_empty()
-            && self.generation.is_some();
+            && self.membership.generation.is_some();
         if commits {
             self.send_commit(env);
             self.block_on_commit(after);

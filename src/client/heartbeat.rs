@@ -9,9 +9,9 @@ use super::*;
 impl Consumer {
     pub(super) fn enable_heartbeat(&mut self, env: &mut ClientEnv) {
         self.disable_heartbeat(env);
-        self.heartbeat_enabled = true;
+        self.membership.heartbeat_enabled = true;
         let now = env.now();
-        self.last_heartbeat_sent = now;
+        self.membership.last_heartbeat_sent = now;
         self.last_poll = now;
         let at = now + Duration::from_millis(env.scenario.group.heartbeat_interval_ms);
         env.set_timer(ClientTimer::Heartbeat, at);
@@ -19,20 +19,20 @@ impl Consumer {
     }
 
     pub(super) fn disable_heartbeat(&mut self, env: &mut ClientEnv) {
-        self.heartbeat_enabled = false;
+        self.membership.heartbeat_enabled = false;
         env.cancel_timer(ClientTimer::Heartbeat);
         env.cancel_timer(ClientTimer::PollTimer);
     }
 
     pub(super) fn send_heartbeat(&mut self, env: &mut ClientEnv) {
-        if !self.heartbeat_enabled {
+        if !self.membership.heartbeat_enabled {
             return;
         }
         let now = env.now();
-        self.last_heartbeat_sent = now;
-        if let Some(generation) = self.generation {
+        self.membership.last_heartbeat_sent = now;
+        if let Some(generation) = self.membership.generation {
             let request = Request::Heartbeat {
-                member_id: self.member_id.clone(),
+                member_id: self.membership.member_id.clone(),
                 generation,
             };
             env.send(request);
@@ -42,16 +42,16 @@ impl Consumer {
     }
 
     pub(super) fn read_heartbeat(&mut self, env: &mut ClientEnv, error: ErrorCode) {
-        if !self.heartbeat_enabled {
+        if !self.membership.heartbeat_enabled {
             return;
         }
         match error {
             ErrorCode::None => {}
             ErrorCode::RebalanceInProgress => {
-                if !self.rejoin_needed {
+                if !self.membership.rejoin_needed {
                     log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name(env));
                 }
-                self.rejoin_needed = true;
+                self.membership.rejoin_needed = true;
             }
             other => {
                 log!(
@@ -61,7 +61,7 @@ impl Consumer {
                     other.name()
                 );
                 self.reset_generation(other != ErrorCode::IllegalGeneration);
-                self.membership_lost = true;
+                self.membership.membership_lost = true;
                 self.request_rejoin(JoinReason::New);
                 self.disable_heartbeat(env);
             }
@@ -73,12 +73,12 @@ impl Consumer {
             self.last_poll + Duration::from_millis(env.scenario.group.max_poll_interval_ms);
         // The heartbeat thread notices on its first pass after the deadline.
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-        let at = next_pass(self.last_heartbeat_sent, backoff, deadline);
+        let at = next_pass(self.membership.last_heartbeat_sent, backoff, deadline);
         env.set_timer(ClientTimer::PollTimer, at);
     }
 
     pub(super) fn check_poll_timer(&mut self, env: &mut ClientEnv) {
-        if !self.heartbeat_enabled {
+        if !self.membership.heartbeat_enabled {
             return;
         }
         let deadline =
@@ -95,13 +95,13 @@ impl Consumer {
             self.name(env)
         );
         env.send(Request::LeaveGroup {
-            member_id: self.member_id.clone(),
+            member_id: self.membership.member_id.clone(),
             reason: LeaveReason::PollTimeout,
         });
         self.disable_heartbeat(env);
         self.reset_generation(true);
-        self.membership_lost = true;
-        self.phase = Phase::Unjoined;
+        self.membership.membership_lost = true;
+        self.membership.phase = Phase::Unjoined;
     }
 }
 

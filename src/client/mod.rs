@@ -11,6 +11,8 @@
 //! timers, one-shot timers, facts) that the world applies.
 
 mod classic;
+
+use classic::{ClassicMembership, Phase};
 mod commit;
 mod fetch;
 mod heartbeat;
@@ -158,16 +160,6 @@ impl ClientTimer {
     }
 }
 
-/// Where the member is in the group protocol (the client's `MemberState`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Not in a generation, or told to rejoin: joins at the next `poll()`.
-    Unjoined,
-    AwaitingJoin,
-    AwaitingSync,
-    Stable,
-}
-
 /// What the poll loop does once the synchronous commit it waits on is answered.
 #[derive(Debug)]
 enum AfterCommit {
@@ -207,25 +199,12 @@ pub struct Consumer {
     incarnation: u32,
     alive: bool,
     closing: bool,
-    protocol: RebalanceProtocol,
+    /// The group membership: the classic protocol's (KIP-848's comes with its issue).
+    membership: ClassicMembership,
     /// The subscription (it can change during the run).
     topics: Vec<String>,
-    member_id: String,
-    generation: Option<i32>,
-    phase: Phase,
-    rejoin_needed: bool,
-    /// Why the next JoinGroup is sent.
-    join_reason: JoinReason,
     /// Partition counts per topic as this member's metadata has them.
     metadata: Vec<u32>,
-    /// The leader's metadata when it last assigned (`assignmentSnapshot`): a difference seen at
-    /// a refresh makes it rejoin.
-    assignment_snapshot: Option<Vec<u32>>,
-    /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
-    /// partitions are lost at the next `poll()`.
-    membership_lost: bool,
-    /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
-    inbox: VecDeque<Response>,
     /// The client's assignment (`SubscriptionState`), ascending.
     owned: Vec<usize>,
     /// The assignment before the last EAGER revocation: StickyAssignor's userData.
@@ -245,8 +224,8 @@ pub struct Consumer {
     stalled_until: Option<SimTime>,
     /// A stall that hit while the member had no batch: it applies to the next batch.
     pending_stall: Option<Duration>,
-    heartbeat_enabled: bool,
-    last_heartbeat_sent: SimTime,
+    /// When the application thread last called `poll()` (the poll timer the heartbeat thread
+    /// checks against `max_poll_interval_ms`).
     last_poll: SimTime,
     last_auto_commit: SimTime,
     /// Round-robin start over owned partitions when filling a batch.
@@ -260,17 +239,9 @@ impl Consumer {
             incarnation: 0,
             alive: false,
             closing: false,
-            protocol: RebalanceProtocol::Eager,
+            membership: ClassicMembership::new(),
             topics: Vec::new(),
-            member_id: String::new(),
-            generation: None,
-            phase: Phase::Unjoined,
-            rejoin_needed: false,
-            join_reason: JoinReason::New,
             metadata: Vec::new(),
-            assignment_snapshot: None,
-            membership_lost: false,
-            inbox: VecDeque::new(),
             owned: Vec::new(),
             previous_assignment: Vec::new(),
             positions: BTreeMap::new(),
@@ -283,8 +254,6 @@ impl Consumer {
             app: App::Idle,
             stalled_until: None,
             pending_stall: None,
-            heartbeat_enabled: false,
-            last_heartbeat_sent: SimTime::ZERO,
             last_poll: SimTime::ZERO,
             last_auto_commit: SimTime::ZERO,
             fetch_cursor: 0,
@@ -296,12 +265,12 @@ impl Consumer {
     }
 
     fn cooperative(&self) -> bool {
-        self.protocol == RebalanceProtocol::Cooperative
+        self.membership.protocol == RebalanceProtocol::Cooperative
     }
 
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
-        self.alive && (self.phase != Phase::Stable || self.rejoin_needed || !self.inbox.is_empty())
+        self.alive && self.membership.is_rebalancing()
     }
 
     /// A new process starts (first start or restart): a new consumer with no member id.
@@ -309,7 +278,7 @@ impl Consumer {
         let idx = self.idx;
         *self = Consumer::new(idx);
         let spec = &env.scenario.members[idx];
-        self.protocol = spec.rebalance_protocol;
+        self.membership.protocol = spec.rebalance_protocol;
         self.topics = spec.topics.clone();
         self.incarnation = incarnation;
         env.fact(Fact::ProcessStarted { member: idx });
@@ -428,7 +397,7 @@ impl Consumer {
         }
         match response {
             Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
-                self.inbox.push_back(response);
+                self.membership.inbox.push_back(response);
                 self.wake(env);
             }
             Response::OffsetFetch { committed } => {
@@ -481,7 +450,7 @@ impl Consumer {
                 // Read on the heartbeat thread's next pass.
                 let now = env.now();
                 let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-                let at = heartbeat::next_pass(self.last_heartbeat_sent, backoff, now);
+                let at = heartbeat::next_pass(self.membership.last_heartbeat_sent, backoff, now);
                 env.after(at, ClientTimer::HeartbeatRead(error));
             }
         }

@@ -63,9 +63,9 @@ impl Consumer {
             self.begin_close(env);
             return;
         }
-        if self.membership_lost {
-            self.membership_lost = false;
-            self.inbox.clear();
+        if self.membership.membership_lost {
+            self.membership.membership_lost = false;
+            self.membership.inbox.clear();
             if !self.owned.is_empty() {
                 let lost = std::mem::take(&mut self.owned);
                 log!(
@@ -80,16 +80,16 @@ impl Consumer {
                 });
                 self.drop_partitions(&lost, env);
             }
-            self.phase = Phase::Unjoined;
+            self.membership.phase = Phase::Unjoined;
         }
         // Responses that arrived since the last poll: one rebalance step each.
-        while let Some(response) = self.inbox.pop_front() {
+        while let Some(response) = self.membership.inbox.pop_front() {
             self.handle_group_response(env, response);
             if !matches!(self.app, App::Idle) || !self.alive {
                 return;
             }
         }
-        if self.phase == Phase::Unjoined || (self.phase == Phase::Stable && self.rejoin_needed) {
+        if self.membership.join_due() {
             self.begin_join(env);
             if !matches!(self.app, App::Idle) {
                 return;
@@ -141,7 +141,7 @@ impl Consumer {
             env.fact(Fact::StallEnded { member: self.idx });
         }
         match env.scenario.group.commit_after_batch {
-            CommitAfterBatch::Sync if self.generation.is_some() => {
+            CommitAfterBatch::Sync if self.membership.generation.is_some() => {
                 self.send_commit(env);
                 self.block_on_commit(AfterCommit::Resume);
                 return;
