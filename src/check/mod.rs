@@ -153,10 +153,22 @@ impl Checks {
 
     /// One fact, to every property.
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
-        let mut found = findings!(self);
-        self.ownership.observe(now, fact, &mut found);
-        self.offsets.observe(now, fact, &mut found);
-        coverage::observe(fact, &mut found);
+        // The two facts of every batch and every commit go straight to the one property that
+        // reads them; the rest to all.
+        match fact {
+            Fact::Processed {
+                member, partition, ..
+            } if self.ownership.owner(*partition) == Some(*member) => {}
+            Fact::OffsetCommitted { .. } => {
+                let mut found = findings!(self);
+                self.offsets.observe(now, fact, &mut found);
+            }
+            _ => {
+                let mut found = findings!(self);
+                self.ownership.observe(now, fact, &mut found);
+                coverage::observe(fact, &mut found);
+            }
+        }
     }
 
     /// Test-only fault: member `m` claims `partition` without an assignment.

@@ -18,6 +18,11 @@ impl Ownership {
         }
     }
 
+    /// Who owns partition `p` now.
+    pub fn owner(&self, p: usize) -> Option<usize> {
+        self.owner[p]
+    }
+
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
         match fact {
             Fact::Assigned { member, partitions } => self.acquire(now, *member, partitions, found),

@@ -7,6 +7,9 @@ use crate::app::recovery::Owned;
 impl Consumer {
     /// The application on records `[from, to)` of partition `p`.
     pub(super) fn run_app(&mut self, env: &mut ClientEnv, p: usize, from: u64, to: u64) {
+        if env.scenario.app.is_none() {
+            return;
+        }
         let member = Owned {
             owned: &self.owned,
             positions: &self.positions,

@@ -25,22 +25,33 @@ impl Digest {
         }
     }
 
+    /// Fixed-size fields at once (one bounds check for the lot).
+    #[inline]
+    pub fn bytes<const N: usize>(&mut self, v: [u8; N]) {
+        self.buf.extend_from_slice(&v);
+    }
+
+    #[inline]
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
     }
 
+    #[inline]
     pub fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
 
+    #[inline]
     pub fn i32(&mut self, v: i32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
 
+    #[inline]
     pub fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
 
+    #[inline]
     pub fn bool(&mut self, v: bool) {
         self.buf.push(u8::from(v));
     }

@@ -107,11 +107,8 @@ struct World<'s> {
     logs: Logs,
     trace: Trace,
     digest: Digest,
-    metrics: Metrics,
-    /// The named properties, each with its own record of the truth.
-    check: Checks,
-    /// State recovery's record of previous owners and members (standby placement).
-    standby: StandbyPlacement,
+    /// Everything fed the models' facts.
+    observers: Observers,
     /// Fetch round trips.
     fetch: Stream,
     /// Extra delay before each partition's records reach a consumer (out-of-order arrival,
@@ -168,9 +165,11 @@ impl<'s> World<'s> {
             logs,
             trace: Trace::new(logging),
             digest: Digest::new(),
-            metrics,
-            check,
-            standby: StandbyPlacement::new(n, partitions_len),
+            observers: Observers {
+                standby: StandbyPlacement::new(n, partitions_len),
+                check,
+                metrics,
+            },
             fetch: streams.stream("fetch"),
             arrival_lag_us,
             coordinator,
@@ -249,11 +248,16 @@ impl<'s> World<'s> {
         // The run ends at `end`: close open intervals there.
         let events = self.queue.popped();
         let digest = self.digest.hex();
-        let history = self.metrics.take_history();
-        let invariants = self.check.finish();
-        let report =
-            self.metrics
-                .finish(end, &digest, events, invariants, &self.logs, self.scenario);
+        let history = self.observers.metrics.take_history();
+        let invariants = self.observers.check.finish();
+        let report = self.observers.metrics.finish(
+            end,
+            &digest,
+            events,
+            invariants,
+            &self.logs,
+            self.scenario,
+        );
         RunOutput {
             report,
             history,
@@ -268,18 +272,17 @@ impl<'s> World<'s> {
         match event {
             Event::Timeline(i) => self.timeline(i),
             Event::AtCoordinator { from, request } => {
-                let mut out = self.take_coordinator_out();
                 let offsets = &self.cluster.offsets;
-                self.coordinator
-                    .handle(now, from, *request, offsets, &mut out);
-                self.apply_coordinator(out);
+                let out = &mut self.coordinator_out;
+                self.coordinator.handle(now, from, *request, offsets, out);
+                self.apply_coordinator();
             }
             Event::CoordinatorTimer(timer) => {
                 // A keyed timer that fires is the live one of its key.
                 self.timers.coordinator.remove(&timer);
-                let mut out = self.take_coordinator_out();
-                self.coordinator.on_timer(now, timer, &mut out);
-                self.apply_coordinator(out);
+                self.coordinator
+                    .on_timer(now, timer, &mut self.coordinator_out);
+                self.apply_coordinator();
             }
             Event::AtClient { to, response } => {
                 self.with_member(to.member, |m, env| m.on_response(env, to, *response))
@@ -293,21 +296,22 @@ impl<'s> World<'s> {
             Event::SettleCheck => {
                 let stable = self.coordinator.is_stable()
                     && self.members.iter().all(|m| !m.is_rebalancing());
-                self.check
+                self.observers
+                    .check
                     .settle_check(now, stable, self.coordinator.state_name());
             }
             Event::LagSample => {
-                self.metrics.sample_lag(now, &self.logs);
+                self.observers.metrics.sample_lag(now, &self.logs);
                 let every = self.scenario.lag_sample_ms;
-                let every = (every / self.metrics.lag_sampling_factor(now)).max(1);
+                let every = (every / self.observers.metrics.lag_sampling_factor(now)).max(1);
                 self.lag_fine = every < self.scenario.lag_sample_ms;
                 let next = now + Duration::from_millis(every);
                 self.next_lag_sample = Some(self.queue.schedule(next, Event::LagSample));
             }
             Event::ForceOwnership { member, partition } => {
-                self.standby.acquired(member, &[partition]);
-                self.check.force_ownership(now, member, partition);
-                self.metrics.acquire(now, member, &[partition]);
+                self.observers.standby.acquired(member, &[partition]);
+                self.observers.check.force_ownership(now, member, partition);
+                self.observers.metrics.acquire(now, member, &[partition]);
             }
         }
     }
@@ -341,7 +345,9 @@ impl<'s> World<'s> {
                     .iter()
                     .map(|t| t.partitions_at(now_ms))
                     .collect();
-                self.metrics.partitions_added(now, scenario, &counts);
+                self.observers
+                    .metrics
+                    .partitions_added(now, scenario, &counts);
             }
         }
     }
@@ -356,7 +362,7 @@ impl<'s> World<'s> {
     /// A rebalance began since the last lag sample: sample now, then finely.
     fn refine_lag_sampling(&mut self) {
         let now = self.now();
-        if !self.lag_fine && self.metrics.lag_sampling_factor(now) > 1 {
+        if !self.lag_fine && self.observers.metrics.lag_sampling_factor(now) > 1 {
             if let Some(t) = self.next_lag_sample.take() {
                 self.queue.cancel(t);
             }
@@ -367,13 +373,9 @@ impl<'s> World<'s> {
 
     // ---- Applying effects ----
 
-    fn take_coordinator_out(&mut self) -> Out<CoordinatorEffect> {
-        std::mem::replace(&mut self.coordinator_out, Out::new(false))
-    }
-
-    fn apply_coordinator(&mut self, mut out: Out<CoordinatorEffect>) {
+    fn apply_coordinator(&mut self) {
         let now = self.now();
-        let (effects, logs) = out.drain();
+        let (effects, logs) = self.coordinator_out.drain();
         for effect in effects {
             match effect {
                 CoordinatorEffect::Respond { to, response } => {
@@ -400,18 +402,16 @@ impl<'s> World<'s> {
                 CoordinatorEffect::CommitOffset { partition, offset } => {
                     self.cluster.offsets.commit(partition, offset)
                 }
-                CoordinatorEffect::Fact(fact) => self.observe(now, fact),
+                CoordinatorEffect::Fact(fact) => self.observers.observe(now, &fact),
             }
         }
         for line in logs {
             self.trace.record(now, &line);
         }
-        self.coordinator_out = out;
     }
 
     /// Runs one member handler with its view of the world, then applies its effects.
     fn with_member(&mut self, m: usize, handler: impl FnOnce(&mut Consumer, &mut ClientEnv)) {
-        let mut out = std::mem::replace(&mut self.member_out, Out::new(false));
         let mut env = ClientEnv {
             now: self.queue.now(),
             scenario: self.scenario,
@@ -419,21 +419,20 @@ impl<'s> World<'s> {
             logs: &self.logs,
             arrival_lag_us: &self.arrival_lag_us,
             fetch: &mut self.fetch,
-            standby: &self.standby,
-            out: &mut out,
+            standby: &self.observers.standby,
+            out: &mut self.member_out,
         };
         handler(&mut self.members[m], &mut env);
-        self.apply_member(m, &mut out);
-        self.member_out = out;
+        self.apply_member(m);
     }
 
-    fn apply_member(&mut self, m: usize, out: &mut Out<ClientEffect>) {
+    fn apply_member(&mut self, m: usize) {
         let now = self.now();
         let me = ClientRef {
             member: m,
             incarnation: self.incarnations[m],
         };
-        let (effects, logs) = out.drain();
+        let (effects, logs) = self.member_out.drain();
         for effect in effects {
             match effect {
                 ClientEffect::Send(request) => {
@@ -464,19 +463,30 @@ impl<'s> World<'s> {
                     self.queue
                         .schedule(at, Event::ClientTimer { to: me, timer });
                 }
-                ClientEffect::Fact(fact) => self.observe(now, fact),
+                ClientEffect::Fact(fact) => self.observers.observe(now, &fact),
             }
         }
         for line in logs {
             self.trace.record(now, &line);
         }
     }
+}
 
+/// Everything the facts go to: state recovery's record, the checkers, the metrics.
+struct Observers {
+    /// State recovery's record of previous owners and members (standby placement).
+    standby: StandbyPlacement,
+    /// The named properties, each with its own record of the truth.
+    check: Checks,
+    metrics: Metrics,
+}
+
+impl Observers {
     /// Every fact to every observer, in the order the models recorded them.
-    fn observe(&mut self, now: SimTime, fact: Fact) {
-        self.standby.observe(&fact);
-        self.check.observe(now, &fact);
-        self.metrics.observe(now, &fact);
+    fn observe(&mut self, now: SimTime, fact: &Fact) {
+        self.standby.observe(fact);
+        self.check.observe(now, fact);
+        self.metrics.observe(now, fact);
     }
 }
 
