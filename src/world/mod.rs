@@ -402,7 +402,7 @@ impl<'s> World<'s> {
                 CoordinatorEffect::CommitOffset { partition, offset } => {
                     self.cluster.offsets.commit(partition, offset)
                 }
-                CoordinatorEffect::Fact(fact) => self.observers.observe(now, &fact),
+                CoordinatorEffect::Fact(ref fact) => self.observers.observe(now, fact),
             }
         }
         for line in logs {
@@ -463,7 +463,7 @@ impl<'s> World<'s> {
                     self.queue
                         .schedule(at, Event::ClientTimer { to: me, timer });
                 }
-                ClientEffect::Fact(fact) => self.observers.observe(now, &fact),
+                ClientEffect::Fact(ref fact) => self.observers.observe(now, fact),
             }
         }
         for line in logs {
