@@ -9,6 +9,7 @@
 //!   with its owned partitions, revokes after SyncGroup only what it lost and, if it lost
 //!   anything, rejoins at once: the follow-up rebalance hands those partitions out.
 
+use super::poll::Listener;
 use super::*;
 
 /// Where the member is in the group protocol (the client's `MemberState`).
@@ -203,31 +204,14 @@ impl Consumer {
             .copied()
             .filter(|p| !self.owned.contains(p))
             .collect();
-        let name = self.name(env).to_string();
         if !revoked.is_empty() {
-            log!(
-                env,
-                "{name} onPartitionsRevoked {}",
-                env.partitions.list(&revoked)
-            );
-            env.fact(Fact::Revoked {
-                member: self.idx,
-                partitions: revoked.clone(),
-            });
+            self.listener(env, Listener::Revoked, &revoked);
             self.drop_partitions(&revoked, env);
         }
         for &p in &added {
             self.task.assigned(p, env.standby.last_owner(p));
         }
-        log!(
-            env,
-            "{name} onPartitionsAssigned {}",
-            env.partitions.list(&added)
-        );
-        env.fact(Fact::Assigned {
-            member: self.idx,
-            partitions: added.clone(),
-        });
+        self.listener(env, Listener::Assigned, &added);
         self.owned = assignment;
         self.membership.phase = Phase::Stable;
         if added.is_empty() {
@@ -280,16 +264,7 @@ impl Consumer {
             self.owned.clone()
         };
         if !revoked.is_empty() {
-            log!(
-                env,
-                "{} onPartitionsRevoked {}",
-                self.name(env),
-                env.partitions.list(&revoked)
-            );
-            env.fact(Fact::Revoked {
-                member: self.idx,
-                partitions: revoked.clone(),
-            });
+            self.listener(env, Listener::Revoked, &revoked);
             self.owned.retain(|p| !revoked.contains(p));
             self.drop_partitions(&revoked, env);
             if !self.cooperative() {
@@ -391,16 +366,7 @@ impl Consumer {
     pub(super) fn finish_close(&mut self, env: &mut ClientEnv) {
         let revoked = std::mem::take(&mut self.owned);
         if !revoked.is_empty() {
-            log!(
-                env,
-                "{} onPartitionsRevoked {} (close)",
-                self.name(env),
-                env.partitions.list(&revoked)
-            );
-            env.fact(Fact::RevokedOnClose {
-                member: self.idx,
-                partitions: revoked.clone(),
-            });
+            self.listener(env, Listener::RevokedOnClose, &revoked);
         }
         let is_static = env.scenario.members[self.idx].group_instance_id.is_some();
         if !is_static && !self.membership.member_id.is_empty() {

@@ -5,7 +5,40 @@
 
 use super::*;
 
+/// A `ConsumerRebalanceListener` callback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Listener {
+    Assigned,
+    /// In a rebalance (EAGER's `onJoinPrepare`, COOPERATIVE's `onJoinComplete`).
+    Revoked,
+    /// From `close()`.
+    RevokedOnClose,
+    Lost,
+}
+
 impl Consumer {
+    /// A rebalance-listener callback runs with `partitions`: its trace line and its fact.
+    pub(super) fn listener(&self, env: &mut ClientEnv, callback: Listener, partitions: &[usize]) {
+        let (name, suffix) = match callback {
+            Listener::Assigned => ("onPartitionsAssigned", ""),
+            Listener::Revoked => ("onPartitionsRevoked", ""),
+            Listener::RevokedOnClose => ("onPartitionsRevoked", " (close)"),
+            Listener::Lost => ("onPartitionsLost", ""),
+        };
+        log!(
+            env,
+            "{} {name} {}{suffix}",
+            self.name(env),
+            env.partitions.list(partitions)
+        );
+        let (member, partitions) = (self.idx, partitions.to_vec());
+        env.fact(match callback {
+            Listener::Assigned => Fact::Assigned { member, partitions },
+            Listener::Revoked => Fact::Revoked { member, partitions },
+            Listener::RevokedOnClose => Fact::RevokedOnClose { member, partitions },
+            Listener::Lost => Fact::Lost { member, partitions },
+        });
+    }
     /// The poll loop is blocked until `until`, inside the batch in progress.
     pub(super) fn begin_stall(&mut self, env: &mut ClientEnv, until: SimTime) {
         let App::Busy { batch, .. } = std::mem::replace(&mut self.app, App::Idle) else {
@@ -68,16 +101,7 @@ impl Consumer {
             self.membership.inbox.clear();
             if !self.owned.is_empty() {
                 let lost = std::mem::take(&mut self.owned);
-                log!(
-                    env,
-                    "{} onPartitionsLost {}",
-                    self.name(env),
-                    env.partitions.list(&lost)
-                );
-                env.fact(Fact::Lost {
-                    member: self.idx,
-                    partitions: lost.clone(),
-                });
+                self.listener(env, Listener::Lost, &lost);
                 self.drop_partitions(&lost, env);
             }
             self.membership.phase = Phase::Unjoined;
