@@ -29,12 +29,6 @@ impl Digest {
         }
     }
 
-    /// Fixed-size fields at once (one bounds check for the lot).
-    #[inline]
-    pub fn bytes<const N: usize>(&mut self, v: [u8; N]) {
-        self.buf.extend_from_slice(&v);
-    }
-
     #[inline]
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);

@@ -35,14 +35,6 @@ impl<E> Out<E> {
         }
     }
 
-    pub fn effects(&self) -> &[E] {
-        &self.effects
-    }
-
-    pub fn logs(&self) -> &[String] {
-        &self.logs
-    }
-
     /// Takes the effects and trace lines out, leaving the buffers (and their capacity) for the
     /// next handler.
     pub fn drain(&mut self) -> (std::vec::Drain<'_, E>, std::vec::Drain<'_, String>) {

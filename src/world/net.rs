@@ -22,7 +22,6 @@ pub struct Network {
     latency_max_us: u64,
     /// One-way latencies, drawn in the order messages are sent.
     latency: Stream,
-    sent: u64,
 }
 
 impl Network {
@@ -31,20 +30,13 @@ impl Network {
             latency_min_us: scenario.cluster.latency_min_us,
             latency_max_us: scenario.cluster.latency_max_us,
             latency,
-            sent: 0,
         }
     }
 
     /// A message (either way) sent at `now` on `_connection`: when it arrives. Today every
     /// connection has the same latency distribution and never fails.
     pub fn deliver(&mut self, now: SimTime, _connection: Connection) -> SimTime {
-        self.sent += 1;
         now + self.one_way()
-    }
-
-    /// Messages sent so far.
-    pub fn sent(&self) -> u64 {
-        self.sent
     }
 
     fn one_way(&mut self) -> Duration {
