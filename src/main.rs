@@ -34,9 +34,10 @@ enum Command {
         sets: Vec<String>,
         #[arg(long, value_enum, default_value = "text")]
         format: cli::run::Format,
-        /// Print the event trace (one line per event, simulated time first) before the report.
-        #[arg(long)]
-        trace: bool,
+        /// Write the trace (one line per step, simulated time first) to FILE, or with `-` (or
+        /// no value) to stdout before the report.
+        #[arg(long, value_name = "FILE|-", num_args = 0..=1, default_missing_value = "-")]
+        trace: Option<String>,
         /// Testing the checker: AT_MS:MEMBER:PARTITION makes MEMBER claim PARTITION (`topic-p`)
         /// at AT_MS without an assignment.
         #[arg(long, hide = true, value_name = "AT_MS:MEMBER:PARTITION")]
@@ -154,7 +155,7 @@ fn main() -> ExitCode {
                 sets,
             },
             format,
-            trace,
+            trace.as_deref(),
             &inject_double_ownership,
             &cli::run::Pictures {
                 timeline,

@@ -276,3 +276,50 @@ fn emit_scenario_writes_a_file_that_replays_the_run() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--emit-scenario"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly_with_exit_0() {
+    for args in [
+        &["run", "scenarios/scale-out.toml", "--trace", "-"][..],
+        &["run", "scenarios/scale-out.toml"][..],
+        &["compare", "scenarios/scale-out.toml", "--seeds", "1..2"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the first byte: every write meets a closed pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn trace_to_a_file_leaves_stdout_pure_json() {
+    let file = std::env::temp_dir().join(format!("cgsim-trace-{}.txt", std::process::id()));
+    let out = cgsim(
+        &[
+            "run",
+            "scenarios/scale-out.toml",
+            "--trace",
+            file.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        "",
+    );
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pure JSON");
+    assert_eq!(report["schema_version"], 1);
+    let trace = std::fs::read_to_string(&file).unwrap();
+    assert!(trace.starts_with("0.000s run scenario=scale-out"));
+    std::fs::remove_file(&file).ok();
+    // A bare --trace still prints the trace before the report.
+    let bare = cgsim(&["run", "scenarios/scale-out.toml", "--trace"], "");
+    assert!(String::from_utf8_lossy(&bare.stdout).starts_with("0.000s run scenario=scale-out"));
+}

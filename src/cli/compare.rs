@@ -158,12 +158,15 @@ pub fn run_compare(path: &Path, options: Options) -> ExitCode {
         per_variant.push((v.clone(), runs));
     }
     let comparison = Comparison::new(&base.name, seeds, per_variant);
-    match options.format {
-        Format::Text => print!("{}", render_text(&comparison)),
-        Format::Json => println!(
-            "{}",
+    let text = match options.format {
+        Format::Text => render_text(&comparison),
+        Format::Json => {
             serde_json::to_string_pretty(&to_json(&comparison)).expect("comparison serializes")
-        ),
+                + "\n"
+        }
+    };
+    if !super::write_stdout(&text) {
+        return ExitCode::SUCCESS;
     }
     let bad = comparison.violating_runs();
     if bad.is_empty() {

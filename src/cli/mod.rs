@@ -14,3 +14,18 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 pub fn bad_input() -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
+
+/// Writes `text` to stdout. `false` when the reader has gone (a closed pipe, `| head -1`):
+/// the caller stops writing and exits 0, as Unix tools do, never with a panic.
+pub fn write_stdout(text: &str) -> bool {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => false,
+        Err(e) => {
+            eprintln!("cannot write to stdout: {e}");
+            false
+        }
+    }
+}

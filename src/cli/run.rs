@@ -1,5 +1,5 @@
 //! `cgsim run SCENARIO [--seed N] [--variant NAME] [--set KEY=VALUE]... [--format text|json]
-//! [--trace] [--timeline OUT.svg] [--timeline-window START_MS..END_MS] [--chrome-trace OUT.json]
+//! [--trace [FILE|-]] [--timeline OUT.svg] [--timeline-window START_MS..END_MS] [--chrome-trace OUT.json]
 //! [--emit-scenario FILE]`
 
 use cgsim::cluster::PartitionSpace;
@@ -30,7 +30,7 @@ pub fn run(
     path: &Path,
     options: &LoadOptions,
     format: Format,
-    trace: bool,
+    trace: Option<&str>,
     faults: &[String],
     pictures: &Pictures,
     emit: Option<&Path>,
@@ -91,7 +91,7 @@ pub fn run(
     let out = run_with_faults(
         &scenario,
         RunOptions {
-            keep_trace: trace,
+            keep_trace: trace.is_some(),
             record_history: want_history,
         },
         &faults,
@@ -113,17 +113,29 @@ pub fn run(
             }
         }
     }
-    if trace {
+    if let Some(dest) = trace {
+        let mut text = String::new();
         for line in &out.trace {
-            println!("{line}");
+            text.push_str(line);
+            text.push('\n');
+        }
+        if dest == "-" {
+            if !super::write_stdout(&text) {
+                return ExitCode::SUCCESS;
+            }
+        } else if let Err(e) = std::fs::write(dest, text) {
+            eprintln!("--trace: cannot write {dest}: {e}");
+            return super::bad_input();
         }
     }
-    match format {
-        Format::Text => print!("{}", render_text(&out.report)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&out.report).expect("report serializes")
-        ),
+    let report = match format {
+        Format::Text => render_text(&out.report),
+        Format::Json => {
+            serde_json::to_string_pretty(&out.report).expect("report serializes") + "\n"
+        }
+    };
+    if !super::write_stdout(&report) {
+        return ExitCode::SUCCESS;
     }
     if out.report.has_violations() {
         eprintln!(

@@ -7,8 +7,14 @@ pub use crate::check::{Invariants, Violation, Zombie};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The version of the JSON report's schema: it changes when a key is renamed or removed or its
+/// meaning changes, never when a key is added.
+pub const SCHEMA_VERSION: u32 = 1;
+
 #[derive(Serialize, Debug, Clone)]
 pub struct Report {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     pub scenario: String,
     pub seed: u64,
     pub variant: String,
@@ -307,6 +313,7 @@ impl Metrics {
             })
             .collect();
         Report {
+            schema_version: SCHEMA_VERSION,
             scenario: scenario.name.clone(),
             seed: scenario.seed,
             variant: scenario.variant.clone(),
