@@ -323,3 +323,26 @@ fn trace_to_a_file_leaves_stdout_pure_json() {
     let bare = cgsim(&["run", "scenarios/scale-out.toml", "--trace"], "");
     assert!(String::from_utf8_lossy(&bare.stdout).starts_with("0.000s run scenario=scale-out"));
 }
+
+#[test]
+fn a_bad_set_is_named_instead_of_a_line_of_the_file() {
+    for (set, says) in [
+        (
+            "group.max_poll_records=99999999999999999999",
+            "out of range",
+        ),
+        ("group.session_timeout_ms=abc", "expected u64"),
+        ("group.session_timeout_ms=0", "outside the broker's bounds"),
+        ("group.nope=1", "unknown field `nope`"),
+    ] {
+        let out = cgsim(&["run", "scenarios/scale-out.toml", "--set", set], "");
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("scenarios/scale-out.toml: --set \"{set}\": ")),
+            "{set}: {stderr}"
+        );
+        assert!(stderr.contains(says), "{set}: {stderr}");
+        assert!(!stderr.contains("line "), "{set}: {stderr}");
+    }
+}

@@ -45,8 +45,41 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Scenario, ScenarioErro
     load_str(&file, &text, options)
 }
 
-/// Loads a scenario from text; `file` names it in errors.
+/// Loads a scenario from text; `file` names it in errors. An error that only a `--set` brings
+/// in names that `--set`, not a line of the file it was written into.
 pub fn load_str(file: &str, text: &str, options: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    let error = match load_with(file, text, options) {
+        Ok(s) => return Ok(s),
+        Err(e) => e,
+    };
+    let without = |n: usize| LoadOptions {
+        sets: options.sets[..n].to_vec(),
+        ..options.clone()
+    };
+    if options.sets.is_empty() || load_with(file, text, &without(0)).is_err() {
+        return Err(error);
+    }
+    // The file is fine without them: the first `--set` that breaks it is to blame.
+    for i in 1..=options.sets.len() {
+        if let Err(e) = load_with(file, text, &without(i)) {
+            let set = &options.sets[i - 1];
+            let message = e.message;
+            let message = if message.starts_with("--set ") {
+                message
+            } else {
+                format!("--set {set:?}: {message}")
+            };
+            return Err(ScenarioError {
+                file: file.to_string(),
+                line: None,
+                message,
+            });
+        }
+    }
+    Err(error)
+}
+
+fn load_with(file: &str, text: &str, options: &LoadOptions) -> Result<Scenario, ScenarioError> {
     let err = |line: Option<usize>, message: String| ScenarioError {
         file: file.to_string(),
         line,
@@ -100,7 +133,7 @@ pub(super) fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> 
         let (key, raw) = set
             .split_once('=')
             .ok_or_else(|| format!("--set {set:?}: expected KEY=VALUE"))?;
-        let value = parse_value(raw.trim());
+        let value = parse_value(raw.trim()).map_err(|m| format!("--set {set:?}: {m}"))?;
         let path: Vec<&str> = key.trim().split('.').collect();
         if path.iter().any(|p| p.is_empty()) {
             return Err(format!("--set {set:?}: empty key segment"));
@@ -110,16 +143,29 @@ pub(super) fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> 
     Ok(doc.to_string())
 }
 
-/// A TOML value, or a bare word taken as a string.
-fn parse_value(raw: &str) -> toml_edit::Value {
+/// A TOML value, or a bare word taken as a string; a number TOML cannot hold is an error, not
+/// a string.
+fn parse_value(raw: &str) -> Result<toml_edit::Value, String> {
     let doc = format!("v = {raw}");
     match doc.parse::<toml_edit::DocumentMut>() {
-        Ok(d) => match d.get("v").and_then(|i| i.as_value()) {
+        Ok(d) => Ok(match d.get("v").and_then(|i| i.as_value()) {
             Some(v) => v.clone(),
             None => toml_edit::Value::from(raw),
-        },
-        Err(_) => toml_edit::Value::from(raw),
+        }),
+        Err(_) if looks_numeric(raw) => Err(format!(
+            "{raw} is out of range (integers are 64-bit signed, at most {})",
+            i64::MAX
+        )),
+        Err(_) => Ok(toml_edit::Value::from(raw)),
     }
+}
+
+/// Digits (with `_` separators), optionally signed: meant as a number.
+fn looks_numeric(raw: &str) -> bool {
+    let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+        && digits.chars().any(|c| c.is_ascii_digit())
 }
 
 fn set_path(
