@@ -18,7 +18,7 @@ pub struct Report {
     pub scenario: String,
     pub seed: u64,
     pub variant: String,
-    /// SHA-256 over the canonical records of every event processed (never over log wording).
+    /// XXH3-128 over the canonical records of every event processed (never over log wording).
     pub digest: String,
     /// Events the run processed.
     pub events: u64,
