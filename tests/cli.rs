@@ -346,3 +346,18 @@ fn a_bad_set_is_named_instead_of_a_line_of_the_file() {
         assert!(!stderr.contains("line "), "{set}: {stderr}");
     }
 }
+
+#[test]
+fn an_injected_claim_after_the_run_ends_is_refused() {
+    let out = cgsim(
+        &[
+            "run",
+            "scenarios/scale-out.toml",
+            "--inject-double-ownership",
+            "999999999:c1:orders-23",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not before the run's end"));
+}

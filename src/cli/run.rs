@@ -178,6 +178,12 @@ fn parse_fault(scenario: &Scenario, text: &str) -> Result<(u64, usize, usize), S
     let at: u64 = at
         .parse()
         .map_err(|_| format!("{text:?}: {at:?} is not a time in ms"))?;
+    if at >= scenario.duration_ms {
+        return Err(format!(
+            "{text:?}: {at} ms is not before the run's end ({} ms)",
+            scenario.duration_ms
+        ));
+    }
     let member = scenario
         .members
         .iter()
