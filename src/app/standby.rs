@@ -36,8 +36,8 @@ impl StandbyPlacement {
         }
     }
 
-    /// `member` came to own `partitions` (an assignment, or an injected fault).
-    pub fn acquired(&mut self, member: usize, partitions: &[usize]) {
+    /// `member` was assigned `partitions`.
+    fn acquired(&mut self, member: usize, partitions: &[usize]) {
         for &p in partitions {
             self.last_owner[p] = Some(member);
         }

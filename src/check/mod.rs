@@ -171,12 +171,6 @@ impl Checks {
         }
     }
 
-    /// Test-only fault: member `m` claims `partition` without an assignment.
-    pub fn force_ownership(&mut self, now: SimTime, m: usize, partition: usize) {
-        let mut found = findings!(self);
-        self.ownership.acquire(now, m, &[partition], &mut found);
-    }
-
     /// The settle bound has come: is the group Stable with every member settled?
     pub fn settle_check(&mut self, now: SimTime, stable: bool, state: &str) {
         let mut found = findings!(self);

@@ -61,7 +61,7 @@ impl Ownership {
     }
 
     /// Ownership starts; a partition still owned by another member is a violation.
-    pub fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize], found: &mut Findings) {
+    fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize], found: &mut Findings) {
         for &p in parts {
             if let Some(o) = self.owner[p].filter(|&o| o != m) {
                 let names = found.names;

@@ -82,12 +82,7 @@ impl ClientEnv<'_> {
 
     /// Partition counts of every topic as the cluster's metadata has them now.
     pub fn metadata(&self) -> Vec<u32> {
-        let now_ms = self.now.as_millis();
-        self.scenario
-            .topics
-            .iter()
-            .map(|t| t.partitions_at(now_ms))
-            .collect()
+        self.scenario.partition_counts_at(self.now.as_millis())
     }
 
     fn send(&mut self, request: Request) {

@@ -114,7 +114,7 @@ impl Metrics {
     }
 
     /// Ownership starts (double ownership is the checkers' concern: check/ownership.rs).
-    pub fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         for &p in parts {
             if self.formed() && self.last_owner[p].is_some_and(|o| o != m) {
                 self.moved_total += 1;

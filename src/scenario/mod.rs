@@ -262,6 +262,11 @@ impl Scenario {
         self.topics.iter().position(|t| t.name == name)
     }
 
+    /// Partition counts of every topic, as the cluster's metadata has them at `at_ms`.
+    pub fn partition_counts_at(&self, at_ms: u64) -> Vec<u32> {
+        self.topics.iter().map(|t| t.partitions_at(at_ms)).collect()
+    }
+
     /// When the last timeline event has ended (a stall ends when its poll loop resumes).
     pub fn last_event_end_ms(&self) -> u64 {
         self.timeline

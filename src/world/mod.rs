@@ -309,9 +309,12 @@ impl<'s> World<'s> {
                 self.next_lag_sample = Some(self.queue.schedule(next, Event::LagSample));
             }
             Event::ForceOwnership { member, partition } => {
-                self.observers.standby.acquired(member, &[partition]);
-                self.observers.check.force_ownership(now, member, partition);
-                self.observers.metrics.acquire(now, member, &[partition]);
+                // To every observer, the claim is an assignment nobody made.
+                let claim = Fact::Assigned {
+                    member,
+                    partitions: vec![partition],
+                };
+                self.observers.observe(now, &claim);
             }
         }
     }
@@ -339,12 +342,7 @@ impl<'s> World<'s> {
                 let name = &scenario.topics[*topic].name;
                 self.log(|| format!("topic {name} grows to {partitions} partitions"));
                 let now = self.now();
-                let now_ms = now.as_millis();
-                let counts: Vec<u32> = scenario
-                    .topics
-                    .iter()
-                    .map(|t| t.partitions_at(now_ms))
-                    .collect();
+                let counts = scenario.partition_counts_at(now.as_millis());
                 self.observers
                     .metrics
                     .partitions_added(now, scenario, &counts);
