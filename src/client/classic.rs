@@ -87,7 +87,8 @@ impl Consumer {
                 error,
                 member_id,
                 generation,
-                protocol,
+                protocol_type,
+                protocol_name,
                 leader,
                 members,
                 skip_assignment,
@@ -105,7 +106,7 @@ impl Consumer {
                         if is_leader { " (leader)" } else { "" }
                     );
                     let assignments = if is_leader && !skip_assignment {
-                        let protocol = protocol.unwrap_or_default();
+                        let protocol = protocol_name.clone().unwrap_or_default();
                         self.membership.assignment_snapshot = Some(self.metadata.clone());
                         match leader::assign(
                             env.scenario,
@@ -125,9 +126,13 @@ impl Consumer {
                         None
                     };
                     self.membership.phase = Phase::AwaitingSync;
+                    // SyncGroup v5 echoes the protocol the JoinGroup response named.
                     let request = Request::SyncGroup {
                         member_id: self.membership.member_id.clone(),
                         generation,
+                        group_instance_id: env.scenario.members[self.idx].group_instance_id.clone(),
+                        protocol_type,
+                        protocol_name,
                         assignments,
                     };
                     env.send(request);
@@ -158,11 +163,13 @@ impl Consumer {
                     self.send_join(env);
                 }
             },
-            Response::SyncGroup { error, assignment }
-                if self.membership.phase == Phase::AwaitingSync =>
-            {
+            Response::SyncGroup {
+                error, assignment, ..
+            } if self.membership.phase == Phase::AwaitingSync => {
                 match error {
                     ErrorCode::None => {
+                        // Empty bytes (a member the leader left out) is an empty assignment.
+                        let assignment = assignment.unwrap_or_default();
                         let revokes = self.owned.iter().any(|p| !assignment.contains(p));
                         if revokes
                             && env.scenario.group.commit_on_revoke
@@ -281,21 +288,31 @@ impl Consumer {
     pub(super) fn send_join(&mut self, env: &mut ClientEnv) {
         let spec = &env.scenario.members[self.idx];
         self.membership.phase = Phase::AwaitingJoin;
+        let metadata = Subscription {
+            topics: self.topics.clone(),
+            owned: if self.cooperative() {
+                self.owned.clone()
+            } else {
+                Vec::new()
+            },
+            previous_assignment: self.previous_assignment.clone(),
+            generation: self.membership.generation,
+            user_data: None,
+        };
         let request = Request::JoinGroup {
+            version: JOIN_GROUP_VERSION,
             member_id: self.membership.member_id.clone(),
             group_instance_id: spec.group_instance_id.clone(),
             client_id: spec.client_id.clone(),
-            protocols: spec.assignors.clone(),
-            subscription: Subscription {
-                topics: self.topics.clone(),
-                owned: if self.cooperative() {
-                    self.owned.clone()
-                } else {
-                    Vec::new()
-                },
-                previous_assignment: self.previous_assignment.clone(),
-                generation: self.membership.generation,
-            },
+            protocol_type: CONSUMER_PROTOCOL_TYPE.to_string(),
+            protocols: spec
+                .assignors
+                .iter()
+                .map(|name| JoinProtocol {
+                    name: name.clone(),
+                    metadata: metadata.clone(),
+                })
+                .collect(),
             rebalance_timeout_ms: env.scenario.group.max_poll_interval_ms,
             session_timeout_ms: env.scenario.group.session_timeout_ms,
             reason: if self.membership.member_id.is_empty() {
@@ -371,8 +388,11 @@ impl Consumer {
         let is_static = env.scenario.members[self.idx].group_instance_id.is_some();
         if !is_static && !self.membership.member_id.is_empty() {
             env.send(Request::LeaveGroup {
-                member_id: self.membership.member_id.clone(),
-                reason: LeaveReason::Close,
+                members: vec![LeavingMember {
+                    member_id: self.membership.member_id.clone(),
+                    group_instance_id: None,
+                    reason: LeaveReason::Close,
+                }],
             });
         }
         log!(env, "{} closed", self.name(env));

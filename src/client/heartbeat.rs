@@ -34,6 +34,7 @@ impl Consumer {
             let request = Request::Heartbeat {
                 member_id: self.membership.member_id.clone(),
                 generation,
+                group_instance_id: env.scenario.members[self.idx].group_instance_id.clone(),
             };
             env.send(request);
         }
@@ -94,9 +95,13 @@ impl Consumer {
             "{} poll timeout: LeaveGroup from the heartbeat thread",
             self.name(env)
         );
+        // A static member's LeaveGroup names its instance too (KIP-345).
         env.send(Request::LeaveGroup {
-            member_id: self.membership.member_id.clone(),
-            reason: LeaveReason::PollTimeout,
+            members: vec![LeavingMember {
+                member_id: self.membership.member_id.clone(),
+                group_instance_id: env.scenario.members[self.idx].group_instance_id.clone(),
+                reason: LeaveReason::PollTimeout,
+            }],
         });
         self.disable_heartbeat(env);
         self.reset_generation(true);

@@ -28,7 +28,8 @@ use crate::cluster::PartitionSpace;
 use crate::facts::Fact;
 use crate::group::leader;
 use crate::group::messages::{
-    ClientRef, ErrorCode, JoinReason, LeaveReason, Request, Response, Subscription,
+    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request, Response,
+    Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
 };
 use crate::log;
 use crate::scenario::{CommitAfterBatch, OffsetReset, Scenario};
@@ -391,6 +392,8 @@ impl Consumer {
             return;
         }
         match response {
+            // The consumer does not act on a LeaveGroup answer: it has left.
+            Response::LeaveGroup { .. } => {}
             Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
                 self.membership.inbox.push_back(response);
                 self.wake(env);

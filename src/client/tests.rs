@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::app::standby::StandbyPlacement;
-use crate::group::messages::JoinedMember;
+use crate::group::messages::{JoinedMember, LeavingMember};
 use crate::scenario::{load_str, LoadOptions};
 use crate::sim::RngStreams;
 
@@ -175,7 +175,8 @@ fn join_ok(generation: i32, leader: bool, subscription: Subscription) -> Respons
         error: ErrorCode::None,
         member_id: ID.into(),
         generation,
-        protocol: Some("range".into()),
+        protocol_type: Some("consumer".into()),
+        protocol_name: Some("range".into()),
         leader: if leader { ID.into() } else { "other".into() },
         members: if leader {
             vec![JoinedMember {
@@ -193,7 +194,9 @@ fn join_ok(generation: i32, leader: bool, subscription: Subscription) -> Respons
 fn sync_ok(assignment: Vec<usize>) -> Response {
     Response::SyncGroup {
         error: ErrorCode::None,
-        assignment,
+        protocol_type: Some("consumer".into()),
+        protocol_name: Some("range".into()),
+        assignment: Some(assignment),
     }
 }
 
@@ -201,10 +204,10 @@ fn join_subscription(r: &Request) -> (&str, &Subscription, JoinReason) {
     match r {
         Request::JoinGroup {
             member_id,
-            subscription,
+            protocols,
             reason,
             ..
-        } => (member_id, subscription, *reason),
+        } => (member_id, &protocols[0].metadata, *reason),
         other => panic!("not a JoinGroup: {other:?}"),
     }
 }
@@ -216,18 +219,7 @@ fn join_group(h: &mut Harness) {
     h.run_until(0);
     let sent = h.take_sent();
     assert_eq!(join_subscription(&sent[0]).0, "", "a new member has no id");
-    h.respond(
-        10,
-        Response::JoinGroup {
-            error: ErrorCode::MemberIdRequired,
-            member_id: ID.into(),
-            generation: -1,
-            protocol: None,
-            leader: String::new(),
-            members: Vec::new(),
-            skip_assignment: false,
-        },
-    );
+    h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
     let sent = h.take_sent();
     let (id, subscription, _) = join_subscription(&sent[0]);
     assert_eq!(id, ID);
@@ -384,7 +376,8 @@ fn closing_commits_revokes_everything_and_leaves() {
     }));
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::LeaveGroup { reason: LeaveReason::Close, member_id }] if member_id == ID),
+        matches!(&sent[..], [Request::LeaveGroup { members }]
+            if members[..] == [LeavingMember { member_id: ID.into(), group_instance_id: None, reason: LeaveReason::Close }]),
         "{sent:?}"
     );
     assert!(h.facts.contains(&Fact::ProcessStopped { member: 0 }));
@@ -409,10 +402,8 @@ fn a_stall_past_the_poll_interval_makes_the_heartbeat_thread_leave_and_the_parti
     let leave = sent.iter().position(|r| {
         matches!(
             r,
-            Request::LeaveGroup {
-                reason: LeaveReason::PollTimeout,
-                ..
-            }
+            Request::LeaveGroup { members }
+                if members[0].reason == LeaveReason::PollTimeout
         )
     });
     assert!(leave.is_some(), "{sent:?}");
@@ -439,6 +430,7 @@ impl Subscription {
             owned: Vec::new(),
             previous_assignment: Vec::new(),
             generation: None,
+            user_data: None,
         }
     }
 }

@@ -10,6 +10,8 @@ pub struct ClientRef {
 }
 
 /// What a member's JoinGroup carries for one protocol (ConsumerProtocol Subscription).
+/// The coordinator compares it as Kafka compares the metadata bytes: two are the same
+/// metadata exactly when they are equal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subscription {
     pub topics: Vec<String>,
@@ -19,7 +21,24 @@ pub struct Subscription {
     /// revocation, which is how sticky stays sticky).
     pub previous_assignment: Vec<usize>,
     pub generation: Option<i32>,
+    /// userData sent as opaque bytes (a conformance script's `user_data_b64`); `None` is
+    /// Kafka's null userData. The simulated clients keep theirs in `previous_assignment`.
+    pub user_data: Option<Vec<u8>>,
 }
+
+/// One entry of a JoinGroup's protocol list: an assignor name and its metadata
+/// (`JoinGroupRequestProtocol`), in the member's preference order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinProtocol {
+    pub name: String,
+    pub metadata: Subscription,
+}
+
+/// The JoinGroup version the simulated clients send (Kafka 4.x's latest).
+pub const JOIN_GROUP_VERSION: i16 = 9;
+
+/// `protocol_type` of a consumer's JoinGroup and SyncGroup.
+pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
 
 /// Why a member (re)joins (KIP-800's JoinGroup reason), which names the rebalance it starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,12 +67,15 @@ pub enum LeaveReason {
 #[derive(Clone, Debug)]
 pub enum Request {
     JoinGroup {
+        /// The request's API version: below 4 there is no MEMBER_ID_REQUIRED round trip, below
+        /// 9 no `skip_assignment` (KIP-394, KIP-814).
+        version: i16,
         member_id: String,
         group_instance_id: Option<String>,
         client_id: String,
-        /// Assignor names in preference order.
-        protocols: Vec<String>,
-        subscription: Subscription,
+        protocol_type: String,
+        /// The assignors in preference order, each with its metadata.
+        protocols: Vec<JoinProtocol>,
         rebalance_timeout_ms: u64,
         session_timeout_ms: u64,
         reason: JoinReason,
@@ -61,16 +83,22 @@ pub enum Request {
     SyncGroup {
         member_id: String,
         generation: i32,
-        /// The leader's assignment, by member id.
+        group_instance_id: Option<String>,
+        /// Checked against the group's when given (v5+); a mismatch is
+        /// INCONSISTENT_GROUP_PROTOCOL.
+        protocol_type: Option<String>,
+        protocol_name: Option<String>,
+        /// The leader's assignment, by member id (`None`: an empty list).
         assignments: Option<Vec<(String, Vec<usize>)>>,
     },
     Heartbeat {
         member_id: String,
         generation: i32,
+        group_instance_id: Option<String>,
     },
+    /// LeaveGroup v3+: a batch of members (KIP-345), each answered on its own.
     LeaveGroup {
-        member_id: String,
-        reason: LeaveReason,
+        members: Vec<LeavingMember>,
     },
     OffsetCommit {
         member_id: String,
@@ -80,6 +108,15 @@ pub enum Request {
     OffsetFetch {
         partitions: Vec<usize>,
     },
+}
+
+/// One member of a LeaveGroup batch: by member id, or by `group.instance.id` alone (an
+/// administrative removal, with an empty member id).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeavingMember {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub reason: LeaveReason,
 }
 
 /// A member as the JoinGroup response lists it to the leader.
@@ -99,6 +136,7 @@ pub enum ErrorCode {
     RebalanceInProgress,
     InconsistentGroupProtocol,
     FencedInstanceId,
+    GroupMaxSizeReached,
 }
 
 impl ErrorCode {
@@ -111,6 +149,7 @@ impl ErrorCode {
             ErrorCode::RebalanceInProgress => "REBALANCE_IN_PROGRESS",
             ErrorCode::InconsistentGroupProtocol => "INCONSISTENT_GROUP_PROTOCOL",
             ErrorCode::FencedInstanceId => "FENCED_INSTANCE_ID",
+            ErrorCode::GroupMaxSizeReached => "GROUP_MAX_SIZE_REACHED",
         }
     }
 }
@@ -121,7 +160,10 @@ pub enum Response {
         error: ErrorCode,
         member_id: String,
         generation: i32,
-        protocol: Option<String>,
+        /// `None` is Kafka's null (an error answer).
+        protocol_type: Option<String>,
+        /// The selected protocol; `None` is null, and an error answer usually carries `""`.
+        protocol_name: Option<String>,
         leader: String,
         /// Only the leader gets the members, in the broker's member-map order.
         members: Vec<JoinedMember>,
@@ -130,10 +172,19 @@ pub enum Response {
     },
     SyncGroup {
         error: ErrorCode,
-        assignment: Vec<usize>,
+        protocol_type: Option<String>,
+        protocol_name: Option<String>,
+        /// `None`: empty bytes (an error, or a member the leader left out); `Some` may be an
+        /// empty assignment.
+        assignment: Option<Vec<usize>>,
     },
     Heartbeat {
         error: ErrorCode,
+    },
+    LeaveGroup {
+        error: ErrorCode,
+        /// One answer per member of the batch, in request order.
+        members: Vec<LeftMember>,
     },
     OffsetCommit {
         error: ErrorCode,
@@ -141,6 +192,41 @@ pub enum Response {
     OffsetFetch {
         committed: Vec<(usize, Option<u64>)>,
     },
+}
+
+/// One member's answer in a LeaveGroup response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftMember {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub error: ErrorCode,
+}
+
+impl Response {
+    /// A JoinGroup error answer as Kafka builds one: the error and the member id, every other
+    /// field at its default (generation -1, protocol type null, protocol name and leader "").
+    pub fn join_error(error: ErrorCode, member_id: &str) -> Response {
+        Response::JoinGroup {
+            error,
+            member_id: member_id.to_string(),
+            generation: -1,
+            protocol_type: None,
+            protocol_name: Some(String::new()),
+            leader: String::new(),
+            members: Vec::new(),
+            skip_assignment: false,
+        }
+    }
+
+    /// A SyncGroup error answer: no protocol, empty assignment bytes.
+    pub fn sync_error(error: ErrorCode) -> Response {
+        Response::SyncGroup {
+            error,
+            protocol_type: None,
+            protocol_name: None,
+            assignment: None,
+        }
+    }
 }
 
 /// Why a rebalance started (DESIGN.md `rebalances.list[].trigger`).

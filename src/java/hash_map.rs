@@ -182,6 +182,13 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
         self.slots[i].take().map(|s| s.value)
     }
 
+    /// `clear`: no entries, the table keeps its size (as Java's does).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.index.clear();
+        self.len = 0;
+    }
+
     /// Entries in Java's iteration order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
         let mut live: Vec<&Slot<K, V>> = self.slots.iter().flatten().collect();
@@ -241,6 +248,10 @@ impl<K: JavaHash + Hash + Eq + Clone> JavaHashSet<K> {
 
     pub fn contains(&self, key: &K) -> bool {
         self.map.contains_key(key)
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear()
     }
 
     pub fn len(&self) -> usize {

@@ -9,6 +9,7 @@ use crate::group::coordinator::CoordTimer;
 use crate::group::messages::{
     ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
 };
+use crate::group::messages::{JoinProtocol, LeavingMember, LeftMember};
 use crate::sim::{Digest, SimTime};
 
 pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
@@ -93,6 +94,7 @@ fn error_code(d: &mut Digest, e: ErrorCode) {
         ErrorCode::RebalanceInProgress => 4,
         ErrorCode::InconsistentGroupProtocol => 5,
         ErrorCode::FencedInstanceId => 6,
+        ErrorCode::GroupMaxSizeReached => 7,
     });
 }
 
@@ -124,26 +126,59 @@ fn subscription(d: &mut Digest, s: &Subscription) {
         }
         None => d.u8(0),
     }
+    match &s.user_data {
+        Some(bytes) => {
+            d.u8(1);
+            d.u64(bytes.len() as u64);
+            for &b in bytes {
+                d.u8(b);
+            }
+        }
+        None => d.u8(0),
+    }
+}
+
+fn opt_usizes(d: &mut Digest, v: Option<&[usize]>) {
+    match v {
+        Some(v) => {
+            d.u8(1);
+            d.usizes(v);
+        }
+        None => d.u8(0),
+    }
+}
+
+fn leave_reason(d: &mut Digest, reason: LeaveReason) {
+    d.u8(match reason {
+        LeaveReason::Close => 0,
+        LeaveReason::PollTimeout => 1,
+    });
 }
 
 fn request(d: &mut Digest, r: &Request) {
     match r {
         Request::JoinGroup {
+            version,
             member_id,
             group_instance_id,
             client_id,
+            protocol_type,
             protocols,
-            subscription: sub,
             rebalance_timeout_ms,
             session_timeout_ms,
             reason,
         } => {
             d.u8(1);
+            d.u64(*version as u64);
             d.str(member_id);
             opt_str(d, group_instance_id.as_deref());
             d.str(client_id);
-            strs(d, protocols);
-            subscription(d, sub);
+            d.str(protocol_type);
+            d.u64(protocols.len() as u64);
+            for JoinProtocol { name, metadata } in protocols {
+                d.str(name);
+                subscription(d, metadata);
+            }
             d.u64(*rebalance_timeout_ms);
             d.u64(*session_timeout_ms);
             d.u8(match reason {
@@ -157,11 +192,17 @@ fn request(d: &mut Digest, r: &Request) {
         Request::SyncGroup {
             member_id,
             generation,
+            group_instance_id,
+            protocol_type,
+            protocol_name,
             assignments,
         } => {
             d.u8(2);
             d.str(member_id);
             d.i32(*generation);
+            opt_str(d, group_instance_id.as_deref());
+            opt_str(d, protocol_type.as_deref());
+            opt_str(d, protocol_name.as_deref());
             match assignments {
                 Some(a) => {
                     d.u8(1);
@@ -177,18 +218,26 @@ fn request(d: &mut Digest, r: &Request) {
         Request::Heartbeat {
             member_id,
             generation,
+            group_instance_id,
         } => {
             d.u8(3);
             d.str(member_id);
             d.i32(*generation);
+            opt_str(d, group_instance_id.as_deref());
         }
-        Request::LeaveGroup { member_id, reason } => {
+        Request::LeaveGroup { members } => {
             d.u8(4);
-            d.str(member_id);
-            d.u8(match reason {
-                LeaveReason::Close => 0,
-                LeaveReason::PollTimeout => 1,
-            });
+            d.u64(members.len() as u64);
+            for LeavingMember {
+                member_id,
+                group_instance_id,
+                reason,
+            } in members
+            {
+                d.str(member_id);
+                opt_str(d, group_instance_id.as_deref());
+                leave_reason(d, *reason);
+            }
         }
         Request::OffsetCommit {
             member_id,
@@ -223,7 +272,8 @@ fn response(d: &mut Digest, r: &Response) {
             error,
             member_id,
             generation,
-            protocol,
+            protocol_type,
+            protocol_name,
             leader,
             members,
             skip_assignment,
@@ -232,7 +282,8 @@ fn response(d: &mut Digest, r: &Response) {
             error_code(d, *error);
             d.str(member_id);
             d.i32(*generation);
-            opt_str(d, protocol.as_deref());
+            opt_str(d, protocol_type.as_deref());
+            opt_str(d, protocol_name.as_deref());
             d.str(leader);
             d.u64(members.len() as u64);
             for m in members {
@@ -240,10 +291,32 @@ fn response(d: &mut Digest, r: &Response) {
             }
             d.bool(*skip_assignment);
         }
-        Response::SyncGroup { error, assignment } => {
+        Response::SyncGroup {
+            error,
+            protocol_type,
+            protocol_name,
+            assignment,
+        } => {
             d.u8(2);
             error_code(d, *error);
-            d.usizes(assignment);
+            opt_str(d, protocol_type.as_deref());
+            opt_str(d, protocol_name.as_deref());
+            opt_usizes(d, assignment.as_deref());
+        }
+        Response::LeaveGroup { error, members } => {
+            d.u8(6);
+            error_code(d, *error);
+            d.u64(members.len() as u64);
+            for LeftMember {
+                member_id,
+                group_instance_id,
+                error,
+            } in members
+            {
+                d.str(member_id);
+                opt_str(d, group_instance_id.as_deref());
+                error_code(d, *error);
+            }
         }
         Response::Heartbeat { error } => {
             d.u8(3);

@@ -144,9 +144,7 @@ impl<'s> World<'s> {
             metrics.record_history();
         }
         let coordinator = Coordinator::new(
-            CoordinatorConfig {
-                initial_rebalance_delay_ms: scenario.group.initial_rebalance_delay_ms,
-            },
+            CoordinatorConfig::with_initial_delay(scenario.group.initial_rebalance_delay_ms),
             streams.stream("member-ids"),
         );
         let n = scenario.members.len();
@@ -376,6 +374,10 @@ impl<'s> World<'s> {
         let (effects, logs) = self.coordinator_out.drain();
         for effect in effects {
             match effect {
+                // The consumer does not wait for its LeaveGroup answer (it is closing, or its
+                // heartbeat thread left after a poll timeout): the answer is not carried.
+                CoordinatorEffect::Respond { response, .. }
+                    if matches!(*response, Response::LeaveGroup { .. }) => {}
                 CoordinatorEffect::Respond { to, response } => {
                     let connection = Connection {
                         member: to.member,
@@ -400,6 +402,7 @@ impl<'s> World<'s> {
                 CoordinatorEffect::CommitOffset { partition, offset } => {
                     self.cluster.offsets.commit(partition, offset)
                 }
+                CoordinatorEffect::Record(record) => self.cluster.offsets.write_group(*record),
                 CoordinatorEffect::Fact(ref fact) => self.observers.observe(now, fact),
             }
         }

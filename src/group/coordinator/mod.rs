@@ -15,28 +15,42 @@
 //! A pure state machine, as Kafka's own `GroupMetadataManager` is (its handlers return a
 //! `CoordinatorResult` of responses and records, and its timers are keyed by name):
 //! - [`Coordinator::handle`] takes one request at `now` and [`Coordinator::on_timer`] one timer
-//!   firing; both write [`CoordinatorEffect`]s into an [`Out`]: responses to send, timers to set
-//!   or cancel by key ([`CoordTimer`]: `join`, `sync`, `heartbeat:<member id>`), facts. The
-//!   caller (the world, or a test, or a replay of Kafka's traces) delivers the responses and
-//!   fires each timer when its deadline comes; setting a key replaces its pending timer.
+//!   firing; both write [`CoordinatorEffect`]s into an [`Out`]: responses to send, records to
+//!   write, timers to set or cancel by key ([`CoordTimer`]: `join`, `sync`,
+//!   `heartbeat:<member id>`), facts. The caller (the world, a test, or `cgsim conform`'s replay
+//!   of Kafka's traces) delivers the responses and fires each timer when its deadline comes;
+//!   setting a key replaces its pending timer.
 //! - [`Coordinator::state`], [`generation`](Coordinator::generation),
-//!   [`leader`](Coordinator::leader), [`members`](Coordinator::members) and
+//!   [`leader`](Coordinator::leader), [`members`](Coordinator::members),
+//!   [`pending_members`](Coordinator::pending_members),
+//!   [`pending_sync_members`](Coordinator::pending_sync_members) and
 //!   [`timers`](Coordinator::timers) read its state and its timers by name and deadline.
+//!
+//! One file per request family: `join.rs` (JoinGroup, the join phase and its completion),
+//! `sync.rs` (SyncGroup, assignment propagation, the sync timer), `session.rs` (Heartbeat,
+//! session expiry, LeaveGroup, removing members), `offsets.rs` (OffsetCommit, OffsetFetch),
+//! `record.rs` (the GROUP_METADATA record it writes).
 //!
 //! It imports nothing of the world, the metrics or the report.
 
+mod join;
+mod offsets;
+mod record;
+mod session;
+mod sync;
+
+pub use record::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
+
 use super::messages::{
-    ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
-    Trigger,
+    ClientRef, ErrorCode, JoinProtocol, JoinReason, Request, Response, Subscription, Trigger,
 };
 use crate::cluster::OffsetsStore;
 use crate::facts::Fact;
-use crate::java::{Capacity, JavaHashMap};
-use crate::log;
+use crate::java::{Capacity, JavaHashMap, JavaHashSet};
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Out, SimTime};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// `CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS`: a newly added member's first session timer.
 const NEW_MEMBER_JOIN_TIMEOUT_MS: u64 = 300_000;
@@ -82,6 +96,15 @@ impl CoordTimer {
         }
     }
 
+    /// The timer named `name` (`join`, `sync`, `heartbeat:<member id>`).
+    pub fn from_name(name: &str) -> Option<CoordTimer> {
+        match name {
+            "join" => Some(CoordTimer::Join),
+            "sync" => Some(CoordTimer::Sync),
+            _ => name.strip_prefix("heartbeat:").map(CoordTimer::heartbeat),
+        }
+    }
+
     fn heartbeat(member_id: &str) -> Self {
         CoordTimer::Heartbeat {
             member_id: member_id.to_string(),
@@ -104,6 +127,8 @@ pub enum CoordinatorEffect {
     CancelTimer(CoordTimer),
     /// Write an OffsetCommit record to `__consumer_offsets` (the cluster's offsets store).
     CommitOffset { partition: usize, offset: u64 },
+    /// Write a group record to `__consumer_offsets` (GROUP_METADATA).
+    Record(Box<GroupRecord>),
     /// Something happened that observers want to know.
     Fact(Fact),
 }
@@ -113,12 +138,26 @@ pub enum CoordinatorEffect {
 pub struct CoordinatorConfig {
     /// `group.initial.rebalance.delay.ms`.
     pub initial_rebalance_delay_ms: u64,
+    /// `group.classic.max.size`: JoinGroups beyond it get GROUP_MAX_SIZE_REACHED.
+    pub max_size: usize,
+}
+
+impl CoordinatorConfig {
+    /// Kafka's broker defaults (`group.initial.rebalance.delay.ms` 3000, no size limit).
+    pub fn with_initial_delay(initial_rebalance_delay_ms: u64) -> Self {
+        CoordinatorConfig {
+            initial_rebalance_delay_ms,
+            max_size: i32::MAX as usize,
+        }
+    }
 }
 
 /// One handler call: the time, and where effects go.
 struct Cx<'o> {
     now: SimTime,
     out: &'o mut Out<CoordinatorEffect>,
+    /// Records written in this call (a new group writes one if nothing else did).
+    records: usize,
 }
 
 impl Cx<'_> {
@@ -129,18 +168,21 @@ impl Cx<'_> {
         });
     }
 
-    fn set_timer(&mut self, timer: CoordTimer, after_ms: u64) -> SimTime {
-        let at = self.now + Duration::from_millis(after_ms);
-        self.set_timer_at(timer, at);
-        at
+    fn at(&self, after_ms: u64) -> SimTime {
+        self.now + Duration::from_millis(after_ms)
     }
 
-    fn set_timer_at(&mut self, timer: CoordTimer, at: SimTime) {
+    fn set_timer(&mut self, timer: CoordTimer, at: SimTime) {
         self.out.push(CoordinatorEffect::SetTimer { timer, at });
     }
 
     fn cancel_timer(&mut self, timer: CoordTimer) {
         self.out.push(CoordinatorEffect::CancelTimer(timer));
+    }
+
+    fn record(&mut self, record: GroupRecord) {
+        self.records += 1;
+        self.out.push(CoordinatorEffect::Record(Box::new(record)));
     }
 
     fn fact(&mut self, fact: Fact) {
@@ -156,27 +198,52 @@ impl Cx<'_> {
     }
 }
 
+/// A member's session timer. A heartbeat only moves `deadline`; the armed check fires at
+/// `check_at` (never after the deadline) and, if the deadline moved, re-arms itself there, so a
+/// heartbeat costs no timer operation in the world.
+#[derive(Clone, Copy, Debug)]
+struct Session {
+    deadline: SimTime,
+    check_at: SimTime,
+}
+
 struct GroupMember {
+    /// The process that sent its latest request (facts name its scenario member).
     client: ClientRef,
     group_instance_id: Option<String>,
-    protocols: Vec<String>,
-    subscription: Subscription,
+    protocols: Vec<JoinProtocol>,
     rebalance_timeout_ms: u64,
     session_timeout_ms: u64,
-    /// A JoinGroup is parked for the running join phase.
-    joined: bool,
-    /// A SyncGroup is parked waiting for the leader's.
-    sync_parked: bool,
-    /// Sent SyncGroup in this generation.
-    synced: bool,
+    /// A JoinGroup is parked (Kafka's `awaitingJoinFuture`): whom to answer.
+    awaiting_join: Option<ClientRef>,
+    /// A SyncGroup is parked waiting for the leader's (`awaitingSyncFuture`).
+    awaiting_sync: Option<ClientRef>,
     /// Added in the running join phase (its session timer is the new-member timeout).
     is_new: bool,
-    assignment: Vec<usize>,
-    /// A session check is armed (`heartbeat:<id>`), and when the session really expires: a
-    /// heartbeat only moves the deadline, and a check that fires early re-arms itself at it
-    /// (no timer reset per heartbeat).
-    session_armed: bool,
-    session_deadline: SimTime,
+    /// The stored SyncGroup assignment; `None` is empty bytes (never assigned, or reset when a
+    /// rebalance interrupted CompletingRebalance).
+    assignment: Option<Vec<usize>>,
+    /// `None`: no session timer armed.
+    session: Option<Session>,
+}
+
+impl GroupMember {
+    fn protocol_names(&self) -> impl Iterator<Item = &str> {
+        self.protocols.iter().map(|p| p.name.as_str())
+    }
+
+    fn metadata(&self, protocol: &str) -> Option<&Subscription> {
+        self.protocols
+            .iter()
+            .find(|p| p.name == protocol)
+            .map(|p| &p.metadata)
+    }
+
+    /// Alive for the session check: not new, and a JoinGroup or SyncGroup is parked
+    /// (`hasSatisfiedHeartbeat`).
+    fn has_satisfied_heartbeat(&self) -> bool {
+        !self.is_new && (self.awaiting_join.is_some() || self.awaiting_sync.is_some())
+    }
 }
 
 /// A member as [`Coordinator::members`] shows it.
@@ -185,51 +252,87 @@ pub struct MemberState {
     pub member_id: String,
     pub group_instance_id: Option<String>,
     pub protocols: Vec<String>,
+    pub session_timeout_ms: u64,
+    pub rebalance_timeout_ms: u64,
     pub awaiting_join: bool,
     pub awaiting_sync: bool,
     pub is_new: bool,
-    pub assignment: Vec<usize>,
+    /// `None`: empty bytes.
+    pub assignment: Option<Vec<usize>>,
+}
+
+/// The join timer's operation: Kafka schedules a different closure for the initial delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JoinTimer {
+    /// `tryCompleteInitialRebalanceElseSchedule(delay, remaining)`.
+    Initial { delay_ms: u64, remaining_ms: u64 },
+    /// `completeClassicGroupJoin`.
+    Complete,
+}
+
+/// Where member ids' UUIDs come from: the coordinator's seeded `UUID.randomUUID()`, or ids
+/// given in advance (a conformance replay uses the ids Kafka issued), in issue order.
+struct MemberIds {
+    given: VecDeque<String>,
+    random: Stream,
 }
 
 pub struct Coordinator {
+    config: CoordinatorConfig,
+    /// The group exists (its first JoinGroup created it and wrote a record).
+    exists: bool,
     state: GroupState,
+    previous_state: GroupState,
     generation: i32,
+    protocol_type: Option<String>,
+    protocol_name: Option<String>,
+    leader: Option<String>,
     members: JavaHashMap<String, GroupMember>,
+    /// `group.instance.id` -> member id.
+    static_members: BTreeMap<String, String>,
     /// Dynamic members told MEMBER_ID_REQUIRED that have not joined yet, with their session
     /// deadline.
-    pending: BTreeMap<String, (ClientRef, SimTime)>,
-    static_members: BTreeMap<String, String>,
-    leader: Option<String>,
-    protocol: Option<String>,
-    join_deadline: Option<SimTime>,
-    /// The running join phase is the initial one of an Empty group.
-    initial_join: bool,
-    initial_delay_ms: u64,
-    initial_remaining_ms: u64,
-    member_added_since_timer: bool,
-    sync_deadline: Option<SimTime>,
-    /// Member-id UUIDs (the coordinator's `UUID.randomUUID()`).
-    ids: Stream,
+    pending_join: BTreeMap<String, SimTime>,
+    /// Members of the current generation that have not sent SyncGroup (a Java `HashSet`: the
+    /// sync timer removes them in its order).
+    pending_sync: JavaHashSet<String>,
+    /// A member was added during an initial rebalance since the join timer last fired.
+    new_member_added: bool,
+    join_timer: Option<(SimTime, JoinTimer)>,
+    /// The sync timer's deadline and the generation it was set for.
+    sync_timer: Option<(SimTime, i32)>,
+    ids: MemberIds,
 }
 
 impl Coordinator {
     pub fn new(config: CoordinatorConfig, ids: Stream) -> Self {
         Coordinator {
+            config,
+            exists: false,
             state: GroupState::Empty,
+            previous_state: GroupState::Empty,
             generation: 0,
-            members: JavaHashMap::new(Capacity::Default),
-            pending: BTreeMap::new(),
-            static_members: BTreeMap::new(),
+            protocol_type: None,
+            protocol_name: None,
             leader: None,
-            protocol: None,
-            join_deadline: None,
-            initial_join: false,
-            initial_delay_ms: config.initial_rebalance_delay_ms,
-            initial_remaining_ms: 0,
-            member_added_since_timer: false,
-            sync_deadline: None,
-            ids,
+            members: JavaHashMap::new(Capacity::Default),
+            static_members: BTreeMap::new(),
+            pending_join: BTreeMap::new(),
+            pending_sync: JavaHashSet::new(Capacity::Default),
+            new_member_added: false,
+            join_timer: None,
+            sync_timer: None,
+            ids: MemberIds {
+                given: VecDeque::new(),
+                random: ids,
+            },
         }
+    }
+
+    /// Member ids to hand out, in order, before the seeded ones (a replay of Kafka's trace:
+    /// the ids decide `HashMap` order, hence leader hand-over and the members' order).
+    pub fn give_member_ids(&mut self, ids: impl IntoIterator<Item = String>) {
+        self.ids.given.extend(ids);
     }
 
     // ---- Reading the state (tests, the settle check, conformance replays) ----
@@ -246,6 +349,11 @@ impl Coordinator {
         self.state.name()
     }
 
+    /// Whether the group exists (Kafka's trace shows `null` for a group never created).
+    pub fn exists(&self) -> bool {
+        self.exists
+    }
+
     pub fn generation(&self) -> i32 {
         self.generation
     }
@@ -254,9 +362,13 @@ impl Coordinator {
         self.leader.as_deref()
     }
 
+    pub fn protocol_type(&self) -> Option<&str> {
+        self.protocol_type.as_deref()
+    }
+
     /// The selected protocol (assignor) of the current generation.
     pub fn protocol(&self) -> Option<&str> {
-        self.protocol.as_deref()
+        self.protocol_name.as_deref()
     }
 
     /// The members in the broker's member-map order (Java `HashMap` order).
@@ -266,9 +378,11 @@ impl Coordinator {
             .map(|(id, m)| MemberState {
                 member_id: id.clone(),
                 group_instance_id: m.group_instance_id.clone(),
-                protocols: m.protocols.clone(),
-                awaiting_join: m.joined,
-                awaiting_sync: m.sync_parked,
+                protocols: m.protocol_names().map(str::to_string).collect(),
+                session_timeout_ms: m.session_timeout_ms,
+                rebalance_timeout_ms: m.rebalance_timeout_ms,
+                awaiting_join: m.awaiting_join.is_some(),
+                awaiting_sync: m.awaiting_sync.is_some(),
                 is_new: m.is_new,
                 assignment: m.assignment.clone(),
             })
@@ -277,21 +391,28 @@ impl Coordinator {
 
     /// Dynamic members told MEMBER_ID_REQUIRED that have not joined yet, by id.
     pub fn pending_members(&self) -> Vec<String> {
-        self.pending.keys().cloned().collect()
+        self.pending_join.keys().cloned().collect()
+    }
+
+    /// Members of the current generation that have not sent SyncGroup yet, by id.
+    pub fn pending_sync_members(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.pending_sync.iter().cloned().collect();
+        ids.sort();
+        ids
     }
 
     /// Every armed timer by Kafka's name, with the deadline it stands for (a session's real
     /// expiry, even while its check is armed earlier), ordered by deadline, then name.
     pub fn timers(&self) -> Vec<(String, SimTime)> {
         let mut timers: Vec<(String, SimTime)> = Vec::new();
-        timers.extend(self.join_deadline.map(|at| (CoordTimer::Join.name(), at)));
-        timers.extend(self.sync_deadline.map(|at| (CoordTimer::Sync.name(), at)));
+        timers.extend(self.join_timer.map(|(at, _)| (CoordTimer::Join.name(), at)));
+        timers.extend(self.sync_timer.map(|(at, _)| (CoordTimer::Sync.name(), at)));
         for (id, m) in self.members.iter() {
-            if m.session_armed {
-                timers.push((CoordTimer::heartbeat(id).name(), m.session_deadline));
+            if let Some(session) = m.session {
+                timers.push((CoordTimer::heartbeat(id).name(), session.deadline));
             }
         }
-        for (id, &(_, at)) in &self.pending {
+        for (id, &at) in &self.pending_join {
             timers.push((CoordTimer::heartbeat(id).name(), at));
         }
         timers.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
@@ -310,39 +431,31 @@ impl Coordinator {
         offsets: &OffsetsStore,
         out: &mut Out<CoordinatorEffect>,
     ) {
-        self.handle_request(&mut Cx { now, out }, from, request, offsets)
-    }
-
-    /// The timer `timer` fires at `now` (the world has forgotten it: it is no longer armed).
-    pub fn on_timer(&mut self, now: SimTime, timer: CoordTimer, out: &mut Out<CoordinatorEffect>) {
-        self.fire(&mut Cx { now, out }, timer)
-    }
-
-    fn handle_request(
-        &mut self,
-        cx: &mut Cx,
-        from: ClientRef,
-        request: Request,
-        offsets: &OffsetsStore,
-    ) {
+        let cx = &mut Cx {
+            now,
+            out,
+            records: 0,
+        };
         match request {
             Request::JoinGroup {
+                version,
                 member_id,
                 group_instance_id,
                 client_id,
+                protocol_type,
                 protocols,
-                subscription,
                 rebalance_timeout_ms,
                 session_timeout_ms,
                 reason,
             } => {
-                let join = Join {
+                let join = join::Join {
+                    version,
                     reason,
                     client: from,
                     group_instance_id,
                     client_id,
+                    protocol_type,
                     protocols,
-                    subscription,
                     rebalance_timeout_ms,
                     session_timeout_ms,
                 };
@@ -351,24 +464,34 @@ impl Coordinator {
             Request::SyncGroup {
                 member_id,
                 generation,
+                group_instance_id,
+                protocol_type,
+                protocol_name,
                 assignments,
-            } => self.sync_group(cx, from, member_id, generation, assignments),
+            } => {
+                let sync = sync::Sync {
+                    client: from,
+                    member_id,
+                    generation,
+                    group_instance_id,
+                    protocol_type,
+                    protocol_name,
+                    assignments,
+                };
+                self.sync_group(cx, sync)
+            }
             Request::Heartbeat {
                 member_id,
                 generation,
+                group_instance_id,
             } => {
-                let error = self.heartbeat(cx, &member_id, generation);
+                let error =
+                    self.heartbeat(cx, &member_id, group_instance_id.as_deref(), generation);
                 cx.respond(from, Response::Heartbeat { error });
             }
-            Request::LeaveGroup { member_id, reason } => {
-                if self.members.contains_key(&member_id) {
-                    log!(cx, "coordinator LeaveGroup {member_id} ({reason:?})");
-                    let trigger = match reason {
-                        LeaveReason::Close => Trigger::MemberLeft,
-                        LeaveReason::PollTimeout => Trigger::PollTimeout,
-                    };
-                    self.remove_member(cx, &member_id, trigger);
-                }
+            Request::LeaveGroup { members } => {
+                let response = self.leave_group(cx, members);
+                cx.respond(from, response);
             }
             Request::OffsetCommit {
                 member_id,
@@ -388,298 +511,55 @@ impl Coordinator {
         }
     }
 
-    fn fire(&mut self, cx: &mut Cx, timer: CoordTimer) {
+    /// The timer `timer` fires at `now` (the world has forgotten it: it is no longer armed).
+    pub fn on_timer(&mut self, now: SimTime, timer: CoordTimer, out: &mut Out<CoordinatorEffect>) {
+        let cx = &mut Cx {
+            now,
+            out,
+            records: 0,
+        };
         match timer {
             CoordTimer::Join => {
-                self.join_deadline = None;
-                self.on_join_timer(cx)
+                if let Some((_, operation)) = self.join_timer.take() {
+                    self.on_join_timer(cx, operation);
+                }
             }
             CoordTimer::Sync => {
-                self.sync_deadline = None;
-                self.on_sync_timer(cx)
+                if let Some((_, generation)) = self.sync_timer.take() {
+                    self.on_sync_timer(cx, generation);
+                }
             }
             CoordTimer::Heartbeat { member_id } => self.on_session_timer(cx, &member_id),
         }
     }
 
-    // ---- JoinGroup ----
+    // ---- Membership helpers shared by the request families ----
 
-    fn join_group(&mut self, cx: &mut Cx, member_id: String, join: Join) {
-        if !self.supports_protocols(&join.protocols) {
-            log!(
-                cx,
-                "coordinator JoinGroup from {}: INCONSISTENT_GROUP_PROTOCOL",
-                join.client_id
-            );
-            cx.respond(
-                join.client,
-                join_error(ErrorCode::InconsistentGroupProtocol, &member_id),
-            );
-            return;
-        }
-        if member_id.is_empty() {
-            match join.group_instance_id.clone() {
-                Some(instance) => {
-                    let uuid = crate::sim::rng::random_uuid_string(&mut self.ids);
-                    let new_id = format!("{instance}-{uuid}");
-                    match self.static_members.get(&instance).cloned() {
-                        Some(old_id) => self.replace_static_member(cx, &old_id, new_id, join),
-                        // Static members never get MEMBER_ID_REQUIRED.
-                        None => self.add_member(cx, new_id, join),
-                    }
-                }
-                None => {
-                    let uuid = crate::sim::rng::random_uuid_string(&mut self.ids);
-                    let new_id = format!("{}-{uuid}", join.client_id);
-                    let deadline =
-                        cx.set_timer(CoordTimer::heartbeat(&new_id), join.session_timeout_ms);
-                    self.pending.insert(new_id.clone(), (join.client, deadline));
-                    log!(
-                        cx,
-                        "coordinator JoinGroup: MEMBER_ID_REQUIRED, pending {new_id}"
-                    );
-                    cx.respond(
-                        join.client,
-                        join_error(ErrorCode::MemberIdRequired, &new_id),
-                    );
-                }
-            }
-            return;
-        }
-        if self.pending.remove(&member_id).is_some() {
-            cx.cancel_timer(CoordTimer::heartbeat(&member_id));
-            self.add_member(cx, member_id, join);
-            return;
-        }
-        if !self.members.contains_key(&member_id) || self.state == GroupState::Empty {
-            cx.respond(
-                join.client,
-                join_error(ErrorCode::UnknownMemberId, &member_id),
-            );
-            return;
-        }
-        self.rejoin(cx, member_id, join);
-    }
-
-    /// A member with a group-protocol list in common with every current member may join
-    /// (Kafka: INCONSISTENT_GROUP_PROTOCOL otherwise).
-    fn supports_protocols(&self, protocols: &[String]) -> bool {
-        if self.members.is_empty() {
-            return !protocols.is_empty();
-        }
-        protocols
-            .iter()
-            .any(|p| self.members.values().all(|m| m.protocols.contains(p)))
-    }
-
-    fn add_member(&mut self, cx: &mut Cx, member_id: String, join: Join) {
-        if let Some(instance) = &join.group_instance_id {
-            self.static_members
-                .insert(instance.clone(), member_id.clone());
-        }
-        let client = join.client;
-        self.members.insert(
-            member_id.clone(),
-            GroupMember {
-                client,
-                group_instance_id: join.group_instance_id,
-                protocols: join.protocols,
-                subscription: join.subscription,
-                rebalance_timeout_ms: join.rebalance_timeout_ms,
-                session_timeout_ms: join.session_timeout_ms,
-                joined: true,
-                sync_parked: false,
-                synced: false,
-                is_new: true,
-                assignment: Vec::new(),
-                session_armed: false,
-                session_deadline: cx.now,
-            },
-        );
-        self.restart_session(cx, &member_id, NEW_MEMBER_JOIN_TIMEOUT_MS);
-        if self.leader.is_none() {
-            self.leader = Some(member_id.clone());
-        }
-        cx.fact(Fact::MemberAdded {
-            member: client.member,
-            member_id: member_id.clone(),
-        });
-        log!(
-            cx,
-            "coordinator JoinGroup: added {member_id} ({})",
-            self.state.name()
-        );
-        match self.state {
-            GroupState::Empty => {
-                self.prepare_rebalance(cx, Trigger::MemberJoined, Some(client.member))
-            }
-            GroupState::PreparingRebalance => {
-                self.member_added_since_timer = true;
-                self.maybe_complete_join(cx)
-            }
-            GroupState::CompletingRebalance | GroupState::Stable => {
-                self.prepare_rebalance(cx, Trigger::MemberJoined, Some(client.member))
+    /// A new member id: `<client id or instance id>-<UUID>` (`ClassicGroup.generateMemberId`).
+    fn new_member_id(&mut self, prefix: &str) -> String {
+        match self.ids.given.pop_front() {
+            Some(id) => id,
+            None => {
+                let uuid = crate::sim::rng::random_uuid_string(&mut self.ids.random);
+                format!("{prefix}-{uuid}")
             }
         }
     }
 
-    fn rejoin(&mut self, cx: &mut Cx, member_id: String, join: Join) {
-        let is_leader = self.leader.as_deref() == Some(member_id.as_str());
-        let member = self.members.get_mut(&member_id).expect("known member");
-        let unchanged =
-            member.protocols == join.protocols && member.subscription == join.subscription;
-        member.protocols = join.protocols;
-        member.subscription = join.subscription;
-        member.rebalance_timeout_ms = join.rebalance_timeout_ms;
-        member.client = join.client;
-        match self.state {
-            GroupState::PreparingRebalance => {
-                member.joined = true;
-                log!(cx, "coordinator JoinGroup: {member_id} rejoined");
-                self.maybe_complete_join(cx);
-            }
-            GroupState::CompletingRebalance | GroupState::Stable if unchanged && !is_leader => {
-                // Byte-identical metadata: the current generation back, no rebalance.
-                let response = self.join_response(&member_id, false);
-                cx.respond(join.client, response);
-            }
-            GroupState::CompletingRebalance | GroupState::Stable => {
-                member.joined = true;
-                let trigger = match join.reason {
-                    JoinReason::Metadata => Trigger::MetadataChanged,
-                    JoinReason::Subscription => Trigger::SubscriptionChanged,
-                    JoinReason::FollowUp => Trigger::FollowUp,
-                    JoinReason::New | JoinReason::Rebalance => Trigger::MemberJoined,
-                };
-                let who = member.client.member;
-                self.prepare_rebalance(cx, trigger, Some(who));
-            }
-            GroupState::Empty => unreachable!("an Empty group has no members"),
-        }
-    }
-
-    /// KIP-345: a static member's new process takes over its instance's member entry.
-    fn replace_static_member(&mut self, cx: &mut Cx, old_id: &str, new_id: String, join: Join) {
-        let Some(mut member) = self.members.remove(old_id) else {
-            self.add_member(cx, new_id, join);
-            return;
-        };
-        if std::mem::take(&mut member.session_armed) {
-            cx.cancel_timer(CoordTimer::heartbeat(old_id));
-        }
-        let protocol_unchanged = self
-            .protocol
-            .as_ref()
-            .is_none_or(|p| join.protocols.contains(p));
-        member.client = join.client;
-        member.protocols = join.protocols;
-        member.subscription = join.subscription;
-        member.rebalance_timeout_ms = join.rebalance_timeout_ms;
-        member.session_timeout_ms = join.session_timeout_ms;
-        let instance = member.group_instance_id.clone().expect("static member");
-        self.static_members.insert(instance, new_id.clone());
-        if self.leader.as_deref() == Some(old_id) {
-            self.leader = Some(new_id.clone());
-        }
-        let client = join.client;
-        cx.fact(Fact::MemberReplaced {
-            member: client.member,
-            member_id: new_id.clone(),
-        });
-        log!(
-            cx,
-            "coordinator static member {old_id} replaced by {new_id}"
-        );
-        let session_ms = member.session_timeout_ms;
-        self.members.insert(new_id.clone(), member);
-        self.restart_session(cx, &new_id, session_ms);
-        match self.state {
-            GroupState::Stable if protocol_unchanged => {
-                // No rebalance: the current generation, and the stored assignment at SyncGroup.
-                let m = self.members.get_mut(&new_id).expect("inserted");
-                m.synced = false;
-                // KIP-814: only a replaced leader is told to skip the assignment.
-                let skip_assignment = self.leader.as_deref() == Some(new_id.as_str());
-                let response = self.join_response(&new_id, skip_assignment);
-                cx.respond(client, response);
-            }
-            GroupState::PreparingRebalance => {
-                self.members.get_mut(&new_id).expect("inserted").joined = true;
-                self.maybe_complete_join(cx);
-            }
-            _ => {
-                self.members.get_mut(&new_id).expect("inserted").joined = true;
-                self.prepare_rebalance(cx, Trigger::MemberRestarted, Some(client.member));
+    /// `validateMember`: a static member's instance must map to this id (FENCED_INSTANCE_ID
+    /// otherwise), and the id must be a member.
+    fn validate_member(&self, member_id: &str, instance: Option<&str>) -> Result<(), ErrorCode> {
+        if let Some(instance) = instance {
+            match self.static_members.get(instance) {
+                None => return Err(ErrorCode::UnknownMemberId),
+                Some(existing) if existing != member_id => return Err(ErrorCode::FencedInstanceId),
+                Some(_) => {}
             }
         }
-    }
-
-    fn prepare_rebalance(&mut self, cx: &mut Cx, trigger: Trigger, member: Option<usize>) {
-        if self.state == GroupState::PreparingRebalance {
-            return;
-        }
-        if self.state == GroupState::CompletingRebalance {
-            // Parked SyncGroups are answered REBALANCE_IN_PROGRESS.
-            let parked: Vec<ClientRef> = self
-                .members
-                .iter()
-                .filter(|(_, m)| m.sync_parked)
-                .map(|(_, m)| m.client)
-                .collect();
-            for c in parked {
-                cx.respond(
-                    c,
-                    Response::SyncGroup {
-                        error: ErrorCode::RebalanceInProgress,
-                        assignment: vec![],
-                    },
-                );
-            }
-        }
-        self.cancel_sync_timer(cx);
-        self.initial_join = self.state == GroupState::Empty;
-        for m in self.members.values_mut() {
-            m.sync_parked = false;
-            if Some(m.client.member) != member {
-                m.joined = false;
-            }
-        }
-        let previous = self.state;
-        self.state = GroupState::PreparingRebalance;
-        let timeout = self.rebalance_timeout_ms();
-        let delay_ms = if self.initial_join {
-            // GMM: the first added member arms `delay`; `remaining` is what the rebalance
-            // timeout leaves after it.
-            self.initial_remaining_ms = timeout.saturating_sub(self.initial_delay_ms);
-            self.member_added_since_timer = false;
-            self.initial_delay_ms
+        if self.members.contains_key(member_id) {
+            Ok(())
         } else {
-            timeout
-        };
-        self.arm_join_timer(cx, delay_ms);
-        let generation = self.generation + 1;
-        cx.fact(Fact::RebalanceStarted {
-            generation,
-            trigger,
-            member,
-        });
-        log!(
-            cx,
-            "coordinator {} -> PreparingRebalance (trigger {}, join timer {} ms)",
-            previous.name(),
-            trigger.name(),
-            delay_ms
-        );
-    }
-
-    /// (Re)arms `join`, replacing the pending join timer.
-    fn arm_join_timer(&mut self, cx: &mut Cx, delay_ms: u64) {
-        self.join_deadline = Some(cx.set_timer(CoordTimer::Join, delay_ms));
-    }
-
-    fn cancel_sync_timer(&mut self, cx: &mut Cx) {
-        if self.sync_deadline.take().is_some() {
-            cx.cancel_timer(CoordTimer::Sync);
+            Err(ErrorCode::UnknownMemberId)
         }
     }
 
@@ -692,448 +572,120 @@ impl Coordinator {
             .unwrap_or(0)
     }
 
-    fn maybe_complete_join(&mut self, cx: &mut Cx) {
-        // An initial rebalance never completes early (GMM maybeCompleteJoinPhase).
-        if self.state != GroupState::PreparingRebalance || self.initial_join {
-            return;
-        }
-        if self.pending.is_empty() && self.members.values().all(|m| m.joined) {
-            self.complete_join(cx);
-        }
+    /// Every member has a JoinGroup parked and no member id is pending (`hasAllMembersJoined`).
+    fn has_all_members_joined(&self) -> bool {
+        self.pending_join.is_empty() && self.members.values().all(|m| m.awaiting_join.is_some())
     }
 
-    fn on_join_timer(&mut self, cx: &mut Cx) {
-        if self.state != GroupState::PreparingRebalance {
-            return;
-        }
-        if self.initial_join && self.member_added_since_timer && self.initial_remaining_ms != 0 {
-            let delay = self.initial_delay_ms.min(self.initial_remaining_ms);
-            self.initial_remaining_ms = self
-                .initial_remaining_ms
-                .saturating_sub(self.initial_delay_ms);
-            self.member_added_since_timer = false;
-            log!(cx, "coordinator initial delay extended by {delay} ms");
-            self.arm_join_timer(cx, delay);
-            return;
-        }
-        if !self.initial_join {
-            // The rebalance timeout passed: dynamic members that did not rejoin are removed.
-            let late: Vec<String> = self
-                .members
-                .iter()
-                .filter(|(_, m)| !m.joined && m.group_instance_id.is_none())
-                .map(|(id, _)| id.clone())
-                .collect();
-            for id in late {
-                log!(
-                    cx,
-                    "coordinator removing {id}: did not rejoin within the rebalance timeout"
-                );
-                self.drop_member(cx, &id);
-            }
-        }
-        self.complete_join(cx);
+    fn transition(&mut self, state: GroupState) {
+        self.previous_state = self.state;
+        self.state = state;
     }
 
-    fn complete_join(&mut self, cx: &mut Cx) {
-        if self.join_deadline.take().is_some() {
-            cx.cancel_timer(CoordTimer::Join);
-        }
-        self.initial_join = false;
-        self.generation += 1;
-        if self.members.is_empty() {
-            self.state = GroupState::Empty;
-            self.protocol = None;
-            log!(
-                cx,
-                "coordinator join phase complete: no members, Empty (generation {})",
-                self.generation
-            );
-            cx.fact(Fact::GroupEmpty);
-            return;
-        }
-        self.protocol = self.select_protocol();
-        // A leader that did not rejoin hands over to the first member, in map order, that did.
-        let leader_joined = self
-            .leader
-            .as_ref()
-            .and_then(|l| self.members.get(l))
-            .is_some_and(|m| m.joined);
-        if !leader_joined {
-            self.leader = self
-                .members
-                .iter()
-                .find(|(_, m)| m.joined)
-                .map(|(id, _)| id.clone());
-        }
-        self.state = GroupState::CompletingRebalance;
-        let joined: Vec<String> = self
-            .members
-            .iter()
-            .filter(|(_, m)| m.joined)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in &joined {
-            let response = self.join_response(id, false);
-            let session_ms = {
-                let m = self.members.get_mut(id).expect("member");
-                m.joined = false;
-                m.synced = false;
-                m.is_new = false;
-                m.session_timeout_ms
-            };
-            let client = self.members.get(id).expect("member").client;
-            cx.respond(client, response);
-            self.restart_session(cx, id, session_ms);
-        }
-        self.sync_deadline = Some(cx.set_timer(CoordTimer::Sync, self.rebalance_timeout_ms()));
-        let leader = self.leader.clone().unwrap_or_default();
-        cx.fact(Fact::JoinCompleted {
-            generation: self.generation,
-        });
-        log!(
-            cx,
-            "coordinator join complete: generation {} protocol {} leader {} members {}",
-            self.generation,
-            self.protocol.as_deref().unwrap_or("-"),
-            leader,
-            joined.len()
-        );
-    }
-
-    fn join_response(&self, member_id: &str, skip_assignment: bool) -> Response {
-        let leader = self.leader.clone().unwrap_or_default();
-        let members = if leader == member_id {
-            self.members
-                .iter()
-                .map(|(id, m)| JoinedMember {
-                    member_id: id.clone(),
-                    group_instance_id: m.group_instance_id.clone(),
-                    subscription: m.subscription.clone(),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Response::JoinGroup {
-            error: ErrorCode::None,
-            member_id: member_id.to_string(),
-            generation: self.generation,
-            protocol: self.protocol.clone(),
-            leader,
-            members,
-            skip_assignment,
-        }
-    }
-
-    /// Candidates are the assignors every member lists; each member votes for its first
-    /// candidate; most votes win, ties to the first in HashMap order (`ClassicGroup.selectProtocol`).
-    fn select_protocol(&self) -> Option<String> {
-        let all: Vec<&GroupMember> = self.members.iter().map(|(_, m)| m).collect();
-        let first = all.first()?;
-        let candidates: Vec<&String> = first
-            .protocols
-            .iter()
-            .filter(|p| all.iter().all(|m| m.protocols.contains(p)))
-            .collect();
-        let mut votes: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::Default);
-        for m in &all {
-            if let Some(vote) = m.protocols.iter().find(|p| candidates.contains(p)) {
-                let n = votes.get(vote).copied().unwrap_or(0);
-                votes.insert(vote.clone(), n + 1);
-            }
-        }
-        let mut best: Option<(&String, u32)> = None;
-        for (name, &n) in votes.iter() {
-            if best.is_none_or(|(_, b)| n > b) {
-                best = Some((name, n));
-            }
-        }
-        best.map(|(n, _)| n.clone())
-    }
-
-    // ---- SyncGroup ----
-
-    fn sync_group(
-        &mut self,
-        cx: &mut Cx,
-        from: ClientRef,
-        member_id: String,
-        generation: i32,
-        assignments: Option<Vec<(String, Vec<usize>)>>,
-    ) {
-        let error = if !self.members.contains_key(&member_id) || self.state == GroupState::Empty {
-            Some(ErrorCode::UnknownMemberId)
-        } else if generation != self.generation {
-            Some(ErrorCode::IllegalGeneration)
-        } else if self.state == GroupState::PreparingRebalance {
-            Some(ErrorCode::RebalanceInProgress)
-        } else {
-            None
-        };
-        if let Some(error) = error {
-            cx.respond(
-                from,
-                Response::SyncGroup {
-                    error,
-                    assignment: vec![],
-                },
-            );
-            return;
-        }
-        let is_leader = self.leader.as_deref() == Some(member_id.as_str());
-        {
-            let m = self.members.get_mut(&member_id).expect("member");
-            m.synced = true;
-            m.client = from;
-        }
-        match self.state {
-            GroupState::CompletingRebalance => {
-                self.members
-                    .get_mut(&member_id)
-                    .expect("member")
-                    .sync_parked = true;
-                if is_leader {
-                    // The leader's assignment is written; every parked member gets its share.
-                    let mut given: BTreeMap<String, Vec<usize>> =
-                        assignments.unwrap_or_default().into_iter().collect();
-                    let ids: Vec<String> = self.members.keys().cloned().collect();
-                    for id in &ids {
-                        let m = self.members.get_mut(id).expect("member");
-                        m.assignment = given.remove(id).unwrap_or_default();
-                    }
-                    self.state = GroupState::Stable;
-                    cx.fact(Fact::GroupStable {
-                        generation: self.generation,
-                    });
-                    log!(
-                        cx,
-                        "coordinator leader's SyncGroup: Stable (generation {})",
-                        self.generation
-                    );
-                    for id in &ids {
-                        let m = self.members.get_mut(id).expect("member");
-                        if m.sync_parked {
-                            m.sync_parked = false;
-                            let response = Response::SyncGroup {
-                                error: ErrorCode::None,
-                                assignment: m.assignment.clone(),
-                            };
-                            let client = m.client;
-                            cx.respond(client, response);
-                        }
-                    }
-                }
-            }
-            GroupState::Stable => {
-                let m = self.members.get_mut(&member_id).expect("member");
-                let response = Response::SyncGroup {
-                    error: ErrorCode::None,
-                    assignment: m.assignment.clone(),
-                };
-                cx.respond(from, response);
-            }
-            _ => {}
-        }
-        self.reset_session(cx, &member_id);
-        if self.members.values().all(|m| m.synced) {
-            self.cancel_sync_timer(cx);
-        }
-    }
-
-    fn on_sync_timer(&mut self, cx: &mut Cx) {
-        if !matches!(
-            self.state,
-            GroupState::CompletingRebalance | GroupState::Stable
-        ) {
-            return;
-        }
-        let late: Vec<String> = self
-            .members
-            .iter()
-            .filter(|(_, m)| !m.synced)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in late {
-            log!(
-                cx,
-                "coordinator removing {id}: no SyncGroup within the rebalance timeout"
-            );
-            self.remove_member(cx, &id, Trigger::MemberExpired);
-        }
-    }
-
-    // ---- Heartbeat, sessions, leaving ----
-
-    fn heartbeat(&mut self, cx: &mut Cx, member_id: &str, generation: i32) -> ErrorCode {
-        if self.state == GroupState::Empty || !self.members.contains_key(member_id) {
-            return ErrorCode::UnknownMemberId;
-        }
-        if generation != self.generation {
-            return ErrorCode::IllegalGeneration;
-        }
-        self.reset_session(cx, member_id);
-        if self.state == GroupState::PreparingRebalance {
-            ErrorCode::RebalanceInProgress
-        } else {
-            ErrorCode::None
-        }
-    }
-
-    /// A fresh session timer of `ms` for the member (replacing the pending one).
-    fn restart_session(&mut self, cx: &mut Cx, member_id: &str, ms: u64) {
-        let deadline = cx.set_timer(CoordTimer::heartbeat(member_id), ms);
-        let m = self.members.get_mut(member_id).expect("member");
-        m.session_deadline = deadline;
-        m.session_armed = true;
-    }
-
-    /// A heartbeat or SyncGroup keeps the member alive for another session timeout.
-    fn reset_session(&mut self, cx: &mut Cx, member_id: &str) {
-        let now = cx.now;
+    /// (Re)arms the member's session timer for `ms` from now
+    /// (`rescheduleClassicGroupMemberHeartbeat`).
+    fn reschedule_session(&mut self, cx: &mut Cx, member_id: &str, ms: u64) {
+        let deadline = cx.at(ms);
         let Some(m) = self.members.get_mut(member_id) else {
             return;
         };
-        let ms = m.session_timeout_ms;
-        if m.session_armed {
-            m.session_deadline = now + Duration::from_millis(ms);
-        } else {
-            self.restart_session(cx, member_id, ms);
+        match &mut m.session {
+            // The armed check comes first: it re-arms itself at the new deadline.
+            Some(session) if session.check_at <= deadline => session.deadline = deadline,
+            session => {
+                *session = Some(Session {
+                    deadline,
+                    check_at: deadline,
+                });
+                cx.set_timer(CoordTimer::heartbeat(member_id), deadline);
+            }
         }
     }
 
-    fn on_session_timer(&mut self, cx: &mut Cx, member_id: &str) {
-        if self.pending.remove(member_id).is_some() {
-            log!(cx, "coordinator pending member {member_id} expired");
-            self.maybe_complete_join(cx);
-            return;
+    /// The member's session timer for its own session timeout.
+    fn reschedule_session_default(&mut self, cx: &mut Cx, member_id: &str) {
+        if let Some(ms) = self.members.get(member_id).map(|m| m.session_timeout_ms) {
+            self.reschedule_session(cx, member_id, ms);
         }
-        let Some(m) = self.members.get_mut(member_id) else {
-            return;
-        };
-        if !m.session_armed {
-            return;
-        }
-        m.session_armed = false;
-        if cx.now < m.session_deadline {
-            // A heartbeat moved the deadline since this check was armed.
-            m.session_armed = true;
-            let at = m.session_deadline;
-            cx.set_timer_at(CoordTimer::heartbeat(member_id), at);
-            return;
-        }
-        // A member with a JoinGroup or SyncGroup parked is alive: nothing, and no re-arm.
-        if !m.is_new && (m.joined || m.sync_parked) {
-            return;
-        }
-        log!(cx, "coordinator session of {member_id} expired");
-        self.remove_member(cx, member_id, Trigger::MemberExpired);
     }
 
-    /// Removes a member without starting a rebalance (the caller is in one).
-    fn drop_member(&mut self, cx: &mut Cx, member_id: &str) {
-        let key = member_id.to_string();
-        let Some(m) = self.members.remove(&key) else {
-            return;
-        };
-        if m.session_armed {
-            cx.cancel_timer(CoordTimer::heartbeat(member_id));
+    fn cancel_session(&mut self, cx: &mut Cx, member_id: &str) {
+        if let Some(m) = self.members.get_mut(member_id) {
+            if m.session.take().is_some() {
+                cx.cancel_timer(CoordTimer::heartbeat(member_id));
+            }
         }
-        if let Some(instance) = &m.group_instance_id {
-            if self.static_members.get(instance) == Some(&key) {
+    }
+
+    /// `ClassicGroup.remove`: the member leaves the map; a removed leader hands over to the
+    /// first remaining member in map order.
+    fn remove_from_group(&mut self, cx: &mut Cx, member_id: &str) {
+        if let Some(m) = self.members.remove(member_id) {
+            if let Some(instance) = &m.group_instance_id {
                 self.static_members.remove(instance);
             }
+            cx.fact(Fact::MemberRemoved {
+                member: m.client.member,
+                member_id: member_id.to_string(),
+            });
         }
         if self.leader.as_deref() == Some(member_id) {
             self.leader = self.members.keys().next().cloned();
         }
-        cx.fact(Fact::MemberRemoved {
-            member: m.client.member,
-            member_id: key,
-        });
+        self.pending_join.remove(member_id);
+        self.pending_sync.remove(&member_id.to_string());
     }
 
-    fn remove_member(&mut self, cx: &mut Cx, member_id: &str, trigger: Trigger) {
-        let Some(client) = self.members.get(member_id).map(|m| m.client.member) else {
-            return;
+    /// The group's selected protocol as Kafka picks it: the candidates are the protocols every
+    /// member lists; each member votes for its first candidate; most votes win, ties to the
+    /// first in `HashMap` order (`ClassicGroup.selectProtocol`).
+    fn select_protocol(&self) -> Option<String> {
+        let n = self.members.len();
+        let supported = |name: &str| {
+            self.members
+                .values()
+                .map(|m| m.protocol_names().filter(|p| *p == name).count())
+                .sum::<usize>()
+                == n
         };
-        self.drop_member(cx, member_id);
-        match self.state {
-            GroupState::Stable | GroupState::CompletingRebalance => {
-                if self.members.is_empty() {
-                    self.cancel_sync_timer(cx);
-                    self.state = GroupState::Empty;
-                    self.generation += 1;
-                    cx.fact(Fact::GroupEmpty);
-                    log!(cx, "coordinator last member gone: Empty");
-                } else {
-                    self.prepare_rebalance(cx, trigger, Some(client));
-                }
+        let mut votes: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::Default);
+        for m in self.members.values() {
+            if let Some(vote) = m.protocol_names().find(|p| supported(p)) {
+                let count = votes.get(vote).copied().unwrap_or(0);
+                votes.insert(vote.to_string(), count + 1);
             }
-            GroupState::PreparingRebalance => {
-                if self.members.is_empty() {
-                    self.complete_join(cx);
-                } else {
-                    self.maybe_complete_join(cx);
-                }
-            }
-            GroupState::Empty => {}
         }
+        let mut best: Option<(&String, u32)> = None;
+        for (name, &count) in votes.iter() {
+            if best.is_none_or(|(_, b)| count > b) {
+                best = Some((name, count));
+            }
+        }
+        best.map(|(name, _)| name.clone())
     }
 
-    // ---- Offsets ----
-
-    fn offset_commit(
-        &mut self,
-        cx: &mut Cx,
-        from: ClientRef,
-        member_id: &str,
-        generation: i32,
-        offsets: &[(usize, u64)],
-    ) -> ErrorCode {
-        if !self.members.contains_key(member_id) {
-            return ErrorCode::UnknownMemberId;
+    /// Whether a member of `protocol_type` listing `protocols` may join: anything non-empty in
+    /// an Empty group, else the same protocol type and one protocol every member lists
+    /// (`ClassicGroup.supportsProtocols`).
+    fn supports_protocols(&self, protocol_type: &str, protocols: &[JoinProtocol]) -> bool {
+        if self.state == GroupState::Empty {
+            return !protocol_type.is_empty() && !protocols.is_empty();
         }
-        if generation != self.generation {
-            return ErrorCode::IllegalGeneration;
-        }
-        if self.state == GroupState::CompletingRebalance {
-            return ErrorCode::RebalanceInProgress;
-        }
-        for &(partition, offset) in offsets {
-            cx.out
-                .push(CoordinatorEffect::CommitOffset { partition, offset });
-            cx.fact(Fact::OffsetCommitted {
-                member: from.member,
-                partition,
-                offset,
-            });
-        }
-        ErrorCode::None
+        let n = self.members.len();
+        self.protocol_type.as_deref() == Some(protocol_type)
+            && protocols.iter().any(|p| {
+                self.members
+                    .values()
+                    .map(|m| m.protocol_names().filter(|q| *q == p.name).count())
+                    .sum::<usize>()
+                    == n
+            })
     }
-}
 
-/// A JoinGroup's contents, once it is known which member sent it.
-struct Join {
-    reason: JoinReason,
-    client: ClientRef,
-    group_instance_id: Option<String>,
-    client_id: String,
-    protocols: Vec<String>,
-    subscription: Subscription,
-    rebalance_timeout_ms: u64,
-    session_timeout_ms: u64,
-}
-
-fn join_error(error: ErrorCode, member_id: &str) -> Response {
-    Response::JoinGroup {
-        error,
-        member_id: member_id.to_string(),
-        generation: -1,
-        protocol: None,
-        leader: String::new(),
-        members: Vec::new(),
-        skip_assignment: false,
+    /// The GROUP_METADATA record of the group as it stands, with the stored assignments.
+    fn write_group_metadata(&mut self, cx: &mut Cx) {
+        let record = self.group_metadata_record();
+        cx.record(GroupRecord::GroupMetadata(record));
     }
 }
 

@@ -20,6 +20,8 @@ struct Harness {
     armed: u64,
     sent: Vec<(ClientRef, Response)>,
     facts: Vec<Fact>,
+    /// Names of the group records written.
+    records: Vec<&'static str>,
     /// `__consumer_offsets`, written by the coordinator's commit records.
     offsets: OffsetsStore,
 }
@@ -39,9 +41,7 @@ impl Harness {
     fn new() -> Self {
         Harness {
             coordinator: Coordinator::new(
-                CoordinatorConfig {
-                    initial_rebalance_delay_ms: 3000,
-                },
+                CoordinatorConfig::with_initial_delay(3000),
                 Stream::derive(1, "member-ids"),
             ),
             now: SimTime::ZERO,
@@ -49,6 +49,7 @@ impl Harness {
             armed: 0,
             sent: Vec::new(),
             facts: Vec::new(),
+            records: Vec::new(),
             offsets: OffsetsStore::new(6),
         }
     }
@@ -69,6 +70,7 @@ impl Harness {
                 CoordinatorEffect::CommitOffset { partition, offset } => {
                     self.offsets.commit(partition, offset)
                 }
+                CoordinatorEffect::Record(record) => self.records.push(record.name()),
                 CoordinatorEffect::Fact(fact) => self.facts.push(fact),
             }
         }
@@ -154,17 +156,26 @@ impl Harness {
 }
 
 fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> Request {
+    let metadata = Subscription {
+        topics: vec!["orders".into()],
+        owned: Vec::new(),
+        previous_assignment: Vec::new(),
+        generation: None,
+        user_data: None,
+    };
     Request::JoinGroup {
+        version: crate::group::messages::JOIN_GROUP_VERSION,
         member_id: member_id.to_string(),
         group_instance_id: instance.map(str::to_string),
         client_id: "consumer-grp".into(),
-        protocols: protocols.iter().map(|p| p.to_string()).collect(),
-        subscription: Subscription {
-            topics: vec!["orders".into()],
-            owned: Vec::new(),
-            previous_assignment: Vec::new(),
-            generation: None,
-        },
+        protocol_type: "consumer".into(),
+        protocols: protocols
+            .iter()
+            .map(|p| JoinProtocol {
+                name: p.to_string(),
+                metadata: metadata.clone(),
+            })
+            .collect(),
         rebalance_timeout_ms: REBALANCE_MS,
         session_timeout_ms: SESSION_MS,
         reason: JoinReason::New,
@@ -179,6 +190,7 @@ fn heartbeat(member_id: &str, generation: i32) -> Request {
     Request::Heartbeat {
         member_id: member_id.to_string(),
         generation,
+        group_instance_id: None,
     }
 }
 
@@ -190,6 +202,9 @@ fn sync(
     Request::SyncGroup {
         member_id: member_id.to_string(),
         generation,
+        group_instance_id: None,
+        protocol_type: Some("consumer".into()),
+        protocol_name: Some("range".into()),
         assignments,
     }
 }
@@ -199,7 +214,8 @@ fn error_of(r: &Response) -> ErrorCode {
         Response::JoinGroup { error, .. }
         | Response::SyncGroup { error, .. }
         | Response::Heartbeat { error }
-        | Response::OffsetCommit { error } => *error,
+        | Response::OffsetCommit { error }
+        | Response::LeaveGroup { error, .. } => *error,
         Response::OffsetFetch { .. } => ErrorCode::None,
     }
 }
@@ -460,10 +476,13 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
     assert!(timers.contains(&("heartbeat:B~2".to_string(), 20_000)));
     // Kafka leaves the old id's timer to fire and do nothing; here it is cancelled.
     assert!(!timers.iter().any(|(n, _)| n == "heartbeat:B"));
-    let Response::SyncGroup { error, assignment } = h.ask(10_100, 1, sync(&new_b, 1, None)) else {
+    let Response::SyncGroup {
+        error, assignment, ..
+    } = h.ask(10_100, 1, sync(&new_b, 1, None))
+    else {
         panic!()
     };
-    assert_eq!((error, assignment), (ErrorCode::None, vec![2, 3]));
+    assert_eq!((error, assignment), (ErrorCode::None, Some(vec![2, 3])));
 
     // The leader restarting is told to skip the assignment and gets the member list.
     let Response::JoinGroup {

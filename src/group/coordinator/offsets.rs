@@ -1,0 +1,37 @@
+//! OffsetCommit from a member of the group; OffsetFetch is answered from the store in
+//! [`Coordinator::handle`].
+
+use super::*;
+
+impl Coordinator {
+    pub(super) fn offset_commit(
+        &mut self,
+        cx: &mut Cx,
+        from: ClientRef,
+        member_id: &str,
+        generation: i32,
+        offsets: &[(usize, u64)],
+    ) -> ErrorCode {
+        if !self.members.contains_key(member_id) {
+            return ErrorCode::UnknownMemberId;
+        }
+        if generation != self.generation {
+            return ErrorCode::IllegalGeneration;
+        }
+        // Between the join phase and the leader's assignment the member may lose what it
+        // commits for (`ClassicGroup.validateOffsetCommit`).
+        if self.state == GroupState::CompletingRebalance {
+            return ErrorCode::RebalanceInProgress;
+        }
+        for &(partition, offset) in offsets {
+            cx.out
+                .push(CoordinatorEffect::CommitOffset { partition, offset });
+            cx.fact(Fact::OffsetCommitted {
+                member: from.member,
+                partition,
+                offset,
+            });
+        }
+        ErrorCode::None
+    }
+}
