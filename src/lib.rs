@@ -10,6 +10,7 @@ pub mod assignor;
 pub mod check;
 pub mod client;
 pub mod cluster;
+pub mod conform;
 pub mod facts;
 pub mod group;
 pub mod java;

@@ -113,6 +113,12 @@ enum Command {
         #[arg(long, requires = "table")]
         detail: bool,
     },
+    /// Check the model against Kafka's own code: `conform coordinator` replays scripted
+    /// requests through the coordinator and compares its answers with Kafka's.
+    Conform {
+        #[command(subcommand)]
+        what: ConformTarget,
+    },
     /// Print the partition Kafka's default partitioner picks for each key.
     Partition {
         /// Number of partitions of the topic.
@@ -124,6 +130,27 @@ enum Command {
         /// Record keys (their UTF-8 bytes are hashed).
         #[arg(required = true)]
         keys: Vec<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConformTarget {
+    /// Replay coordinator scripts (../shared/reference/coordinator/README.md) request by request
+    /// and print one trace per script in Kafka's trace format, or with --diff compare them.
+    Coordinator {
+        /// The scripts (JSON lines).
+        scripts: PathBuf,
+        /// Kafka's traces to compare with: prints per script `requests matched / total` and
+        /// the first difference; exit 1 if any counted request differs.
+        #[arg(long, value_name = "TRACES.jsonl")]
+        diff: Option<PathBuf>,
+        /// Hand out the member ids Kafka issued in these traces (HashMap order over the real
+        /// ids decides leader hand-over); otherwise ids are seeded by each script's seed.
+        #[arg(long, value_name = "TRACES.jsonl")]
+        member_ids_from: Option<PathBuf>,
+        /// text (the default with --diff) or json (the traces; the default without --diff).
+        #[arg(long, value_enum)]
+        format: Option<cli::conform::Format>,
     },
 }
 
@@ -212,5 +239,19 @@ fn main() -> ExitCode {
             redis,
             keys,
         } => cli::partition::run(partitions, redis, &keys),
+        Command::Conform {
+            what:
+                ConformTarget::Coordinator {
+                    scripts,
+                    diff,
+                    member_ids_from,
+                    format,
+                },
+        } => cli::conform::coordinator(
+            &scripts,
+            diff.as_deref(),
+            member_ids_from.as_deref(),
+            format,
+        ),
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod assign;
 pub mod compare;
+pub mod conform;
 pub mod partition;
 pub mod run;
 
