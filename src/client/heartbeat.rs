@@ -89,20 +89,28 @@ impl Consumer {
             return;
         }
         // Poll timeout: the heartbeat thread sends LeaveGroup and resets the generation; the
-        // partitions are lost when the application thread returns.
-        log!(
-            env,
-            "{} poll timeout: LeaveGroup from the heartbeat thread",
-            self.name(env)
-        );
-        // A static member's LeaveGroup names its instance too (KIP-345).
-        env.send(Request::LeaveGroup {
-            members: vec![LeavingMember {
-                member_id: self.membership.member_id.clone(),
-                group_instance_id: env.scenario.members[self.idx].group_instance_id.clone(),
-                reason: LeaveReason::PollTimeout,
-            }],
-        });
+        // partitions are lost when the application thread returns. A static member sends no
+        // LeaveGroup (`maybeLeaveGroup`: only dynamic members do, KIP-345); its session decides.
+        if env.scenario.members[self.idx].group_instance_id.is_none() {
+            log!(
+                env,
+                "{} poll timeout: LeaveGroup from the heartbeat thread",
+                self.name(env)
+            );
+            env.send(Request::LeaveGroup {
+                members: vec![LeavingMember {
+                    member_id: self.membership.member_id.clone(),
+                    group_instance_id: None,
+                    reason: LeaveReason::PollTimeout,
+                }],
+            });
+        } else {
+            log!(
+                env,
+                "{} poll timeout: a static member leaves no LeaveGroup",
+                self.name(env)
+            );
+        }
         self.disable_heartbeat(env);
         self.reset_generation(true);
         self.membership.membership_lost = true;

@@ -434,3 +434,38 @@ impl Subscription {
         }
     }
 }
+
+#[test]
+fn a_static_member_past_its_poll_interval_sends_no_leave_group_and_rejoins_with_its_instance() {
+    let mut h = Harness::new(
+        "assignors = [\"range\"]\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
+        "group_instance_id = \"pod-1\"\n\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
+    );
+    join_group(&mut h);
+    h.run_until(1000);
+    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    h.run_until(25_000);
+    let sent = h.take_sent();
+    assert!(
+        !sent.iter().any(|r| matches!(r, Request::LeaveGroup { .. })),
+        "{sent:?}"
+    );
+    // Its generation and member id were reset: it joins again with no id and its instance id,
+    // which the coordinator answers as a static replacement.
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .expect("rejoins");
+    let Request::JoinGroup {
+        member_id,
+        group_instance_id,
+        ..
+    } = join
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (member_id.as_str(), group_instance_id.as_deref()),
+        ("", Some("pod-1"))
+    );
+}
