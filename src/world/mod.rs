@@ -22,7 +22,7 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
-use net::{Connection, Network};
+use net::{Connection, Direction, Network};
 use std::collections::BTreeMap;
 
 #[derive(Debug)]
@@ -381,9 +381,10 @@ impl<'s> World<'s> {
                 CoordinatorEffect::Respond { to, response } => {
                     let connection = Connection {
                         member: to.member,
+                        incarnation: to.incarnation,
                         broker: self.cluster.coordinator_broker,
                     };
-                    let at = self.net.deliver(now, connection);
+                    let at = self.net.deliver(now, connection, Direction::ToClient);
                     self.queue.schedule(at, Event::AtClient { to, response });
                 }
                 CoordinatorEffect::SetTimer { timer, at } => {
@@ -439,9 +440,10 @@ impl<'s> World<'s> {
                 ClientEffect::Send(request) => {
                     let connection = Connection {
                         member: m,
+                        incarnation: me.incarnation,
                         broker: self.cluster.coordinator_broker,
                     };
-                    let at = self.net.deliver(now, connection);
+                    let at = self.net.deliver(now, connection, Direction::ToBroker);
                     self.queue
                         .schedule(at, Event::AtCoordinator { from: me, request });
                 }

@@ -8,13 +8,23 @@ use crate::scenario::Scenario;
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::SimTime;
+use std::collections::BTreeMap;
 
 /// A client process's connection to a broker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Connection {
     /// The scenario member whose consumer holds the connection.
     pub member: usize,
+    /// Its process: a restarted consumer opens new connections.
+    pub incarnation: u32,
     pub broker: u32,
+}
+
+/// Which way a message travels on its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Direction {
+    ToBroker,
+    ToClient,
 }
 
 pub struct Network {
@@ -22,6 +32,9 @@ pub struct Network {
     latency_max_us: u64,
     /// One-way latencies, drawn in the order messages are sent.
     latency: Stream,
+    /// The last arrival on each connection and direction: a Kafka connection is one TCP
+    /// stream, so a message never overtakes one sent before it on the same connection.
+    last_arrival: BTreeMap<(Connection, Direction), SimTime>,
 }
 
 impl Network {
@@ -30,13 +43,28 @@ impl Network {
             latency_min_us: scenario.cluster.latency_min_us,
             latency_max_us: scenario.cluster.latency_max_us,
             latency,
+            last_arrival: BTreeMap::new(),
         }
     }
 
-    /// A message (either way) sent at `now` on `_connection`: when it arrives. Today every
-    /// connection has the same latency distribution and never fails.
-    pub fn deliver(&mut self, now: SimTime, _connection: Connection) -> SimTime {
-        now + self.one_way()
+    /// A message sent at `now` on `connection` in `direction`: when it arrives. Every
+    /// connection has the same latency distribution and never fails; messages on one connection
+    /// arrive in the order sent (a later one waits for the one before it, as on a TCP stream),
+    /// and the broker answers a connection's requests in order.
+    pub fn deliver(
+        &mut self,
+        now: SimTime,
+        connection: Connection,
+        direction: Direction,
+    ) -> SimTime {
+        let drawn = now + self.one_way();
+        let last = self
+            .last_arrival
+            .entry((connection, direction))
+            .or_insert(drawn);
+        let at = drawn.max(*last);
+        *last = at;
+        at
     }
 
     fn one_way(&mut self) -> Duration {
@@ -44,5 +72,40 @@ impl Network {
             self.latency
                 .between(self.latency_min_us, self.latency_max_us),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load_str, LoadOptions};
+
+    #[test]
+    fn messages_on_one_connection_arrive_in_the_order_sent() {
+        let toml = "name = \"n\"\nduration_ms = 1000\n\n[cluster]\nrequest_latency_ms = { min = 1, max = 5 }\n\n\
+            [[topics]]\nname = \"t\"\npartitions = 1\n\n[[members]]\nname = \"c\"\n";
+        let scenario = load_str("n", toml, &LoadOptions::default()).expect("valid");
+        let mut net = Network::new(&scenario, Stream::derive(3, "latency"));
+        let a = Connection {
+            member: 0,
+            incarnation: 1,
+            broker: 0,
+        };
+        let b = Connection { member: 1, ..a };
+        let mut last = SimTime::ZERO;
+        let mut overtaken = false;
+        for i in 0..200 {
+            let now = SimTime::from_micros(i * 10);
+            let at = net.deliver(now, a, Direction::ToBroker);
+            assert!(at >= last, "message {i} overtook the one before it");
+            last = at;
+            // Another connection's messages are independent and may overtake.
+            let other = net.deliver(now, b, Direction::ToBroker);
+            overtaken |= other < at;
+        }
+        assert!(
+            overtaken,
+            "different connections are not ordered with each other"
+        );
     }
 }
