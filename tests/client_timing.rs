@@ -49,3 +49,89 @@ fn requests_on_one_connection_arrive_in_order_so_a_later_commit_never_overtakes(
         }
     }
 }
+
+#[test]
+fn an_idle_newcomer_sends_its_follow_up_join_as_its_heartbeat_answer_arrives() {
+    // Cooperative scale-out: the newcomer c5 got nothing in the first round, so it is blocked in
+    // poll; the REBALANCE_IN_PROGRESS of its next heartbeat is handled on arrival and its
+    // JoinGroup goes out in the same loop iteration (CLIENT.md), not at a later poll.
+    let s = scenario("scale-out.toml", Some("cooperative"), None, &[]);
+    let out = run(
+        &s,
+        RunOptions {
+            keep_trace: true,
+            ..RunOptions::default()
+        },
+    );
+    let at = |needle: &str| -> f64 {
+        let line = out
+            .trace
+            .iter()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in the trace"));
+        line.split('s').next().unwrap().parse().unwrap()
+    };
+    let answer = at("c5 heartbeat: REBALANCE_IN_PROGRESS");
+    let rejoin = out
+        .trace
+        .iter()
+        .filter(|l| l.contains("c5 JoinGroup (member id consumer"))
+        .map(|l| l.split('s').next().unwrap().parse::<f64>().unwrap())
+        .find(|&t| t >= answer)
+        .expect("c5 rejoins");
+    assert!(
+        rejoin - answer < 0.002,
+        "answer at {answer}, JoinGroup at {rejoin}"
+    );
+    let follow_up = &out.report.rebalances.list[1];
+    assert_eq!(follow_up.trigger, "follow_up");
+    assert!(follow_up.duration_ms < 3100, "{}", follow_up.duration_ms);
+}
+
+#[test]
+fn heartbeats_go_on_through_a_long_eager_revoke_so_the_session_holds() {
+    // onPartitionsRevoked of 5.9 s against a 6 s session: the heartbeat thread keeps going
+    // until the JoinGroup is sent, so nobody expires and the group settles after one rebalance.
+    let s = scenario(
+        "scale-out.toml",
+        Some("eager"),
+        None,
+        &[
+            "group.session_timeout_ms=6000",
+            "group.on_partitions_revoked_ms=5900",
+        ],
+    );
+    let r = report(&s);
+    assert_eq!(r.rebalances.count, 1, "{:?}", r.rebalances.list);
+    assert!(r.invariants.settle_checked);
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
+}
+
+#[test]
+fn a_stale_rebalance_in_progress_does_not_start_another_rebalance() {
+    // A heartbeat pass (retry.backoff.ms) slower than the heartbeat interval: answers to
+    // heartbeats sent before the rejoin are read after it, and Kafka ignores them.
+    for variant in ["eager", "cooperative"] {
+        let s = scenario(
+            "scale-out.toml",
+            Some(variant),
+            None,
+            &[
+                "group.heartbeat_interval_ms=447",
+                "group.retry_backoff_ms=738",
+            ],
+        );
+        let r = report(&s);
+        let expected = if variant == "eager" { 1 } else { 2 };
+        assert_eq!(
+            r.rebalances.count, expected,
+            "{variant}: {:?}",
+            r.rebalances.list
+        );
+        assert!(r.invariants.violations.is_empty(), "{variant}");
+    }
+}

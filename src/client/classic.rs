@@ -45,10 +45,17 @@ pub(super) struct ClassicMembership {
     pub(super) membership_lost: bool,
     /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
     pub(super) inbox: VecDeque<Response>,
-    /// The heartbeat thread: enabled from a JoinGroup response until the next join, and when
-    /// it last sent.
+    /// The heartbeat thread: enabled from a JoinGroup response until the next JoinGroup is
+    /// sent, and when it last sent.
     pub(super) heartbeat_enabled: bool,
     pub(super) last_heartbeat_sent: SimTime,
+    /// The generation each heartbeat in flight was sent with, oldest first (a connection
+    /// answers in order): an error is acted on only if the generation has not changed since.
+    pub(super) heartbeats_in_flight: VecDeque<i32>,
+    /// Heartbeat answers received and not yet handled (error, generation sent with): handled
+    /// at the heartbeat thread's next pass, or by the application thread's next poll if that
+    /// comes first, always before any answer that arrived after them.
+    pub(super) heartbeat_answers: VecDeque<(ErrorCode, i32)>,
 }
 
 impl ClassicMembership {
@@ -65,6 +72,8 @@ impl ClassicMembership {
             inbox: VecDeque::new(),
             heartbeat_enabled: false,
             last_heartbeat_sent: SimTime::ZERO,
+            heartbeats_in_flight: VecDeque::new(),
+            heartbeat_answers: VecDeque::new(),
         }
     }
 
@@ -247,11 +256,12 @@ impl Consumer {
     }
 
     /// `onJoinPrepare`: auto-commit synchronously (if enabled), then revoke and join.
+    /// The heartbeat thread goes on until the JoinGroup is sent (PREPARING_REBALANCE), so a
+    /// long `onPartitionsRevoked` does not cost the member its session.
     pub(super) fn begin_join(&mut self, env: &mut ClientEnv) {
         self.membership.rejoin_needed = false;
         self.metadata = env.metadata();
         self.membership.inbox.clear();
-        self.disable_heartbeat(env);
         if !self.auto_commit_sync(env, AfterCommit::Join) {
             self.prepare_and_join(env);
         }
@@ -286,6 +296,8 @@ impl Consumer {
     }
 
     pub(super) fn send_join(&mut self, env: &mut ClientEnv) {
+        // PREPARING_REBALANCE: the heartbeat thread stops until the JoinGroup is answered.
+        self.disable_heartbeat(env);
         let spec = &env.scenario.members[self.idx];
         self.membership.phase = Phase::AwaitingJoin;
         let metadata = Subscription {

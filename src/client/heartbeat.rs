@@ -31,6 +31,7 @@ impl Consumer {
         let now = env.now();
         self.membership.last_heartbeat_sent = now;
         if let Some(generation) = self.membership.generation {
+            self.membership.heartbeats_in_flight.push_back(generation);
             let request = Request::Heartbeat {
                 member_id: self.membership.member_id.clone(),
                 generation,
@@ -42,18 +43,39 @@ impl Consumer {
         env.set_timer(ClientTimer::Heartbeat, at);
     }
 
-    pub(super) fn read_heartbeat(&mut self, env: &mut ClientEnv, error: ErrorCode) {
-        if !self.membership.heartbeat_enabled {
-            return;
+    /// Every heartbeat answer received so far is handled, oldest first; whether one asks for a
+    /// rejoin.
+    pub(super) fn read_heartbeat_answers(&mut self, env: &mut ClientEnv) -> bool {
+        let mut rejoin = false;
+        while let Some((error, sent_generation)) = self.membership.heartbeat_answers.pop_front() {
+            rejoin |= self.read_heartbeat(env, error, sent_generation);
         }
+        rejoin
+    }
+
+    /// A heartbeat answer is handled (`HeartbeatResponseHandler`), with the checks Kafka makes
+    /// at that moment: REBALANCE_IN_PROGRESS counts only in STABLE (a member already rejoining
+    /// ignores it), and an error that resets the generation only if the generation is the one
+    /// the heartbeat was sent with. Returns whether the member must rejoin.
+    fn read_heartbeat(
+        &mut self,
+        env: &mut ClientEnv,
+        error: ErrorCode,
+        sent_generation: i32,
+    ) -> bool {
         match error {
-            ErrorCode::None => {}
+            ErrorCode::None => false,
             ErrorCode::RebalanceInProgress => {
+                if self.membership.phase != Phase::Stable {
+                    return false;
+                }
                 if !self.membership.rejoin_needed {
                     log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name(env));
                 }
                 self.membership.rejoin_needed = true;
+                true
             }
+            _ if self.membership.generation != Some(sent_generation) => false,
             other => {
                 log!(
                     env,
@@ -65,6 +87,7 @@ impl Consumer {
                 self.membership.membership_lost = true;
                 self.request_rejoin(JoinReason::New);
                 self.disable_heartbeat(env);
+                true
             }
         }
     }

@@ -125,8 +125,8 @@ pub enum ClientTimer {
     BatchDone,
     /// The heartbeat thread sends a heartbeat.
     Heartbeat,
-    /// The heartbeat thread's pass reads a heartbeat response.
-    HeartbeatRead(ErrorCode),
+    /// The heartbeat thread's pass reads the heartbeat responses received.
+    HeartbeatRead,
     /// The heartbeat thread checks the poll timer (max.poll.interval.ms).
     PollTimer,
     /// A rebalance-listener callback has taken its time.
@@ -148,7 +148,7 @@ impl ClientTimer {
             ClientTimer::BatchDone => Some(1),
             ClientTimer::Heartbeat => Some(2),
             ClientTimer::PollTimer => Some(3),
-            ClientTimer::HeartbeatRead(_)
+            ClientTimer::HeartbeatRead
             | ClientTimer::CallbackDone
             | ClientTimer::MetadataRefresh
             | ClientTimer::RestoreDone(_) => None,
@@ -380,7 +380,9 @@ impl Consumer {
             }
             ClientTimer::BatchDone => self.batch_done(env),
             ClientTimer::Heartbeat => self.send_heartbeat(env),
-            ClientTimer::HeartbeatRead(error) => self.read_heartbeat(env, error),
+            ClientTimer::HeartbeatRead => {
+                self.read_heartbeat_answers(env);
+            }
             ClientTimer::PollTimer => self.check_poll_timer(env),
             ClientTimer::MetadataRefresh => self.refresh_metadata(env),
             ClientTimer::RestoreDone(p) => self.restore_done(env, p),
@@ -445,11 +447,26 @@ impl Consumer {
                 }
             }
             Response::Heartbeat { error } => {
-                // Read on the heartbeat thread's next pass.
+                let Some(sent_generation) = self.membership.heartbeats_in_flight.pop_front() else {
+                    return;
+                };
+                self.membership
+                    .heartbeat_answers
+                    .push_back((error, sent_generation));
+                if matches!(self.app, App::Idle) {
+                    // Blocked in the network client's poll (nothing to process): the answer is
+                    // handled as it arrives, and a rejoin starts in the same loop iteration.
+                    if self.read_heartbeat_answers(env) {
+                        self.wake(env);
+                    }
+                    return;
+                }
+                // Busy processing: read on the heartbeat thread's next pass, acted on at the
+                // next poll().
                 let now = env.now();
                 let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
                 let at = heartbeat::next_pass(self.membership.last_heartbeat_sent, backoff, now);
-                env.after(at, ClientTimer::HeartbeatRead(error));
+                env.after(at, ClientTimer::HeartbeatRead);
             }
         }
     }

@@ -106,7 +106,13 @@ impl Consumer {
             }
             self.membership.phase = Phase::Unjoined;
         }
-        // Responses that arrived since the last poll: one rebalance step each.
+        // In a rebalance, `coordinator.poll()` polls the network client, which handles the
+        // heartbeat answers received (they came before any JoinGroup or SyncGroup answer still
+        // waiting); otherwise they wait for the heartbeat thread's pass. Then the responses
+        // that arrived since the last poll, one rebalance step each.
+        if self.membership.is_rebalancing() {
+            self.read_heartbeat_answers(env);
+        }
         while let Some(response) = self.membership.inbox.pop_front() {
             self.handle_group_response(env, response);
             if !matches!(self.app, App::Idle) || !self.alive {

@@ -253,7 +253,9 @@ fn join_group(h: &mut Harness) {
 }
 
 #[test]
-fn the_heartbeat_thread_reads_a_response_on_its_next_pass_and_the_poll_loop_acts_on_it() {
+fn a_member_blocked_in_poll_handles_a_heartbeat_answer_at_once_and_rejoins_in_the_same_loop() {
+    // No records: the member owns partitions but has nothing to process, so it is blocked in
+    // the network client's poll and handles the answer as it arrives (CLIENT.md).
     let mut h = Harness::new("assignors = [\"range\"]", "");
     join_group(&mut h);
     // Enabled when the JoinGroup response was handled (20 ms): every 3000 ms from then.
@@ -271,16 +273,12 @@ fn the_heartbeat_thread_reads_a_response_on_its_next_pass_and_the_poll_loop_acts
             error: ErrorCode::RebalanceInProgress,
         },
     );
-    // Read on the thread's next pass: every retry_backoff_ms (100) from the send.
-    let read_at = h.pending_one_shot(|t| matches!(t, ClientTimer::HeartbeatRead(_)));
-    assert_eq!(read_at, Some(3120));
-    assert!(!h.consumer.is_rebalancing());
-    h.run_until(3120);
-    assert!(h.consumer.is_rebalancing(), "rejoin needed");
-    // The poll loop acts at its next poll (an idle member wakes at fetch.max.wait.ms):
-    // onJoinPrepare commits synchronously first (auto-commit), and waits for the answer.
+    assert!(h
+        .pending_one_shot(|t| matches!(t, ClientTimer::HeartbeatRead))
+        .is_none());
+    // onJoinPrepare commits synchronously first (auto-commit), in the same iteration.
     let commit_at = commit_on_join_prepare(&mut h);
-    assert!(commit_at > 3120 && commit_at <= 3120 + 500, "{commit_at}");
+    assert_eq!(commit_at, 3025);
     // EAGER then revokes everything, and the JoinGroup carries no owned partitions.
     let sent = h.take_sent();
     let join = sent
@@ -295,6 +293,104 @@ fn the_heartbeat_thread_reads_a_response_on_its_next_pass_and_the_poll_loop_acts
         member: 0,
         partitions: vec![0, 1, 2, 3]
     }));
+}
+
+#[test]
+fn a_busy_member_reads_a_heartbeat_answer_on_the_threads_next_pass_and_acts_at_its_next_poll() {
+    // 5 ms a record against 400 records/s: always a batch in progress.
+    let mut h = Harness::new(
+        "assignors = [\"range\"]\nrecord_processing_us = 5000",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
+    );
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    // Read on the thread's next pass: every retry_backoff_ms (100) from the send.
+    let read_at = h.pending_one_shot(|t| matches!(t, ClientTimer::HeartbeatRead));
+    assert_eq!(read_at, Some(3120));
+    assert!(!h.consumer.is_rebalancing());
+    h.run_until(3120);
+    assert!(h.consumer.is_rebalancing(), "rejoin needed");
+    // Nothing is sent before the batch in progress ends and poll() runs.
+    let sent = h.take_sent();
+    assert!(
+        !sent
+            .iter()
+            .any(|r| matches!(r, Request::OffsetCommit { .. } | Request::JoinGroup { .. })),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    // The member rejoins for another reason before the answer comes (a subscription change).
+    h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
+    commit_on_join_prepare(&mut h);
+    let sent = h.take_sent();
+    assert!(sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })));
+    // The heartbeat sent in generation 1 is answered REBALANCE_IN_PROGRESS while it is
+    // PREPARING_REBALANCE: Kafka ignores it (no second rejoin, nothing reset).
+    h.respond(
+        3040,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    h.respond(3045, join_ok(2, false, Subscription::default_for_test()));
+    h.respond(3050, sync_ok(vec![0, 1, 2, 3]));
+    h.run_until(3100);
+    assert!(!h.consumer.is_rebalancing(), "settled in generation 2");
+    // A stale UNKNOWN_MEMBER_ID for a heartbeat of generation 1 is ignored too.
+    h.call(|c, env| {
+        c.membership.heartbeats_in_flight.push_back(1);
+        c.on_response(
+            env,
+            ME,
+            Response::Heartbeat {
+                error: ErrorCode::UnknownMemberId,
+            },
+        )
+    });
+    assert_eq!(h.consumer.membership.generation, Some(2));
+    assert_eq!(h.consumer.membership.member_id, ID);
+}
+
+#[test]
+fn heartbeats_go_on_during_on_join_prepare_until_the_join_group_is_sent() {
+    // A 5 s onPartitionsRevoked: the heartbeat due at 3020 still goes out.
+    let mut h = Harness::new(
+        "assignors = [\"range\"]\non_partitions_revoked_ms = 5000\nenable_auto_commit = false",
+        "",
+    );
+    join_group(&mut h);
+    h.run_until(1000);
+    h.take_sent();
+    h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
+    h.run_until(3020);
+    let sent = h.take_sent();
+    assert!(
+        matches!(&sent[..], [Request::Heartbeat { generation: 1, .. }]),
+        "the heartbeat thread is still enabled: {sent:?}"
+    );
+    h.run_until(6001);
+    let sent = h.take_sent();
+    assert!(
+        sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        "{sent:?}"
+    );
+    // Once the JoinGroup is out, no heartbeat until its answer.
+    h.run_until(9100);
+    assert!(h.take_sent().is_empty());
 }
 
 #[test]

@@ -57,6 +57,7 @@ impl Metrics {
         for &p in owned {
             self.release(now, m, p);
         }
+        self.unhold(now, owned);
     }
 
     pub fn stalled(&mut self, now: SimTime, m: usize, _until: SimTime) {
@@ -108,6 +109,7 @@ impl Metrics {
     /// A member receives partitions (SyncGroup): it owns them from now.
     pub fn assigned(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         self.acquire(now, m, parts);
+        self.hold(now, parts);
         if parts.is_empty() {
             self.end_pause(now, m);
         }
@@ -161,6 +163,7 @@ impl Metrics {
         for &p in parts {
             self.release(now, m, p);
         }
+        self.unhold(now, parts);
         let owns_nothing = self.owned_count[m] == 0;
         let stops = self
             .running
@@ -178,6 +181,7 @@ impl Metrics {
         for &p in parts {
             self.release(now, m, p);
         }
+        self.unhold(now, parts);
     }
 
     /// The member has positions for these partitions and processes them from now.

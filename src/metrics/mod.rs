@@ -69,6 +69,11 @@ pub struct Metrics {
     active: Vec<Option<usize>>,
     unavailable_since: Vec<Option<SimTime>>,
     unavailable_us: Vec<u64>,
+    /// Live members whose rebalance callbacks say they hold each partition (client-side
+    /// ownership: a stalled or removed member still holds until its revoke or lost callback).
+    holders: Vec<u32>,
+    unowned_since: Vec<Option<SimTime>>,
+    unowned_us: Vec<u64>,
     // Group history.
     first_rebalance_start: Option<SimTime>,
     formation: Option<Formation>,
@@ -136,6 +141,9 @@ impl Metrics {
             active: vec![None; p],
             unavailable_since: vec![None; p],
             unavailable_us: vec![0; p],
+            holders: vec![0; p],
+            unowned_since: vec![None; p],
+            unowned_us: vec![0; p],
             first_rebalance_start: None,
             formation: None,
             running: None,

@@ -141,6 +141,10 @@ pub struct Pauses {
     pub stop_the_world_ms: Summary,
     #[serde(serialize_with = "per_partition")]
     pub unavailable_ms: Summary,
+    /// Time each partition had no holder by the members' own callbacks (Kafka's end-to-end
+    /// "partition unavailability": a stalled member still holds its partitions).
+    #[serde(serialize_with = "per_partition")]
+    pub unowned_ms: Summary,
 }
 
 fn per_member<S: serde::Serializer>(s: &Summary, ser: S) -> Result<S::Ok, S::Error> {
@@ -255,6 +259,19 @@ impl Metrics {
                 open_at_end.push(self.partition_names[p].clone());
             }
         }
+        let mut unowned_open = Vec::new();
+        for p in 0..self.unowned_since.len() {
+            if let Some(since) = self.unowned_since[p].take() {
+                self.unowned_us[p] += (end - since).as_micros();
+                unowned_open.push(self.partition_names[p].clone());
+            }
+        }
+        let unowned: BTreeMap<String, u64> = self
+            .partition_names
+            .iter()
+            .zip(&self.unowned_us)
+            .map(|(n, us)| (n.clone(), us / 1000))
+            .collect();
         let mut paused_at_end = Vec::new();
         for m in 0..self.paused_since.len() {
             if let Some(since) = self.paused_since[m].take() {
@@ -348,6 +365,7 @@ impl Metrics {
             pauses: Pauses {
                 stop_the_world_ms: Summary::of(stw, paused_at_end),
                 unavailable_ms: Summary::of(unavailable, open_at_end),
+                unowned_ms: Summary::of(unowned, unowned_open),
             },
             join: {
                 let mut l = self.join_latencies_ms;

@@ -1,6 +1,7 @@
-//! Pauses: stop-the-world time per member (owning nothing processable because of a rebalance)
-//! and each partition's unavailability (from when it stops being processed until processing
-//! resumes at its next owner), both after formation.
+//! Pauses: stop-the-world time per member (owning nothing processable because of a rebalance),
+//! each partition's unavailability (from when it stops being processed until processing
+//! resumes at its next owner), and each partition's time with no holder by the members'
+//! callbacks, all after formation.
 
 use super::*;
 
@@ -30,6 +31,26 @@ impl Metrics {
         );
         if let Some(since) = self.unavailable_since[p].take() {
             self.unavailable_us[p] += (now - since).as_micros();
+        }
+    }
+
+    /// `onPartitionsAssigned` gave these partitions to a member.
+    pub(super) fn hold(&mut self, now: SimTime, parts: &[usize]) {
+        for &p in parts {
+            self.holders[p] += 1;
+            if let Some(since) = self.unowned_since[p].take() {
+                self.unowned_us[p] += (now - since).as_micros();
+            }
+        }
+    }
+
+    /// A member's revoke or lost callback (or its crash) let these partitions go.
+    pub(super) fn unhold(&mut self, now: SimTime, parts: &[usize]) {
+        for &p in parts {
+            self.holders[p] = self.holders[p].saturating_sub(1);
+            if self.holders[p] == 0 && self.formed() {
+                self.unowned_since[p].get_or_insert(now);
+            }
         }
     }
 

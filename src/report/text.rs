@@ -116,6 +116,20 @@ pub fn render_text(r: &Report) -> String {
             format!(" (open at end: {})", u.open_at_end.join(" "))
         }
     );
+    let u = &r.pauses.unowned_ms;
+    let _ = writeln!(
+        w,
+        "partition unowned ms: total {} p50 {} p99 {} max {}{}",
+        u.total,
+        u.p50,
+        u.p99,
+        u.max,
+        if u.open_at_end.is_empty() {
+            String::new()
+        } else {
+            format!(" (open at end: {})", u.open_at_end.join(" "))
+        }
+    );
     let j = &r.join;
     if j.notifications > 0 {
         let m = &j.misses;

@@ -71,10 +71,7 @@ fn client_timer(d: &mut Digest, timer: &ClientTimer) {
         ClientTimer::Poll => d.u8(1),
         ClientTimer::BatchDone => d.u8(2),
         ClientTimer::Heartbeat => d.u8(3),
-        ClientTimer::HeartbeatRead(error) => {
-            d.u8(4);
-            error_code(d, *error);
-        }
+        ClientTimer::HeartbeatRead => d.u8(4),
         ClientTimer::PollTimer => d.u8(5),
         ClientTimer::CallbackDone => d.u8(6),
         ClientTimer::MetadataRefresh => d.u8(7),
