@@ -135,3 +135,54 @@ fn a_stale_rebalance_in_progress_does_not_start_another_rebalance() {
         assert!(r.invariants.violations.is_empty(), "{variant}");
     }
 }
+
+#[test]
+fn every_scenario_and_variant_runs_long_enough_to_check_that_it_settles() {
+    // The settle property needs the settle bound and a quiet window of one session timeout
+    // after it inside the run; a scenario that ends sooner would leave it unchecked.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut unchecked = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let variants = load(&path, &LoadOptions::default())
+            .unwrap()
+            .snapshot_variants;
+        for variant in variants {
+            let s = scenario(&name, Some(&variant), None, &[]);
+            let r = report(&s);
+            if !r.invariants.settle_checked {
+                unchecked.push(format!("{name}@{variant}"));
+            }
+            assert!(
+                r.invariants.violations.is_empty(),
+                "{name}@{variant}: {:?}",
+                r.invariants.violations
+            );
+        }
+    }
+    assert!(unchecked.is_empty(), "settle not checked: {unchecked:?}");
+}
+
+#[test]
+fn overlapping_stalls_of_one_member_are_refused_at_load() {
+    let toml = "name = \"s\"\nduration_ms = 600000\n\n[[topics]]\nname = \"t\"\npartitions = 2\n\n\
+        [[members]]\nname = \"c\"\n\n\
+        [[timeline]]\nat_ms = 1000\naction = \"stall\"\nmember = \"c\"\nduration_ms = 5000\n\n\
+        [[timeline]]\nat_ms = 3000\naction = \"stall\"\nmember = \"c\"\nduration_ms = 5000\n";
+    let err = cgsim::scenario::load_str("s.toml", toml, &LoadOptions::default()).unwrap_err();
+    assert!(
+        err.message
+            .contains("cannot stall at 3000 ms (its stall until 6000 ms is still on"),
+        "{}",
+        err.message
+    );
+    // One after the other is fine.
+    let ok = toml.replace("at_ms = 3000", "at_ms = 6000");
+    assert!(cgsim::scenario::load_str("s.toml", &ok, &LoadOptions::default()).is_ok());
+}

@@ -15,6 +15,8 @@ mod offsets;
 mod ownership;
 mod settle;
 
+pub use settle::SettleWindow;
+
 pub use coverage::Coverage;
 
 use crate::facts::Fact;
@@ -139,11 +141,11 @@ pub struct Checks {
 }
 
 impl Checks {
-    pub fn new(names: Names) -> Self {
+    pub fn new(names: Names, settle: SettleWindow) -> Self {
         Checks {
             ownership: ownership::Ownership::new(names.partitions.len()),
             offsets: offsets::Offsets::new(names.partitions.len()),
-            settle: settle::Settle::default(),
+            settle: settle::Settle::new(settle),
             names,
             violations: Vec::new(),
             zombies: Vec::new(),
@@ -166,15 +168,22 @@ impl Checks {
             _ => {
                 let mut found = findings!(self);
                 self.ownership.observe(now, fact, &mut found);
+                self.settle.observe(now, fact, &mut found);
                 coverage::observe(fact, &mut found);
             }
         }
     }
 
-    /// The settle bound has come: is the group Stable with every member settled?
-    pub fn settle_check(&mut self, now: SimTime, stable: bool, state: &str) {
+    /// The settle bound has come; `unsettled` says what is still happening, if anything.
+    pub fn settle_bound(&mut self, now: SimTime, unsettled: Option<String>) {
         let mut found = findings!(self);
-        self.settle.check(now, stable, state, &mut found);
+        self.settle.at_bound(now, unsettled, &mut found);
+    }
+
+    /// The quiet window after the settle bound has ended.
+    pub fn settle_window_closed(&mut self, now: SimTime, unsettled: Option<String>) {
+        let mut found = findings!(self);
+        self.settle.window_closed(now, unsettled, &mut found);
     }
 
     pub fn finish(self) -> Invariants {

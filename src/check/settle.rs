@@ -1,23 +1,115 @@
-//! eventually `not_settled`: the group must be Stable, with every member settled, within
-//! rebalance timeout + session timeout after the last timeline event has ended (DESIGN.md "What
-//! counts"). A run that ends sooner is not checked (`settle_checked` false), so a loop that never
-//! settles can never pass a run long enough to check it.
+//! eventually `not_settled`: after the last fault the group must reach Stable, with every member
+//! settled, by the settle bound (the last timeline event's end + rebalance timeout + session
+//! timeout, DESIGN.md "What counts"), and then stay settled through a quiet window of one
+//! session timeout with no new rebalance. A property over time, not one sample: a group that
+//! rebalances without end but happens to be Stable at the bound fails it. A run that ends before
+//! the window closes is not checked (`settle_checked` false), so a loop that never settles can
+//! never pass a run long enough to check it.
 
 use super::{Findings, Property};
+use crate::facts::Fact;
 use crate::sim::SimTime;
 
-#[derive(Default)]
+/// When the property looks, in simulated time.
+#[derive(Clone, Copy, Debug)]
+pub struct SettleWindow {
+    /// The last fault's end: rebalances from here on are counted in the explanation.
+    pub from: SimTime,
+    /// The group must be settled by now...
+    pub bound: SimTime,
+    /// ...and stay so until now.
+    pub until: SimTime,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    BeforeBound,
+    Quiet,
+    Done,
+}
+
 pub struct Settle {
+    window: SettleWindow,
+    phase: Phase,
     checked: bool,
+    rebalances_since_fault: u32,
 }
 
 impl Settle {
-    pub fn check(&mut self, now: SimTime, stable: bool, state: &str, found: &mut Findings) {
-        self.checked = true;
-        if !stable {
-            let detail = format!("the group is {state}, not Stable with every member settled");
-            found.violation(now, Property::NotSettled, detail);
+    pub fn new(window: SettleWindow) -> Self {
+        Settle {
+            window,
+            phase: Phase::BeforeBound,
+            checked: false,
+            rebalances_since_fault: 0,
         }
+    }
+
+    pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
+        let Fact::RebalanceStarted {
+            generation,
+            trigger,
+            member,
+        } = fact
+        else {
+            return;
+        };
+        if now >= self.window.from {
+            self.rebalances_since_fault += 1;
+        }
+        if self.phase == Phase::Quiet {
+            let who = member.map_or(String::new(), |m| format!(" by {}", found.names.members[m]));
+            let detail = format!(
+                "the group settled by the bound ({} ms) but a rebalance started at {} ms (generation {generation}, {}{who}) inside the quiet window that lasts until {} ms; {} rebalance(s) since the last fault",
+                self.window.bound.as_millis(),
+                now.as_millis(),
+                trigger.name(),
+                self.window.until.as_millis(),
+                self.rebalances_since_fault
+            );
+            self.fail(now, detail, found);
+        }
+    }
+
+    /// The bound has come: `unsettled` says what is still happening, if anything.
+    pub fn at_bound(&mut self, now: SimTime, unsettled: Option<String>, found: &mut Findings) {
+        if self.phase != Phase::BeforeBound {
+            return;
+        }
+        match unsettled {
+            Some(what) => {
+                let detail = format!(
+                    "not settled by the bound ({} ms = last fault's end + rebalance timeout + session timeout): {what}; {} rebalance(s) since the last fault",
+                    now.as_millis(),
+                    self.rebalances_since_fault
+                );
+                self.fail(now, detail, found);
+            }
+            None => self.phase = Phase::Quiet,
+        }
+    }
+
+    /// The quiet window has ended: still settled, and no rebalance since the bound?
+    pub fn window_closed(&mut self, now: SimTime, unsettled: Option<String>, found: &mut Findings) {
+        if self.phase != Phase::Quiet {
+            return;
+        }
+        match unsettled {
+            Some(what) => {
+                let detail = format!("not settled at the end of the quiet window: {what}");
+                self.fail(now, detail, found);
+            }
+            None => {
+                self.phase = Phase::Done;
+                self.checked = true;
+            }
+        }
+    }
+
+    fn fail(&mut self, now: SimTime, detail: String, found: &mut Findings) {
+        found.violation(now, Property::NotSettled, detail);
+        self.phase = Phase::Done;
+        self.checked = true;
     }
 
     pub fn checked(&self) -> bool {

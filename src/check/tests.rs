@@ -3,11 +3,27 @@
 use super::*;
 use crate::group::messages::Trigger;
 
+/// The last fault ends at 50 ms; settled by 100 ms and through 200 ms.
 fn checks() -> Checks {
-    Checks::new(Names {
-        members: vec!["c1".into(), "c2".into()],
-        partitions: vec!["t-0".into(), "t-1".into()],
-    })
+    Checks::new(
+        Names {
+            members: vec!["c1".into(), "c2".into()],
+            partitions: vec!["t-0".into(), "t-1".into()],
+        },
+        SettleWindow {
+            from: at(50),
+            bound: at(100),
+            until: at(200),
+        },
+    )
+}
+
+fn rebalance_started(generation: i32) -> Fact {
+    Fact::RebalanceStarted {
+        generation,
+        trigger: Trigger::MemberExpired,
+        member: Some(1),
+    }
 }
 
 fn at(ms: u64) -> SimTime {
@@ -103,14 +119,56 @@ fn offset_regression_fires_only_when_a_commit_goes_backwards() {
 #[test]
 fn not_settled_fires_when_the_group_is_not_stable_at_the_bound() {
     let mut c = checks();
-    assert!(!c.settle.checked());
-    c.settle_check(at(100), true, "Stable");
-    assert!(c.violations.is_empty());
-    c.settle_check(at(200), false, "PreparingRebalance");
+    c.observe(at(60), &rebalance_started(3));
+    c.settle_bound(
+        at(100),
+        Some("the group is PreparingRebalance (generation 3)".into()),
+    );
     let inv = c.finish();
     assert!(inv.settle_checked);
     assert_eq!(inv.violations[0].kind, "not_settled");
+    assert_eq!(
+        inv.violations[0].detail,
+        "not settled by the bound (100 ms = last fault's end + rebalance timeout + session timeout): the group is PreparingRebalance (generation 3); 1 rebalance(s) since the last fault"
+    );
     assert_eq!(Property::NotSettled.kind(), Kind::Eventually);
+}
+
+#[test]
+fn not_settled_fires_on_a_rebalance_inside_the_quiet_window_even_if_stable_at_its_end() {
+    let mut c = checks();
+    c.settle_bound(at(100), None);
+    assert!(
+        !c.settle.checked(),
+        "settled at the bound, the window is still open"
+    );
+    c.observe(at(150), &rebalance_started(9));
+    c.settle_window_closed(at(200), None);
+    let inv = c.finish();
+    assert_eq!(inv.violations.len(), 1);
+    assert!(
+        inv.violations[0]
+            .detail
+            .contains("a rebalance started at 150 ms (generation 9, member_expired by c2)"),
+        "{}",
+        inv.violations[0].detail
+    );
+}
+
+#[test]
+fn settled_through_the_quiet_window_passes_and_an_unfinished_window_is_not_checked() {
+    let mut c = checks();
+    c.settle_bound(at(100), None);
+    c.settle_window_closed(at(200), None);
+    let inv = c.finish();
+    assert!(inv.settle_checked);
+    assert!(inv.violations.is_empty());
+    // The run ended inside the window: not checked, and no verdict.
+    let mut c = checks();
+    c.settle_bound(at(100), None);
+    let inv = c.finish();
+    assert!(!inv.settle_checked);
+    assert!(inv.violations.is_empty());
 }
 
 #[test]

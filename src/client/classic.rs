@@ -82,6 +82,18 @@ impl ClassicMembership {
         self.phase != Phase::Stable || self.rejoin_needed || !self.inbox.is_empty()
     }
 
+    /// Where the member is in a rebalance, in words; `None` when settled.
+    pub(super) fn rebalance_step(&self) -> Option<&'static str> {
+        match self.phase {
+            Phase::Unjoined => Some("not in a generation"),
+            Phase::AwaitingJoin => Some("waiting for its JoinGroup answer"),
+            Phase::AwaitingSync => Some("waiting for its SyncGroup answer"),
+            Phase::Stable if self.rejoin_needed => Some("about to rejoin"),
+            Phase::Stable if !self.inbox.is_empty() => Some("with an answer to handle"),
+            Phase::Stable => None,
+        }
+    }
+
     /// The next `poll()` must (re)join: not in a generation, or told to rejoin.
     pub(super) fn join_due(&self) -> bool {
         self.phase == Phase::Unjoined || (self.phase == Phase::Stable && self.rejoin_needed)

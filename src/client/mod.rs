@@ -269,6 +269,14 @@ impl Consumer {
         self.alive && self.membership.is_rebalancing()
     }
 
+    /// Where a live member is in a rebalance, in words (`None`: settled or not running).
+    pub fn rebalance_step(&self) -> Option<&'static str> {
+        if !self.alive {
+            return None;
+        }
+        self.membership.rebalance_step()
+    }
+
     /// A new process starts (first start or restart): a new consumer with no member id.
     pub fn start(&mut self, env: &mut ClientEnv, incarnation: u32) {
         let idx = self.idx;

@@ -97,13 +97,17 @@ impl FaultPlan {
                     });
                     at += downtime;
                 }
-                _ => entries.push(TimelineEvent {
-                    at_ms: at,
-                    action: TimelineAction::Stall {
-                        member,
-                        duration_ms: downtime,
-                    },
-                }),
+                _ => {
+                    entries.push(TimelineEvent {
+                        at_ms: at,
+                        action: TimelineAction::Stall {
+                            member,
+                            duration_ms: downtime,
+                        },
+                    });
+                    // The next disruption comes after the stall, so stalls never overlap.
+                    at += downtime;
+                }
             }
             at += min_gap_ms.max(1) + stream.between(0, min_gap_ms.max(1));
         }

@@ -687,7 +687,9 @@ fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
 }
 
 /// Each member's actions must make sense in order: a running member can leave, crash, stall or
-/// subscribe; only a stopped one can restart.
+/// subscribe; only a stopped one can restart; a stall starts after the member's previous stall
+/// has ended (a stall holds the batch in progress, so one inside another would end after both:
+/// overlapping stalls are refused rather than given an end nobody wrote).
 pub(super) fn check_lifecycle(
     timeline: &[TimelineEvent],
     members: &[MemberSpec],
@@ -695,7 +697,24 @@ pub(super) fn check_lifecycle(
     for (i, m) in members.iter().enumerate() {
         let mut started = m.start_ms == Some(0);
         let mut running = started;
+        let mut stalled_until: Option<u64> = None;
         for e in timeline.iter().filter(|e| e.action.member() == Some(i)) {
+            if let (TimelineAction::Stall { .. }, Some(until)) = (&e.action, stalled_until) {
+                if e.at_ms < until && running {
+                    return Err(format!(
+                        "timeline: member {:?} cannot stall at {} ms (its stall until {until} ms \
+                         is still on; overlapping stalls of one member are not supported)",
+                        m.name, e.at_ms
+                    ));
+                }
+            }
+            stalled_until = match e.action {
+                TimelineAction::Stall { duration_ms, .. } => Some(e.at_ms + duration_ms),
+                TimelineAction::Leave { .. }
+                | TimelineAction::Crash { .. }
+                | TimelineAction::Restart { .. } => None,
+                _ => stalled_until,
+            };
             let (ok, verb) = match e.action {
                 TimelineAction::Join { .. } => (!started, "join"),
                 TimelineAction::Leave { .. } => (running, "leave"),

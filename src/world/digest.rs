@@ -40,6 +40,7 @@ pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
             client_timer(d, timer);
         }
         Event::SettleCheck => d.u8(6),
+        Event::SettleWindowEnd => d.u8(9),
         Event::LagSample => d.u8(7),
         Event::ForceOwnership { member, partition } => {
             d.u8(8);

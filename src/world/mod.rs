@@ -8,7 +8,7 @@ pub mod digest;
 pub mod net;
 
 use crate::app::standby::StandbyPlacement;
-use crate::check::{Checks, Names};
+use crate::check::{Checks, Names, SettleWindow};
 use crate::client::{ClientEffect, ClientEnv, ClientTimer, Consumer};
 use crate::cluster::{Cluster, PartitionSpace};
 use crate::facts::Fact;
@@ -46,6 +46,8 @@ pub enum Event {
     },
     /// The settle bound: the group must be Stable by now.
     SettleCheck,
+    /// The end of the quiet window after the settle bound: still Stable, no rebalance since.
+    SettleWindowEnd,
     /// Sample consumer lag.
     LagSample,
     /// Test-only fault injection: make member `member` claim `partition` without an assignment.
@@ -149,10 +151,13 @@ impl<'s> World<'s> {
         );
         let n = scenario.members.len();
         let partitions_len = partitions.len();
-        let check = Checks::new(Names {
-            members: scenario.members.iter().map(|m| m.name.clone()).collect(),
-            partitions: partitions.names().to_vec(),
-        });
+        let check = Checks::new(
+            Names {
+                members: scenario.members.iter().map(|m| m.name.clone()).collect(),
+                partitions: partitions.names().to_vec(),
+            },
+            settle_window(scenario),
+        );
         let logging = options.keep_trace;
         World {
             scenario,
@@ -224,12 +229,42 @@ impl<'s> World<'s> {
                 Event::ForceOwnership { member, partition },
             );
         }
-        let settle_at = settle_deadline_ms(scenario);
-        if settle_at <= scenario.duration_ms {
-            self.queue
-                .schedule(SimTime::from_millis(settle_at), Event::SettleCheck);
+        let settle = settle_window(scenario);
+        let end = SimTime::from_millis(scenario.duration_ms);
+        if settle.bound <= end {
+            self.queue.schedule(settle.bound, Event::SettleCheck);
+        }
+        if settle.until <= end {
+            self.queue.schedule(settle.until, Event::SettleWindowEnd);
         }
         self.next_lag_sample = Some(self.queue.schedule(SimTime::ZERO, Event::LagSample));
+    }
+
+    /// What keeps the group from being settled (the coordinator Stable and every live member
+    /// done with its rebalance), in words; `None` when it is settled.
+    fn unsettled(&self) -> Option<String> {
+        let busy: Vec<String> = self
+            .members
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                m.rebalance_step()
+                    .map(|step| format!("{} {step}", self.scenario.members[i].name))
+            })
+            .collect();
+        if self.coordinator.is_stable() && busy.is_empty() {
+            return None;
+        }
+        let mut what = format!(
+            "the group is {} (generation {})",
+            self.coordinator.state_name(),
+            self.coordinator.generation()
+        );
+        if !busy.is_empty() {
+            what.push_str("; still rebalancing: ");
+            what.push_str(&busy.join(", "));
+        }
+        Some(what)
     }
 
     fn run_to_end(mut self) -> RunOutput {
@@ -292,11 +327,12 @@ impl<'s> World<'s> {
                 self.with_member(to.member, |m, env| m.on_timer(env, to, timer))
             }
             Event::SettleCheck => {
-                let stable = self.coordinator.is_stable()
-                    && self.members.iter().all(|m| !m.is_rebalancing());
-                self.observers
-                    .check
-                    .settle_check(now, stable, self.coordinator.state_name());
+                let unsettled = self.unsettled();
+                self.observers.check.settle_bound(now, unsettled);
+            }
+            Event::SettleWindowEnd => {
+                let unsettled = self.unsettled();
+                self.observers.check.settle_window_closed(now, unsettled);
             }
             Event::LagSample => {
                 self.observers.metrics.sample_lag(now, &self.logs);
@@ -534,4 +570,15 @@ pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
     scenario.last_event_end_ms()
         + scenario.group.max_poll_interval_ms
         + scenario.group.session_timeout_ms
+}
+
+/// When the settle property looks: from the last fault's end, by the settle bound, through a
+/// quiet window of one session timeout after it.
+pub fn settle_window(scenario: &Scenario) -> SettleWindow {
+    let bound = settle_deadline_ms(scenario);
+    SettleWindow {
+        from: SimTime::from_millis(scenario.last_event_end_ms()),
+        bound: SimTime::from_millis(bound),
+        until: SimTime::from_millis(bound + scenario.group.session_timeout_ms),
+    }
 }
