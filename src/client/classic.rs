@@ -133,7 +133,6 @@ impl Consumer {
                             env.scenario,
                             env.partitions,
                             &protocol,
-                            self.membership.protocol,
                             &members,
                             &self.metadata,
                         ) {

@@ -49,8 +49,6 @@ struct Alias {
     last_join: Option<JoinAnswer>,
     /// The last classic assignment received.
     assignment: Option<Vec<usize>>,
-    /// The protocol names of its last JoinGroup.
-    protocols: Vec<String>,
 }
 
 struct JoinAnswer {
@@ -283,10 +281,6 @@ impl<'s> Replay<'s> {
                 metadata,
             });
         }
-        if !step.no_update {
-            self.alias_mut(&step.member)?.protocols =
-                specs.iter().map(|p| p.name.clone()).collect();
-        }
         let client_id = format!("consumer-{}-{}", self.script.group_id, alias.number);
         let echo = json!({
             "version": version,
@@ -443,21 +437,12 @@ impl<'s> Replay<'s> {
                 id: None,
             })
             .collect();
-        // COOPERATIVE when every assignor the client lists supports it (only
-        // cooperative-sticky does), as `ConsumerCoordinator` picks its protocol.
-        let cooperative = !alias.protocols.is_empty()
-            && alias
-                .protocols
-                .iter()
-                .all(|name| name == "cooperative-sticky");
+        // The subscriptions are read as sent, as the simulation's leader reads them
+        // (group/leader.rs).
         let mut group = GroupSpec {
             topics,
             members: Vec::with_capacity(answer.members.len()),
-            protocol: if cooperative {
-                RebalanceProtocol::Cooperative
-            } else {
-                RebalanceProtocol::Eager
-            },
+            protocol: RebalanceProtocol::Cooperative,
         };
         for m in &answer.members {
             let mut subscription = m.subscription.topics.clone();
@@ -753,7 +738,6 @@ impl<'s> Replay<'s> {
             .aliases
             .get(name)
             .ok_or_else(|| format!("unknown member alias {name:?}"))?;
-        let protocols = a.protocols.clone();
         Ok(AliasView {
             member_id: a.member_id.clone(),
             generation: a.generation,
@@ -767,7 +751,6 @@ impl<'s> Replay<'s> {
             }),
             assignment: a.assignment.clone(),
             number: a.number,
-            protocols,
         })
     }
 
@@ -1055,8 +1038,6 @@ struct AliasView {
     last_join: Option<JoinAnswer>,
     assignment: Option<Vec<usize>>,
     number: usize,
-    /// The protocols of its last JoinGroup (COOPERATIVE when all are cooperative-sticky).
-    protocols: Vec<String>,
 }
 
 /// A Java consumer resets its generation on these errors, and its member id too on

@@ -13,7 +13,6 @@ pub fn assign(
     scenario: &Scenario,
     space: &PartitionSpace,
     protocol: &str,
-    client_protocol: RebalanceProtocol,
     members: &[JoinedMember],
     partition_counts: &[u32],
 ) -> Result<Vec<(String, Vec<usize>)>, String> {
@@ -40,7 +39,12 @@ pub fn assign(
     let mut group = GroupSpec {
         topics,
         members: Vec::with_capacity(members.len()),
-        protocol: client_protocol,
+        // The subscriptions are as each member sent them: an EAGER member's carries no owned
+        // partitions (it revoked everything first), a COOPERATIVE one's what it kept. Kafka's
+        // assignor reads them so whatever the leader's own protocol, and adjustAssignment
+        // withholds what another member still claims: in a group upgrading member by member an
+        // EAGER leader still withholds the COOPERATIVE members' moving partitions (KIP-429).
+        protocol: RebalanceProtocol::Cooperative,
     };
     for m in members {
         let mut subscription = m.subscription.topics.clone();
