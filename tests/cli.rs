@@ -361,3 +361,42 @@ fn an_injected_claim_after_the_run_ends_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not before the run's end"));
 }
+
+#[test]
+fn a_member_that_stops_on_a_fatal_error_heads_the_report_and_the_run_exits_1() {
+    // range and cooperative-sticky have no protocol in common: the second member to join gets
+    // INCONSISTENT_GROUP_PROTOCOL, and KafkaConsumer.poll throws.
+    let toml = "name = \"inconsistent\"\nduration_ms = 60000\n\n[[topics]]\nname = \"orders\"\npartitions = 6\n\n\
+        [[members]]\nname = \"a\"\nassignors = [\"range\"]\n\n\
+        [[members]]\nname = \"b\"\nassignors = [\"cooperative-sticky\"]\n";
+    let file = std::env::temp_dir().join(format!("cgsim-fatal-{}.toml", std::process::id()));
+    std::fs::write(&file, toml).unwrap();
+    let path = file.to_str().unwrap();
+    let out = cgsim(&["run", path], "");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let lines: Vec<&str> = report.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("errors: 1"))
+        .expect("an errors line");
+    assert!(
+        at < lines
+            .iter()
+            .position(|l| l.starts_with("formation"))
+            .unwrap(),
+        "{report}"
+    );
+    assert!(
+        lines[at + 1].contains("failed: INCONSISTENT_GROUP_PROTOCOL"),
+        "{report}"
+    );
+    assert!(text(&out.stderr).contains("a member hit a fatal error"));
+    let json = cgsim(&["run", path, "--format", "json"], "");
+    let r: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(r["errors"][0]
+        .as_str()
+        .unwrap()
+        .ends_with("failed: INCONSISTENT_GROUP_PROTOCOL"));
+    std::fs::remove_file(&file).ok();
+}

@@ -143,6 +143,14 @@ pub fn run(
             scenario.seed
         );
         ExitCode::from(super::EXIT_VIOLATIONS)
+    } else if !out.report.errors.is_empty() {
+        // A fatal error (INCONSISTENT_GROUP_PROTOCOL, ...) stops a member: the run did not go
+        // as the scenario meant, so it does not end as a success.
+        eprintln!(
+            "a member hit a fatal error (seed {}): see errors",
+            scenario.seed
+        );
+        ExitCode::from(super::EXIT_VIOLATIONS)
     } else {
         ExitCode::SUCCESS
     }

@@ -24,6 +24,17 @@ pub fn render_text(r: &Report) -> String {
             m.member_id
         );
     }
+    // A member that stopped on a fatal error changes everything below: say it first.
+    if !r.errors.is_empty() {
+        let _ = writeln!(
+            w,
+            "errors: {} (a member stopped on a fatal error)",
+            r.errors.len()
+        );
+        for e in &r.errors {
+            let _ = writeln!(w, "  {e}");
+        }
+    }
     match &r.formation {
         Some(f) => {
             let _ = writeln!(
@@ -203,9 +214,6 @@ pub fn render_text(r: &Report) -> String {
             z.at_ms,
             z.owner.as_deref().unwrap_or("none")
         );
-    }
-    for e in &r.errors {
-        let _ = writeln!(w, "error: {e}");
     }
     o
 }
