@@ -31,6 +31,10 @@ pub(super) enum Phase {
 pub(super) struct ClassicMembership {
     /// EAGER or COOPERATIVE: what every assignor the member lists supports.
     pub(super) protocol: RebalanceProtocol,
+    /// The coordinator's broker, once FindCoordinator has answered (`ensureCoordinatorReady`).
+    pub(super) coordinator: Option<u32>,
+    /// A FindCoordinator is in flight.
+    pub(super) finding_coordinator: bool,
     pub(super) member_id: String,
     pub(super) generation: Option<i32>,
     pub(super) phase: Phase,
@@ -62,6 +66,8 @@ impl ClassicMembership {
     pub(super) fn new() -> Self {
         ClassicMembership {
             protocol: RebalanceProtocol::Eager,
+            coordinator: None,
+            finding_coordinator: false,
             member_id: String::new(),
             generation: None,
             phase: Phase::Unjoined,

@@ -404,6 +404,15 @@ impl Consumer {
         match response {
             // The consumer does not act on a LeaveGroup answer: it has left.
             Response::LeaveGroup { .. } => {}
+            Response::FindCoordinator { broker } => {
+                if !self.membership.finding_coordinator {
+                    return;
+                }
+                self.membership.finding_coordinator = false;
+                self.membership.coordinator = Some(broker);
+                self.app = App::Idle;
+                self.poll(env);
+            }
             Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
                 self.membership.inbox.push_back(response);
                 self.wake(env);

@@ -119,6 +119,15 @@ impl Consumer {
                 return;
             }
         }
+        if self.membership.join_due() && self.membership.coordinator.is_none() {
+            // `ensureCoordinatorReady`: the poll waits for FindCoordinator's answer first.
+            if !self.membership.finding_coordinator {
+                self.membership.finding_coordinator = true;
+                env.send(Request::FindCoordinator);
+            }
+            self.app = App::Blocked;
+            return;
+        }
         if self.membership.join_due() {
             self.begin_join(env);
             if !matches!(self.app, App::Idle) {

@@ -217,6 +217,10 @@ fn join_subscription(r: &Request) -> (&str, &Subscription, JoinReason) {
 fn join_group(h: &mut Harness) {
     h.call(|c, env| c.start(env, 1));
     h.run_until(0);
+    // ensureCoordinatorReady: FindCoordinator first, and the poll waits for its answer.
+    let sent = h.take_sent();
+    assert!(matches!(&sent[..], [Request::FindCoordinator]), "{sent:?}");
+    h.respond(0, Response::FindCoordinator { broker: 0 });
     let sent = h.take_sent();
     assert_eq!(join_subscription(&sent[0]).0, "", "a new member has no id");
     h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));

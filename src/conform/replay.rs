@@ -721,7 +721,8 @@ impl<'s> Replay<'s> {
             Response::Heartbeat { error } => forget(a, *error),
             Response::LeaveGroup { .. }
             | Response::OffsetCommit { .. }
-            | Response::OffsetFetch { .. } => {}
+            | Response::OffsetFetch { .. }
+            | Response::FindCoordinator { .. } => {}
         }
     }
 
@@ -956,6 +957,7 @@ impl<'s> Replay<'s> {
                 })).collect::<Vec<_>>(),
             }),
             Response::OffsetFetch { .. } => json!({}),
+            Response::FindCoordinator { broker } => json!({"node_id": broker}),
         }
     }
 

@@ -108,6 +108,9 @@ pub enum Request {
     OffsetFetch {
         partitions: Vec<usize>,
     },
+    /// FindCoordinator for the group, to any broker (the client's first step,
+    /// `ensureCoordinatorReady`); the broker answers with the coordinator's.
+    FindCoordinator,
 }
 
 /// One member of a LeaveGroup batch: by member id, or by `group.instance.id` alone (an
@@ -191,6 +194,10 @@ pub enum Response {
     },
     OffsetFetch {
         committed: Vec<(usize, Option<u64>)>,
+    },
+    FindCoordinator {
+        /// The broker that leads the group's `__consumer_offsets` partition.
+        broker: u32,
     },
 }
 

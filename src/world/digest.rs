@@ -255,6 +255,7 @@ fn request(d: &mut Digest, r: &Request) {
             d.u8(6);
             d.usizes(partitions);
         }
+        Request::FindCoordinator => d.u8(7),
     }
 }
 
@@ -300,6 +301,10 @@ fn response(d: &mut Digest, r: &Response) {
             opt_str(d, protocol_type.as_deref());
             opt_str(d, protocol_name.as_deref());
             opt_usizes(d, assignment.as_deref());
+        }
+        Response::FindCoordinator { broker } => {
+            d.u8(7);
+            d.u64(*broker as u64);
         }
         Response::LeaveGroup { error, members } => {
             d.u8(6);

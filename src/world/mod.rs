@@ -304,6 +304,23 @@ impl<'s> World<'s> {
         let now = self.now();
         match event {
             Event::Timeline(i) => self.timeline(i),
+            Event::AtCoordinator { from, request }
+                if matches!(*request, Request::FindCoordinator) =>
+            {
+                // The bootstrap broker answers from the cluster's metadata: the leader of the
+                // group's `__consumer_offsets` partition.
+                let response = Box::new(Response::FindCoordinator {
+                    broker: self.cluster.coordinator_broker,
+                });
+                let connection = Connection {
+                    member: from.member,
+                    incarnation: from.incarnation,
+                    broker: BOOTSTRAP_BROKER,
+                };
+                let at = self.net.deliver(now, connection, Direction::ToClient);
+                self.queue
+                    .schedule(at, Event::AtClient { to: from, response });
+            }
             Event::AtCoordinator { from, request } => {
                 let offsets = &self.cluster.offsets;
                 let out = &mut self.coordinator_out;
@@ -474,10 +491,15 @@ impl<'s> World<'s> {
         for effect in effects {
             match effect {
                 ClientEffect::Send(request) => {
+                    let broker = if matches!(*request, Request::FindCoordinator) {
+                        BOOTSTRAP_BROKER
+                    } else {
+                        self.cluster.coordinator_broker
+                    };
                     let connection = Connection {
                         member: m,
                         incarnation: me.incarnation,
-                        broker: self.cluster.coordinator_broker,
+                        broker,
                     };
                     let at = self.net.deliver(now, connection, Direction::ToBroker);
                     self.queue
@@ -566,6 +588,9 @@ fn arrival_lags(
 
 /// The group must be Stable within rebalance timeout + session timeout after the last timeline
 /// event has ended (DESIGN.md "What counts").
+/// The broker a client asks first (its `bootstrap.servers`): FindCoordinator goes there.
+const BOOTSTRAP_BROKER: u32 = 0;
+
 pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
     scenario.last_event_end_ms()
         + scenario.group.max_poll_interval_ms

@@ -508,6 +508,9 @@ impl Coordinator {
                     .collect();
                 cx.respond(from, Response::OffsetFetch { committed });
             }
+            // Any broker answers FindCoordinator from the cluster's metadata (the world does);
+            // it never reaches the group's state.
+            Request::FindCoordinator => {}
         }
     }
 

@@ -216,7 +216,7 @@ fn error_of(r: &Response) -> ErrorCode {
         | Response::Heartbeat { error }
         | Response::OffsetCommit { error }
         | Response::LeaveGroup { error, .. } => *error,
-        Response::OffsetFetch { .. } => ErrorCode::None,
+        Response::OffsetFetch { .. } | Response::FindCoordinator { .. } => ErrorCode::None,
     }
 }
 
