@@ -5,6 +5,7 @@ use super::file::{
     Action, AppKindFile, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol,
     RecoveryFile, ScenarioFile, StreamPartitionerFile,
 };
+use super::limits::{self, KeySpans};
 use super::{
     ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
     MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Recovery, Scenario, StreamPartitioner,
@@ -26,9 +27,17 @@ pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer"];
 
 pub fn validate(
     file: ScenarioFile,
-    _text: &str,
+    text: &str,
     options: &LoadOptions,
 ) -> Result<Scenario, Invalid> {
+    let keys = KeySpans::new(text);
+    limits::check_file(&file, &keys)?;
+    let scenario = build(file, options)?;
+    limits::check_scenario(&scenario, &keys)?;
+    Ok(scenario)
+}
+
+fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid> {
     let whole = |m: String| -> Invalid { (None, m) };
     let duration_ms = *file.duration_ms.get_ref();
     if duration_ms == 0 {
@@ -441,8 +450,11 @@ pub fn validate(
         }
     };
 
-    // Timeline: a member named by a `join` starts then instead of at 0.
+    // Timeline: a member named by a `join` starts then instead of at 0. Each event keeps the
+    // span of the entry it came from (a rolling bounce's for its leaves and restarts), so a
+    // lifecycle error names that entry's line.
     let mut timeline = Vec::new();
+    let mut spans = Vec::new();
     for e in &file.timeline {
         let span = Some(e.span());
         let e = e.get_ref();
@@ -494,20 +506,30 @@ pub fn validate(
                     "rolling_bounce needs a positive interval_ms and duration_ms".into(),
                 ));
             }
-            for (i, _) in members
+            for (i, m) in members
                 .iter()
                 .enumerate()
                 .filter(|(_, m)| m.start_ms == Some(0))
             {
                 let leave_at = e.at_ms + interval * i as u64;
+                let restart_at = leave_at + downtime;
+                // A bounce the run does not finish would leave members down for good.
+                if restart_at >= duration_ms {
+                    return Err(bad(format!(
+                        "rolling_bounce at {} ms restarts member {:?} at {restart_at} ms, not before duration_ms {duration_ms} \
+                         (each member leaves interval_ms {interval} after the one before and restarts duration_ms {downtime} later)",
+                        e.at_ms, m.name
+                    )));
+                }
                 timeline.push(TimelineEvent {
                     at_ms: leave_at,
                     action: TimelineAction::Leave { member: i },
                 });
                 timeline.push(TimelineEvent {
-                    at_ms: leave_at + downtime,
+                    at_ms: restart_at,
                     action: TimelineAction::Restart { member: i },
                 });
+                spans.extend([span.clone(), span.clone()]);
             }
             continue;
         }
@@ -571,9 +593,14 @@ pub fn validate(
             at_ms: e.at_ms,
             action,
         });
+        spans.push(span);
     }
-    timeline.sort_by_key(|e| e.at_ms);
-    for e in &timeline {
+    // Stable: ties keep the order they were written in, which is the order they run.
+    let mut order: Vec<usize> = (0..timeline.len()).collect();
+    order.sort_by_key(|&i| timeline[i].at_ms);
+    let spans: Vec<_> = order.iter().map(|&i| spans[i].clone()).collect();
+    let timeline: Vec<TimelineEvent> = order.iter().map(|&i| timeline[i].clone()).collect();
+    for (i, e) in timeline.iter().enumerate() {
         if let TimelineAction::Join { member } = e.action {
             let m = &mut members[member];
             if m.start_ms != Some(0)
@@ -581,15 +608,19 @@ pub fn validate(
                     .iter()
                     .any(|x| x.action.member() == Some(member) && x.at_ms < e.at_ms)
             {
-                return Err(whole(format!(
-                    "timeline: member {:?} joins more than once (use restart)",
-                    m.name
-                )));
+                return Err((
+                    spans[i].clone(),
+                    format!(
+                        "timeline: member {:?} cannot join at {} ms: it has started already or acts earlier \
+                         (a join starts a member once; restart brings it back)",
+                        m.name, e.at_ms
+                    ),
+                ));
             }
             m.start_ms = Some(e.at_ms);
         }
     }
-    check_lifecycle(&timeline, &members).map_err(whole)?;
+    check_lifecycle(&timeline, &members).map_err(|(i, m)| (spans[i].clone(), m))?;
 
     // Co-partitioned topics must start with equal partition counts.
     let mut co_partitioned = Vec::new();
@@ -688,14 +719,19 @@ fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
 
 /// Each member's actions must make sense in order: a running member can leave, crash, stall or
 /// subscribe; only a stopped one can restart.
+/// The error names the offending event by its index in `timeline`.
 pub(super) fn check_lifecycle(
     timeline: &[TimelineEvent],
     members: &[MemberSpec],
-) -> Result<(), String> {
+) -> Result<(), (usize, String)> {
     for (i, m) in members.iter().enumerate() {
         let mut started = m.start_ms == Some(0);
         let mut running = started;
-        for e in timeline.iter().filter(|e| e.action.member() == Some(i)) {
+        for (at, e) in timeline
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.action.member() == Some(i))
+        {
             let (ok, verb) = match e.action {
                 TimelineAction::Join { .. } => (!started, "join"),
                 TimelineAction::Leave { .. } => (running, "leave"),
@@ -706,11 +742,14 @@ pub(super) fn check_lifecycle(
                 TimelineAction::AddPartitions { .. } => (true, "add partitions"),
             };
             if !ok {
-                return Err(format!(
-                    "timeline: member {:?} cannot {verb} at {} ms (it is {})",
-                    m.name,
-                    e.at_ms,
-                    if running { "running" } else { "not running" }
+                return Err((
+                    at,
+                    format!(
+                        "timeline: member {:?} cannot {verb} at {} ms (it is {})",
+                        m.name,
+                        e.at_ms,
+                        if running { "running" } else { "not running" }
+                    ),
                 ));
             }
             running = !matches!(
