@@ -66,13 +66,13 @@ fn sizes_and_times_above_their_limits_are_refused_with_key_value_limit_and_line(
             "partitions = 6",
             "partitions = 4294967295",
             6,
-            r#"topic "orders": partitions = 4294967295 makes 4294967295 partitions in all, above the limit of 1000000"#,
+            r#"topic "orders": partitions = 4294967295 makes 4294967295 partitions in all, above the limit of 200000"#,
         ),
         (
             "partitions = 6",
             "partitions = 10000000",
             6,
-            "makes 10000000 partitions in all, above the limit of 1000000",
+            "makes 10000000 partitions in all, above the limit of 200000",
         ),
         (
             "duration_ms = 120000",
@@ -151,9 +151,10 @@ fn the_event_loops_work_is_bounded_by_members_duration_and_records() {
     assert_eq!(e.line, Some(2), "{e}");
     assert_eq!(
         e.message,
-        "duration_ms = 604800000: about 14192640000 polls and wake-ups (10000 members, 60480000 records to poll, \
-         a heartbeat every 3000 ms, an idle fetch every 500 ms), above the limit of 200000000; \
-         shorten the run, or use fewer members or records"
+        "duration_ms = 604800000: an estimated 60615.0 s of work (28324800000 events: 60480000 records to poll, \
+         and a heartbeat every 3000 ms and an idle fetch every 500 ms for each of 10000 members \
+         owning about 1 partition), above the limit of 60.0 s; shorten the run, or use fewer \
+         members, partitions or records"
     );
     // A record a poll: a billion records at max_poll_records = 1 and no processing time.
     let records = with("record_processing_us = 1000", "record_processing_us = 0")
@@ -161,9 +162,25 @@ fn the_event_loops_work_is_bounded_by_members_duration_and_records() {
     assert!(error(&records, &[], None)
         .message
         .contains("1200000000 records to poll"));
-    // The same members for a day are fine.
-    let day = week.replace("duration_ms = 604800000", "duration_ms = 600000");
-    assert_eq!(load(&day, &[], None).unwrap().members.len(), 10_000);
+    // The same members for five minutes are fine.
+    let minutes = week.replace("duration_ms = 604800000", "duration_ms = 300000");
+    assert_eq!(load(&minutes, &[], None).unwrap().members.len(), 10_000);
+}
+
+#[test]
+fn every_poll_is_weighed_by_the_partitions_a_member_owns() {
+    // Two members sharing 120,000 partitions: each poll scans a member's 60,000.
+    let scan = with("partitions = 6", "partitions = 120000")
+        .replace("count = 3", "count = 2")
+        .replace("duration_ms = 120000", "duration_ms = 420000");
+    let e = error(&scan, &[], None);
+    assert!(
+        e.message
+            .contains("an estimated 110.2 s of work (45924 events: 42000 records to poll, and a heartbeat every 3000 ms and an idle fetch every 500 ms for each of 2 members owning about 60000 partitions)"),
+        "{e}"
+    );
+    let fewer = scan.replace("partitions = 120000", "partitions = 12000");
+    assert!(load(&fewer, &[], None).is_ok());
 }
 
 #[test]
@@ -221,15 +238,21 @@ fn lag_samples_are_bounded_by_count_not_by_the_interval_alone() {
     );
     assert!(e.message.contains("at least 605"), "{e}");
     // Each sample reads every partition.
-    let wide = with("partitions = 6", "partitions = 1000000")
-        .replace("duration_ms = 120000", "duration_ms = 86400000")
+    let wide = with("partitions = 6", "partitions = 200000")
+        .replace(
+            "duration_ms = 120000",
+            "duration_ms = 60000\nlag_sample_ms = 10",
+        )
         .replace("count = 3", "count = 1");
     let e = error(&wide, &[], None);
+    assert_eq!(e.line, Some(3), "{e}");
     assert!(
         e.message
-            .contains("86401 lag samples of 1000000 partitions each, above the limit of 1000000000 partition reads (lag_sample_ms must be at least 86401"),
+            .contains("lag_sample_ms = 10: 6001 lag samples of 200000 partitions each, above the limit of 1000000000 partition reads (lag_sample_ms must be at least 13"),
         "{e}"
     );
+    let coarser = wide.replace("lag_sample_ms = 10", "lag_sample_ms = 13");
+    assert!(load(&coarser, &[], None).is_ok());
 }
 
 #[test]
@@ -255,13 +278,13 @@ fn values_at_their_limits_load() {
 #[test]
 fn partitions_added_later_count_toward_the_limit() {
     let text = format!(
-        "{BASE}\n[[timeline]]\nat_ms = 60000\naction = \"add_partitions\"\ntopic = \"orders\"\npartitions = 1000001\n"
+        "{BASE}\n[[timeline]]\nat_ms = 60000\naction = \"add_partitions\"\ntopic = \"orders\"\npartitions = 200001\n"
     );
     let e = error(&text, &[], None);
     assert_eq!(e.line, Some(23), "{e}");
     assert!(
         e.message.contains(
-            r#"add_partitions to "orders": partitions = 1000001 makes 1000001 partitions in all, above the limit of 1000000"#
+            r#"add_partitions to "orders": partitions = 200001 makes 200001 partitions in all, above the limit of 200000"#
         ),
         "{e}"
     );
@@ -434,7 +457,7 @@ fn the_command_line_exits_2_on_a_limit_and_on_each_bad_assign_line() {
     assert!(out.is_empty());
     assert_eq!(
         err,
-        "scenarios/scale-out.toml: --set \"topics.0.partitions=4294967295\": topic \"orders\": partitions = 4294967295 makes 4294967295 partitions in all, above the limit of 1000000\n"
+        "scenarios/scale-out.toml: --set \"topics.0.partitions=4294967295\": topic \"orders\": partitions = 4294967295 makes 4294967295 partitions in all, above the limit of 200000\n"
     );
     let line = |members: &str, topics: &str| {
         format!(r#"{{"id":"x","assignor":"sticky","topics":{topics},"members":[{members}]}}"#)

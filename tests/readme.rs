@@ -95,7 +95,11 @@ fn run_block(block: &[Example], dir: &Path) -> Vec<Vec<String>> {
         .collect();
     // After the last marker: nothing.
     assert_eq!(outputs.pop(), Some(Vec::new()), "trailing output:\n{text}");
-    assert_eq!(outputs.len(), block.len(), "a command ended the shell:\n{text}");
+    assert_eq!(
+        outputs.len(),
+        block.len(),
+        "a command ended the shell:\n{text}"
+    );
     outputs
 }
 
@@ -157,7 +161,8 @@ fn an_elision_line_stands_for_any_lines_and_nothing_else_is_loose() {
 
 #[test]
 fn console_blocks_split_into_commands_and_their_output() {
-    let readme = "text\n```console\n$ cgsim x\nout 1\nout 2\n$ echo $?\n0\n```\n```sh\n$ not run\n```\n";
+    let readme =
+        "text\n```console\n$ cgsim x\nout 1\nout 2\n$ echo $?\n0\n```\n```sh\n$ not run\n```\n";
     let blocks = console_blocks(readme);
     assert_eq!(blocks.len(), 1);
     assert_eq!(blocks[0].len(), 2);

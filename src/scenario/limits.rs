@@ -13,8 +13,10 @@ use std::ops::Range;
 
 /// Members in all (`count` included).
 pub const MAX_MEMBERS: u64 = 10_000;
-/// Partitions in all: the most each topic ever has (`add_partitions` included), summed.
-pub const MAX_PARTITIONS: u64 = 1_000_000;
+/// Partitions in all: the most each topic ever has (`add_partitions` included), summed. A member
+/// that takes on `n` partitions at once costs the client about `n^2` steps today (its
+/// owned-partition lookups are list scans), which 200,000 keeps to seconds.
+pub const MAX_PARTITIONS: u64 = 200_000;
 pub const MAX_BROKERS: u64 = 10_000;
 /// `duration_ms`: 7 simulated days.
 pub const MAX_DURATION_MS: u64 = 7 * 24 * 3_600_000;
@@ -31,9 +33,14 @@ pub const MAX_KEYS: u64 = 1_000_000;
 /// Keyed records, generated up front (about 100 bytes each; a broadcast record once per
 /// partition).
 pub const MAX_KEYED_RECORDS: u64 = 20_000_000;
-/// Estimated polls with records plus members' idle wake-ups (heartbeats, empty fetches,
-/// metadata refreshes) over the run: the work of the event loop.
-pub const MAX_WORK: u64 = 200_000_000;
+/// The event loop's estimated work, in nanoseconds of a release build: its events (polls with
+/// records, and members' idle wake-ups: heartbeats, empty fetches, metadata refreshes), each
+/// costing [`NS_PER_OWNED_PARTITION`] for every partition of a member's share (a poll scans
+/// them all) and [`NS_PER_GROUP_LOG2`] for every doubling of the group. Measured on this
+/// project's machine; the estimate is on the safe side (a poll often takes several records).
+pub const MAX_WORK_NS: u64 = 60_000_000_000;
+pub const NS_PER_OWNED_PARTITION: u64 = 40;
+pub const NS_PER_GROUP_LOG2: u64 = 150;
 /// Lag samples (`duration_ms / lag_sample_ms`), each a point of `lag.series`.
 pub const MAX_LAG_SAMPLES: u64 = 1_000_000;
 /// Lag samples times partitions: each sample reads every partition.
@@ -354,8 +361,16 @@ pub(super) fn check_scenario(scenario: &Scenario, keys: &KeySpans) -> Result<(),
         }
     }
 
-    // The event loop's work: a poll takes at least one record and, when records cost time, at
+    let partitions: u128 = scenario
+        .topics
+        .iter()
+        .map(|t| u128::from(t.max_partitions()))
+        .sum();
+
+    // The event loop's work. A poll takes at least one record and, when records cost time, at
     // least that long; members also wake for heartbeats, empty fetches and metadata refreshes.
+    // Each event scans a member's owned partitions, and costs more in a bigger group (measured:
+    // ~0.4 us an event with 5 members, ~2 us with 10,000; 40-55 ns a scanned partition).
     let g = &scenario.group;
     let members = scenario.members.len() as u128;
     let member_us = members * duration * 1000;
@@ -363,15 +378,30 @@ pub(super) fn check_scenario(scenario: &Scenario, keys: &KeySpans) -> Result<(),
     let per_member = duration / u128::from(g.heartbeat_interval_ms)
         + duration / u128::from(g.fetch_max_wait_ms)
         + duration / u128::from(g.metadata_max_age_ms);
-    let work = polls + members * per_member;
-    if work > u128::from(MAX_WORK) {
+    // A wake-up is two events or more (a heartbeat and its response).
+    let events = polls + 2 * members * per_member;
+    let share = (partitions / members.max(1)).max(1);
+    let per_event = u128::from(NS_PER_OWNED_PARTITION) * share
+        + u128::from(NS_PER_GROUP_LOG2) * u128::from(members.max(1).ilog2() + 1);
+    let work = events * per_event;
+    if work > u128::from(MAX_WORK_NS) {
+        let tenths = |ns: u128| {
+            let t = ns / 100_000_000;
+            format!("{}.{}", t / 10, t % 10)
+        };
         return Err((
             keys.at("duration_ms"),
             format!(
-                "duration_ms = {}: about {work} polls and wake-ups ({members} members, {records} records to poll, \
-                 a heartbeat every {} ms, an idle fetch every {} ms), above the limit of {MAX_WORK}; \
-                 shorten the run, or use fewer members or records",
-                scenario.duration_ms, g.heartbeat_interval_ms, g.fetch_max_wait_ms
+                "duration_ms = {}: an estimated {} s of work ({events} events: {records} records to poll, \
+                 and a heartbeat every {} ms and an idle fetch every {} ms for each of {members} members \
+                 owning about {share} partition{}), above the limit of {} s; shorten the run, or use fewer \
+                 members, partitions or records",
+                scenario.duration_ms,
+                tenths(work),
+                g.heartbeat_interval_ms,
+                g.fetch_max_wait_ms,
+                if share == 1 { "" } else { "s" },
+                tenths(u128::from(MAX_WORK_NS)),
             ),
         ));
     }
@@ -387,11 +417,6 @@ pub(super) fn check_scenario(scenario: &Scenario, keys: &KeySpans) -> Result<(),
             ),
         ));
     }
-    let partitions: u128 = scenario
-        .topics
-        .iter()
-        .map(|t| u128::from(t.max_partitions()))
-        .sum();
     if samples * partitions > u128::from(MAX_LAG_READS) {
         // floor(duration / lag_sample_ms) + 1 samples of `partitions` each fit the limit.
         let least = duration / (u128::from(MAX_LAG_READS) / partitions) + 1;
