@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Partitions in all on one input line: far above Kafka's largest groups (the 1,000,000 of the
+/// benchmarks), far below what would exhaust memory (the assignors keep a few words each).
+pub const MAX_PARTITIONS: u64 = 10_000_000;
+
 /// One parsed input line.
 pub struct AssignCase {
     pub id: String,
@@ -56,6 +60,7 @@ pub fn parse_case(line: &str) -> Result<AssignCase, String> {
     let assignor = by_name(&raw.assignor).map_err(|e| e.0)?;
 
     let mut topics = Vec::with_capacity(raw.topics.len());
+    let mut total = 0u64;
     for (name, count) in &raw.topics {
         let partitions = count.as_i64().ok_or_else(|| {
             format!("topic {name:?}: partition count must be an integer, got {count}")
@@ -65,8 +70,13 @@ pub fn parse_case(line: &str) -> Result<AssignCase, String> {
                 "topic {name:?}: negative partition count {partitions}"
             ));
         }
-        let partitions = i32::try_from(partitions)
-            .map_err(|_| format!("topic {name:?}: partition count {partitions} is too large"))?;
+        total = total.saturating_add(partitions as u64);
+        if total > MAX_PARTITIONS {
+            return Err(format!(
+                "topic {name:?}: partition count {partitions} makes {total} partitions in all, above the limit of {MAX_PARTITIONS}"
+            ));
+        }
+        let partitions = i32::try_from(partitions).expect("below the limit");
         topics.push(Topic {
             name: name.clone(),
             partitions,
@@ -109,10 +119,20 @@ pub fn parse_case(line: &str) -> Result<AssignCase, String> {
     };
     let mut warnings = Vec::new();
     let mut seen_ids = BTreeSet::new();
+    let mut seen_instances = BTreeSet::new();
     for raw_member in raw.members {
         let member = parse_member(&group, raw_member, &mut warnings)?;
         if !seen_ids.insert(member.member_id.clone()) {
             return Err(format!("duplicate member_id {:?}", member.member_id));
+        }
+        // The coordinator keeps one member per static id (a second JoinGroup fences the first).
+        if let Some(id) = &member.group_instance_id {
+            if !seen_instances.insert(id.clone()) {
+                return Err(format!(
+                    "duplicate group_instance_id {id:?} (member {:?}): a static id belongs to one member",
+                    member.member_id
+                ));
+            }
         }
         group.members.push(member);
     }
@@ -152,14 +172,20 @@ fn parse_member(
         let parts = parts.as_array().ok_or_else(|| {
             format!("member {who:?}: owned[{name:?}] must be a list of partitions")
         })?;
-        let topic = group.topic_index(name);
+        let t = group.topic_index(name).ok_or_else(|| {
+            format!("member {who:?}: owned names topic {name:?}, which is not in topics")
+        })?;
         for p in parts {
             let p = p.as_i64().ok_or_else(|| {
                 format!("member {who:?}: owned[{name:?}] holds {p}, not a partition number")
             })?;
-            let Some(t) = topic else { continue };
+            if p < 0 {
+                return Err(format!(
+                    "member {who:?}: owned[{name:?}] holds {p}; partitions are numbered from 0"
+                ));
+            }
             let count = group.topic(t).partitions;
-            if p < 0 || p >= i64::from(count) {
+            if p >= i64::from(count) {
                 return Err(format!(
                     "member {who:?}: owns {name}-{p}, but {name:?} has {count} partitions"
                 ));
@@ -172,11 +198,17 @@ fn parse_member(
         }
     }
     let generation = match raw.generation {
-        // Kafka turns a negative generation into Optional.empty().
-        Some(g) if g >= 0 => Some(
+        // -1 is Kafka's DEFAULT_GENERATION, which it reads as Optional.empty(); no other
+        // negative generation exists.
+        None | Some(-1) => None,
+        Some(g) if g < 0 => {
+            return Err(format!(
+                "member {who:?}: generation {g} is negative (-1, Kafka's default, means none)"
+            ))
+        }
+        Some(g) => Some(
             i32::try_from(g).map_err(|_| format!("member {who:?}: generation {g} is too large"))?,
         ),
-        _ => None,
     };
     Ok(Member {
         member_id: raw.member_id,
@@ -314,5 +346,44 @@ mod tests {
         let coop =
             r#"{"id":"x","assignor":"range","protocol":"cooperative","topics":{},"members":[]}"#;
         assert!(err(coop).contains("does not support"));
+    }
+
+    #[test]
+    fn refuses_ownership_kafka_could_not_have_sent() {
+        let err = |members: &str| {
+            parse_case(&format!(
+                r#"{{"id":"x","assignor":"sticky","topics":{{"t":2}},"members":[{members}]}}"#
+            ))
+            .err()
+            .unwrap_or_else(|| panic!("{members} was accepted"))
+        };
+        assert_eq!(
+            err(r#"{"member_id":"a","topics":["t"],"owned":{"gone":[0]}}"#),
+            r#"member "a": owned names topic "gone", which is not in topics"#
+        );
+        assert_eq!(
+            err(r#"{"member_id":"a","topics":["t"],"owned":{"t":[-1]}}"#),
+            r#"member "a": owned["t"] holds -1; partitions are numbered from 0"#
+        );
+        assert!(err(r#"{"member_id":"a","topics":["t"],"generation":-2}"#)
+            .contains("generation -2 is negative"));
+        assert!(err(
+            r#"{"member_id":"a","group_instance_id":"pod-1","topics":["t"]},
+               {"member_id":"b","group_instance_id":"pod-1","topics":["t"]}"#
+        )
+        .starts_with(r#"duplicate group_instance_id "pod-1""#));
+        // Kafka's DEFAULT_GENERATION is no generation, not an error.
+        let ok = r#"{"id":"x","assignor":"sticky","topics":{"t":2},"members":[{"member_id":"a","topics":["t"],"generation":-1}]}"#;
+        assert_eq!(parse_case(ok).unwrap().group.members[0].generation, None);
+    }
+
+    #[test]
+    fn refuses_more_partitions_than_the_limit_before_allocating() {
+        let line =
+            r#"{"id":"x","assignor":"range","topics":{"a":6000000,"b":6000000},"members":[]}"#;
+        assert_eq!(
+            parse_case(line).err().unwrap(),
+            r#"topic "b": partition count 6000000 makes 12000000 partitions in all, above the limit of 10000000"#
+        );
     }
 }

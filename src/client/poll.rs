@@ -123,6 +123,7 @@ impl Consumer {
             // `ensureCoordinatorReady`: the poll waits for FindCoordinator's answer first.
             if !self.membership.finding_coordinator {
                 self.membership.finding_coordinator = true;
+                log!(env, "{} FindCoordinator", self.name(env));
                 env.send(Request::FindCoordinator);
             }
             self.app = App::Blocked;

@@ -2,6 +2,7 @@
 //! numbers still point into the file), then `--seed` and `--variant`, then validation.
 
 use super::file::ScenarioFile;
+use super::limits::KeySpans;
 use super::validate::validate;
 use super::Scenario;
 use std::fmt;
@@ -46,64 +47,182 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Scenario, ScenarioErro
 }
 
 /// Loads a scenario from text; `file` names it in errors. An error that only a `--set` brings
-/// in names that `--set`, not a line of the file it was written into.
+/// in names that `--set`, not a line of the file it was written into; one that a variant's own
+/// `set` entry brings in names the variant, the entry and its line. Every variant the file
+/// declares is loaded too, so a broken one is found by whoever loads the file, not only by
+/// whoever first runs that variant.
 pub fn load_str(file: &str, text: &str, options: &LoadOptions) -> Result<Scenario, ScenarioError> {
-    let error = match load_with(file, text, options) {
+    let scenario = load_one(file, text, options, true)?;
+    for name in declared_variants(text, &options.sets) {
+        if options.variant.as_ref() == Some(&name) {
+            continue;
+        }
+        let other = LoadOptions {
+            variant: Some(name.clone()),
+            ..options.clone()
+        };
+        // The command line's own conflicts concern the variant it runs, not this one.
+        load_one(file, text, &other, false).map_err(|e| {
+            let prefix = format!("variant {name:?}: ");
+            ScenarioError {
+                message: if e.message.starts_with(&prefix) {
+                    e.message
+                } else {
+                    prefix + &e.message
+                },
+                ..e
+            }
+        })?;
+    }
+    Ok(scenario)
+}
+
+/// The file as the command line leaves it, if it parses.
+fn parsed_with(text: &str, cli: &[String]) -> Option<ScenarioFile> {
+    toml::from_str(&apply_sets(text, cli).ok()?).ok()
+}
+
+/// The names under `[variants]`, in order.
+fn declared_variants(text: &str, cli: &[String]) -> Vec<String> {
+    parsed_with(text, cli).map_or_else(Vec::new, |f| f.variants.into_keys().collect())
+}
+
+/// The scenario under `options`' variant: the variant's own `set` entries first, then the
+/// command line's (which win); errors blamed on the entry that brings them in.
+fn load_one(
+    file: &str,
+    text: &str,
+    options: &LoadOptions,
+    check_cli: bool,
+) -> Result<Scenario, ScenarioError> {
+    let cli = &options.sets;
+    let parsed = parsed_with(text, cli);
+    let variant = options.variant.as_deref();
+    let own: Vec<String> = variant
+        .and_then(|v| parsed.as_ref()?.variants.get(v)?.get_ref().set.clone())
+        .unwrap_or_default();
+    if let (Some(parsed), Some(v)) = (&parsed, variant) {
+        conflicts(parsed, v, &own, if check_cli { cli } else { &[] }).map_err(|m| {
+            ScenarioError {
+                file: file.to_string(),
+                line: None,
+                message: m,
+            }
+        })?;
+    }
+    let all: Vec<String> = own.iter().chain(cli).cloned().collect();
+    let error = match attempt(file, text, &all, options) {
         Ok(s) => return Ok(s),
         Err(e) => e,
     };
-    let without = |n: usize| LoadOptions {
-        sets: options.sets[..n].to_vec(),
-        ..options.clone()
-    };
-    if options.sets.is_empty() || load_with(file, text, &without(0)).is_err() {
+    if all.is_empty() {
         return Err(error);
     }
-    // The file is fine without them: the first `--set` that breaks it is to blame.
-    for i in 1..=options.sets.len() {
-        if let Err(e) = load_with(file, text, &without(i)) {
-            let set = &options.sets[i - 1];
-            let message = e.message;
-            let message = if message.starts_with("--set ") {
-                message
-            } else {
-                format!("--set {set:?}: {message}")
-            };
+    if let Err(bare) = attempt(file, text, &[], options) {
+        // Wrong without any override: the file's own error, whose line is exact (an override
+        // that adds a key shifts the lines after it).
+        return Err(if bare.message == error.message {
+            bare
+        } else {
+            error
+        });
+    }
+    // The file is fine without them: the first override that breaks it is to blame.
+    for (i, set) in all.iter().enumerate() {
+        let Err(e) = attempt(file, text, &all[..=i], options) else {
+            continue;
+        };
+        let prefix = format!("--set {set:?}: ");
+        let message = e.message.strip_prefix(&prefix).unwrap_or(&e.message);
+        if i < own.len() {
+            let name = variant.expect("own entries come from a variant");
+            let line = KeySpans::new(text)
+                .at(&format!("variants.{name}.set.{i}"))
+                .map(|s| line_of(text, s.start));
             return Err(ScenarioError {
                 file: file.to_string(),
-                line: None,
-                message,
+                line,
+                message: format!("variant {name:?}: set entry {set:?}: {message}"),
             });
         }
+        return Err(ScenarioError {
+            file: file.to_string(),
+            line: None,
+            message: prefix + message,
+        });
     }
     Err(error)
 }
 
-fn load_with(file: &str, text: &str, options: &LoadOptions) -> Result<Scenario, ScenarioError> {
+/// Overrides that the variant would silently undo: it replaces the group's assignors (and
+/// clears members' own lists) or the protocol after every `set` is applied. Refused rather
+/// than guessed at.
+fn conflicts(
+    parsed: &ScenarioFile,
+    variant: &str,
+    own: &[String],
+    cli: &[String],
+) -> Result<(), String> {
+    let custom = parsed.variants.get(variant).map(|v| v.get_ref());
+    let (assignors, protocol): (Option<Vec<String>>, bool) = match custom {
+        Some(v) => (v.assignors.clone(), v.protocol.is_some()),
+        None => match variant {
+            "eager" => (Some(vec!["range".into()]), false),
+            "cooperative" => (Some(vec!["cooperative-sticky".into()]), false),
+            "consumer" => (Some(vec!["uniform".into()]), true),
+            _ => (None, false), // unknown: validation says so
+        },
+    };
+    let sets = own
+        .iter()
+        .map(|s| (s, true))
+        .chain(cli.iter().map(|s| (s, false)));
+    for (set, is_own) in sets {
+        let key = set.split_once('=').map_or(set.as_str(), |(k, _)| k).trim();
+        let path: Vec<&str> = key.split('.').collect();
+        let what = match path.as_slice() {
+            ["group", "assignors"] => assignors
+                .as_ref()
+                .map(|a| format!("replaces the group's assignors with {a:?}")),
+            ["members", i, "assignors"] if i.parse::<usize>().is_ok() => assignors
+                .as_ref()
+                .map(|_| "clears members' own assignors".to_string()),
+            ["group", "protocol"] if protocol => Some("sets the protocol".to_string()),
+            _ => None,
+        };
+        if let Some(what) = what {
+            return Err(if is_own {
+                format!(
+                    "variant {variant:?}: set entry {set:?} has no effect: the variant {what} after its set entries"
+                )
+            } else {
+                format!(
+                    "--set {set:?} has no effect with variant {variant:?}, which {what}: \
+                     drop one of the two (a variant's assignors and protocol win over every --set)"
+                )
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One attempt: the file with `sets` applied in order, validated under `options`.
+fn attempt(
+    file: &str,
+    text: &str,
+    sets: &[String],
+    options: &LoadOptions,
+) -> Result<Scenario, ScenarioError> {
     let err = |line: Option<usize>, message: String| ScenarioError {
         file: file.to_string(),
         line,
         message,
     };
-    let parse = |sets: &[String]| -> Result<(String, ScenarioFile), ScenarioError> {
-        let text = apply_sets(text, sets).map_err(|m| err(None, m))?;
-        let parsed: ScenarioFile = toml::from_str(&text).map_err(|e| {
-            let line = e.span().map(|s| line_of(&text, s.start));
-            err(line, e.message().trim().to_string())
-        })?;
-        Ok((text, parsed))
-    };
-    let (mut text, mut parsed) = parse(&options.sets)?;
-    // A variant's own overrides go first; the command line's win.
-    let variant_sets = options
-        .variant
-        .as_ref()
-        .and_then(|v| parsed.variants.get(v))
-        .and_then(|v| v.get_ref().set.clone());
-    if let Some(mut sets) = variant_sets {
-        sets.extend(options.sets.iter().cloned());
-        (text, parsed) = parse(&sets)?;
-    }
+    let text = apply_sets(text, sets).map_err(|m| err(None, m))?;
+    let parsed: ScenarioFile = toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| line_of(&text, s.start));
+        err(line, e.message().trim().to_string())
+    })?;
     validate(parsed, &text, options).map_err(|(span, message)| {
         let line = span
             .filter(|s| !s.is_empty())

@@ -6,6 +6,7 @@
 mod emit;
 pub mod faults;
 mod file;
+pub mod limits;
 mod load;
 mod validate;
 

@@ -5,6 +5,7 @@ use super::file::{
     Action, AppKindFile, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol,
     RecoveryFile, ScenarioFile, StreamPartitionerFile,
 };
+use super::limits::{self, KeySpans};
 use super::{
     ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
     MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Recovery, Scenario, StreamPartitioner,
@@ -26,9 +27,17 @@ pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer"];
 
 pub fn validate(
     file: ScenarioFile,
-    _text: &str,
+    text: &str,
     options: &LoadOptions,
 ) -> Result<Scenario, Invalid> {
+    let keys = KeySpans::new(text);
+    limits::check_file(&file, &keys)?;
+    let scenario = build(file, options)?;
+    limits::check_scenario(&scenario, &keys)?;
+    Ok(scenario)
+}
+
+fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid> {
     let whole = |m: String| -> Invalid { (None, m) };
     let duration_ms = *file.duration_ms.get_ref();
     if duration_ms == 0 {
@@ -441,8 +450,11 @@ pub fn validate(
         }
     };
 
-    // Timeline: a member named by a `join` starts then instead of at 0.
+    // Timeline: a member named by a `join` starts then instead of at 0. Each event keeps the
+    // span of the entry it came from (a rolling bounce's for its leaves and restarts), so a
+    // lifecycle error names that entry's line.
     let mut timeline = Vec::new();
+    let mut spans = Vec::new();
     for e in &file.timeline {
         let span = Some(e.span());
         let e = e.get_ref();
@@ -494,20 +506,30 @@ pub fn validate(
                     "rolling_bounce needs a positive interval_ms and duration_ms".into(),
                 ));
             }
-            for (i, _) in members
+            for (i, m) in members
                 .iter()
                 .enumerate()
                 .filter(|(_, m)| m.start_ms == Some(0))
             {
                 let leave_at = e.at_ms + interval * i as u64;
+                let restart_at = leave_at + downtime;
+                // A bounce the run does not finish would leave members down for good.
+                if restart_at >= duration_ms {
+                    return Err(bad(format!(
+                        "rolling_bounce at {} ms restarts member {:?} at {restart_at} ms, not before duration_ms {duration_ms} \
+                         (each member leaves interval_ms {interval} after the one before and restarts duration_ms {downtime} later)",
+                        e.at_ms, m.name
+                    )));
+                }
                 timeline.push(TimelineEvent {
                     at_ms: leave_at,
                     action: TimelineAction::Leave { member: i },
                 });
                 timeline.push(TimelineEvent {
-                    at_ms: leave_at + downtime,
+                    at_ms: restart_at,
                     action: TimelineAction::Restart { member: i },
                 });
+                spans.extend([span.clone(), span.clone()]);
             }
             continue;
         }
@@ -571,25 +593,37 @@ pub fn validate(
             at_ms: e.at_ms,
             action,
         });
+        spans.push(span);
     }
-    timeline.sort_by_key(|e| e.at_ms);
+    // Stable: ties keep the order they were written in, which is the order they run.
+    let mut order: Vec<usize> = (0..timeline.len()).collect();
+    order.sort_by_key(|&i| timeline[i].at_ms);
+    let spans: Vec<_> = order.iter().map(|&i| spans[i].clone()).collect();
+    let timeline: Vec<TimelineEvent> = order.iter().map(|&i| timeline[i].clone()).collect();
+    // Each member's first action, in one pass (a rolling bounce of 10,000 members is 20,000).
+    let mut first_at: Vec<Option<u64>> = vec![None; members.len()];
     for e in &timeline {
+        if let Some(m) = e.action.member() {
+            first_at[m].get_or_insert(e.at_ms);
+        }
+    }
+    for (i, e) in timeline.iter().enumerate() {
         if let TimelineAction::Join { member } = e.action {
             let m = &mut members[member];
-            if m.start_ms != Some(0)
-                || timeline
-                    .iter()
-                    .any(|x| x.action.member() == Some(member) && x.at_ms < e.at_ms)
-            {
-                return Err(whole(format!(
-                    "timeline: member {:?} joins more than once (use restart)",
-                    m.name
-                )));
+            if m.start_ms != Some(0) || first_at[member] < Some(e.at_ms) {
+                return Err((
+                    spans[i].clone(),
+                    format!(
+                        "timeline: member {:?} cannot join at {} ms: it has started already or acts earlier \
+                         (a join starts a member once; restart brings it back)",
+                        m.name, e.at_ms
+                    ),
+                ));
             }
             m.start_ms = Some(e.at_ms);
         }
     }
-    check_lifecycle(&timeline, &members).map_err(whole)?;
+    check_lifecycle(&timeline, &members).map_err(|(i, m)| (spans[i].clone(), m))?;
 
     // Co-partitioned topics must start with equal partition counts.
     let mut co_partitioned = Vec::new();
@@ -689,55 +723,63 @@ fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
 /// Each member's actions must make sense in order: a running member can leave, crash, stall or
 /// subscribe; only a stopped one can restart; a stall starts after the member's previous stall
 /// has ended (a stall holds the batch in progress, so one inside another would end after both:
-/// overlapping stalls are refused rather than given an end nobody wrote).
+/// overlapping stalls are refused rather than given an end nobody wrote). The error names the
+/// earliest offending event by its index in `timeline` (which is in time order).
 pub(super) fn check_lifecycle(
     timeline: &[TimelineEvent],
     members: &[MemberSpec],
-) -> Result<(), String> {
-    for (i, m) in members.iter().enumerate() {
-        let mut started = m.start_ms == Some(0);
-        let mut running = started;
-        let mut stalled_until: Option<u64> = None;
-        for e in timeline.iter().filter(|e| e.action.member() == Some(i)) {
-            if let (TimelineAction::Stall { .. }, Some(until)) = (&e.action, stalled_until) {
-                if e.at_ms < until && running {
-                    return Err(format!(
+) -> Result<(), (usize, String)> {
+    let mut started: Vec<bool> = members.iter().map(|m| m.start_ms == Some(0)).collect();
+    let mut running = started.clone();
+    let mut stalled_until: Vec<Option<u64>> = vec![None; members.len()];
+    for (at, e) in timeline.iter().enumerate() {
+        let Some(i) = e.action.member() else {
+            continue;
+        };
+        if let (TimelineAction::Stall { .. }, Some(until)) = (&e.action, stalled_until[i]) {
+            if e.at_ms < until && running[i] {
+                return Err((
+                    at,
+                    format!(
                         "timeline: member {:?} cannot stall at {} ms (its stall until {until} ms \
                          is still on; overlapping stalls of one member are not supported)",
-                        m.name, e.at_ms
-                    ));
-                }
-            }
-            stalled_until = match e.action {
-                TimelineAction::Stall { duration_ms, .. } => Some(e.at_ms + duration_ms),
-                TimelineAction::Leave { .. }
-                | TimelineAction::Crash { .. }
-                | TimelineAction::Restart { .. } => None,
-                _ => stalled_until,
-            };
-            let (ok, verb) = match e.action {
-                TimelineAction::Join { .. } => (!started, "join"),
-                TimelineAction::Leave { .. } => (running, "leave"),
-                TimelineAction::Crash { .. } => (running, "crash"),
-                TimelineAction::Stall { .. } => (running, "stall"),
-                TimelineAction::Subscribe { .. } => (running, "subscribe"),
-                TimelineAction::Restart { .. } => (started && !running, "restart"),
-                TimelineAction::AddPartitions { .. } => (true, "add partitions"),
-            };
-            if !ok {
-                return Err(format!(
-                    "timeline: member {:?} cannot {verb} at {} ms (it is {})",
-                    m.name,
-                    e.at_ms,
-                    if running { "running" } else { "not running" }
+                        members[i].name, e.at_ms
+                    ),
                 ));
             }
-            running = !matches!(
-                e.action,
-                TimelineAction::Leave { .. } | TimelineAction::Crash { .. }
-            );
-            started = true;
         }
+        stalled_until[i] = match e.action {
+            TimelineAction::Stall { duration_ms, .. } => Some(e.at_ms + duration_ms),
+            TimelineAction::Leave { .. }
+            | TimelineAction::Crash { .. }
+            | TimelineAction::Restart { .. } => None,
+            _ => stalled_until[i],
+        };
+        let (ok, verb) = match e.action {
+            TimelineAction::Join { .. } => (!started[i], "join"),
+            TimelineAction::Leave { .. } => (running[i], "leave"),
+            TimelineAction::Crash { .. } => (running[i], "crash"),
+            TimelineAction::Stall { .. } => (running[i], "stall"),
+            TimelineAction::Subscribe { .. } => (running[i], "subscribe"),
+            TimelineAction::Restart { .. } => (started[i] && !running[i], "restart"),
+            TimelineAction::AddPartitions { .. } => (true, "add partitions"),
+        };
+        if !ok {
+            return Err((
+                at,
+                format!(
+                    "timeline: member {:?} cannot {verb} at {} ms (it is {})",
+                    members[i].name,
+                    e.at_ms,
+                    if running[i] { "running" } else { "not running" }
+                ),
+            ));
+        }
+        running[i] = !matches!(
+            e.action,
+            TimelineAction::Leave { .. } | TimelineAction::Crash { .. }
+        );
+        started[i] = true;
     }
     Ok(())
 }

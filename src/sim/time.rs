@@ -14,8 +14,10 @@ impl SimTime {
         SimTime(us)
     }
 
+    /// Saturates at [`SimTime::MAX`]: a time from input never wraps (the scenario's limits
+    /// keep real ones far below it).
     pub const fn from_millis(ms: u64) -> SimTime {
-        SimTime(ms * 1000)
+        SimTime(ms.saturating_mul(1000))
     }
 
     pub const fn as_micros(self) -> u64 {
@@ -43,8 +45,9 @@ impl Duration {
         Duration(us)
     }
 
+    /// Saturates, as [`SimTime::from_millis`] does.
     pub const fn from_millis(ms: u64) -> Duration {
-        Duration(ms * 1000)
+        Duration(ms.saturating_mul(1000))
     }
 
     pub const fn as_micros(self) -> u64 {
@@ -83,5 +86,20 @@ impl fmt::Display for SimTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.as_millis();
         write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_beyond_the_range_saturate_instead_of_wrapping() {
+        // 2^62 ms * 1000 wraps a u64; a wrapped stall once printed as 0 ms.
+        let huge = 1u64 << 62;
+        assert_eq!(SimTime::from_millis(huge), SimTime::MAX);
+        assert_eq!(Duration::from_millis(huge).as_micros(), u64::MAX);
+        assert_eq!(SimTime::from_millis(7).as_micros(), 7_000);
+        assert_eq!(SimTime::MAX + Duration::from_millis(1), SimTime::MAX);
     }
 }

@@ -189,12 +189,17 @@ impl Logs {
                 } => {
                     let ids: Vec<u32> = keys.iter().map(&mut intern).collect();
                     let mut j = 0u64;
-                    for _ in 0..*per_key {
+                    // Times only grow with j: the first one past the end ends the script.
+                    'rounds: for _ in 0..*per_key {
                         for &key in &ids {
-                            let at = p.start_ms * 1000 + j * interval_ms * 1000;
-                            if at < p.end_ms * 1000 {
-                                all.push((at, i, j, p.topic, key));
+                            let at = j
+                                .saturating_mul(*interval_ms)
+                                .saturating_mul(1000)
+                                .saturating_add(p.start_ms * 1000);
+                            if at >= p.end_ms * 1000 {
+                                break 'rounds;
                             }
+                            all.push((at, i, j, p.topic, key));
                             j += 1;
                         }
                     }

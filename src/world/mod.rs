@@ -353,9 +353,12 @@ impl<'s> World<'s> {
             }
             Event::LagSample => {
                 self.observers.metrics.sample_lag(now, &self.logs);
-                let every = self.scenario.lag_sample_ms;
-                let every = (every / self.observers.metrics.lag_sampling_factor(now)).max(1);
-                self.lag_fine = every < self.scenario.lag_sample_ms;
+                let factor = self.observers.metrics.lag_sampling_factor(now);
+                let every = (self.scenario.lag_sample_ms / factor).max(1);
+                // Fine whenever the factor asks for it, even when `lag_sample_ms = 1` cannot get
+                // finer: otherwise `refine_lag_sampling` re-schedules this sample at the same
+                // instant forever.
+                self.lag_fine = factor > 1;
                 let next = now + Duration::from_millis(every);
                 self.next_lag_sample = Some(self.queue.schedule(next, Event::LagSample));
             }

@@ -188,6 +188,13 @@ pub fn parse_topics(text: &str) -> Result<Vec<(String, i32)>, String> {
             return Err(format!("--topics names {name:?} twice"));
         }
         out.push((name.to_string(), count));
+        let total: u64 = out.iter().map(|&(_, c)| c as u64).sum();
+        if total > crate::assignor::json::MAX_PARTITIONS {
+            return Err(format!(
+                "--topics entry {item:?} makes {total} partitions in all, above the limit of {}",
+                crate::assignor::json::MAX_PARTITIONS
+            ));
+        }
     }
     Ok(out)
 }
@@ -418,6 +425,9 @@ mod tests {
             .unwrap_err()
             .contains("NAME=PARTITIONS"));
         assert!(parse_topics("t=0").unwrap_err().contains("at least 1"));
+        assert!(parse_topics("t=2000000000")
+            .unwrap_err()
+            .contains("above the limit of 10000000"));
         assert!(parse_topics("t=x").is_err());
         assert!(parse_topics("a b=1").unwrap_err().contains("legal"));
         assert!(parse_topics("t=1,t=2").unwrap_err().contains("twice"));
