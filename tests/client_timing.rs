@@ -186,3 +186,27 @@ fn overlapping_stalls_of_one_member_are_refused_at_load() {
     let ok = toml.replace("at_ms = 3000", "at_ms = 6000");
     assert!(cgsim::scenario::load_str("s.toml", &ok, &LoadOptions::default()).is_ok());
 }
+
+#[test]
+fn a_member_entry_sets_its_own_settings_and_start_held_to_the_groups_rules() {
+    let base = "name = \"s\"\nduration_ms = 100000\n\n[[topics]]\nname = \"t\"\npartitions = 2\n\n\
+        [[members]]\nname = \"a\"\n\n[[members]]\nname = \"b\"\nstart_ms = 5000\nrecord_processing_us = 7000\n";
+    let s = cgsim::scenario::load_str("s.toml", base, &LoadOptions::default()).expect("valid");
+    assert_eq!(s.members[1].start_ms, Some(5000));
+    assert_eq!(s.members[1].settings.record_processing_us, 7000);
+    assert_eq!(
+        s.members[0].settings.record_processing_us,
+        s.group.record_processing_us
+    );
+    // b starts at 5 s with no timeline join.
+    let r = report(&s);
+    assert!(r.invariants.violations.is_empty(), "{:?}", r.invariants.violations);
+    assert_eq!(r.final_assignment.len(), 2, "{:?}", r.final_assignment);
+    // Its own heartbeat must stay below its own session timeout.
+    let bad = base.replace("start_ms = 5000", "session_timeout_ms = 6000\nheartbeat_interval_ms = 6000");
+    let err = cgsim::scenario::load_str("s.toml", &bad, &LoadOptions::default()).unwrap_err();
+    assert!(err.message.contains("member \"b\": heartbeat_interval_ms = 6000 must be positive and below its session_timeout_ms (6000)"), "{}", err.message);
+    // A member that starts itself is not joined again by the timeline.
+    let twice = format!("{base}\n[[timeline]]\nat_ms = 8000\naction = \"join\"\nmember = \"b\"\n");
+    assert!(cgsim::scenario::load_str("s.toml", &twice, &LoadOptions::default()).is_err());
+}

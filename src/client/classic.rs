@@ -259,7 +259,7 @@ impl Consumer {
         if !revoked.is_empty() {
             self.request_rejoin(JoinReason::FollowUp);
         }
-        let g = &env.scenario.group;
+        let g = self.settings(env);
         let revoke_ms = if revoked.is_empty() {
             0
         } else {
@@ -304,7 +304,7 @@ impl Consumer {
             if !self.cooperative() {
                 self.previous_assignment = revoked;
             }
-            let ms = env.scenario.group.on_partitions_revoked_ms;
+            let ms = self.settings(env).on_partitions_revoked_ms;
             self.membership.phase = Phase::AwaitingJoin;
             self.callback(env, ms, AfterCallback::SendJoin);
         } else {
@@ -342,8 +342,8 @@ impl Consumer {
                     metadata: metadata.clone(),
                 })
                 .collect(),
-            rebalance_timeout_ms: env.scenario.group.max_poll_interval_ms,
-            session_timeout_ms: env.scenario.group.session_timeout_ms,
+            rebalance_timeout_ms: self.settings(env).max_poll_interval_ms,
+            session_timeout_ms: self.settings(env).session_timeout_ms,
             reason: if self.membership.member_id.is_empty() {
                 JoinReason::New
             } else {

@@ -13,7 +13,7 @@ impl Consumer {
         let now = env.now();
         self.membership.last_heartbeat_sent = now;
         self.last_poll = now;
-        let at = now + Duration::from_millis(env.scenario.group.heartbeat_interval_ms);
+        let at = now + Duration::from_millis(self.settings(env).heartbeat_interval_ms);
         env.set_timer(ClientTimer::Heartbeat, at);
         self.arm_poll_timer(env);
     }
@@ -39,7 +39,7 @@ impl Consumer {
             };
             env.send(request);
         }
-        let at = now + Duration::from_millis(env.scenario.group.heartbeat_interval_ms);
+        let at = now + Duration::from_millis(self.settings(env).heartbeat_interval_ms);
         env.set_timer(ClientTimer::Heartbeat, at);
     }
 
@@ -94,7 +94,7 @@ impl Consumer {
 
     pub(super) fn arm_poll_timer(&mut self, env: &mut ClientEnv) {
         let deadline =
-            self.last_poll + Duration::from_millis(env.scenario.group.max_poll_interval_ms);
+            self.last_poll + Duration::from_millis(self.settings(env).max_poll_interval_ms);
         // The heartbeat thread notices on its first pass after the deadline.
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         let at = next_pass(self.membership.last_heartbeat_sent, backoff, deadline);
@@ -106,7 +106,7 @@ impl Consumer {
             return;
         }
         let deadline =
-            self.last_poll + Duration::from_millis(env.scenario.group.max_poll_interval_ms);
+            self.last_poll + Duration::from_millis(self.settings(env).max_poll_interval_ms);
         if env.now() < deadline {
             self.arm_poll_timer(env);
             return;

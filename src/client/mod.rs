@@ -32,7 +32,7 @@ use crate::group::messages::{
     Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
 };
 use crate::log;
-use crate::scenario::{CommitAfterBatch, OffsetReset, Scenario};
+use crate::scenario::{ClientSettings, CommitAfterBatch, OffsetReset, Scenario};
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Out, SimTime};
@@ -267,6 +267,11 @@ impl Consumer {
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
         self.alive && self.membership.is_rebalancing()
+    }
+
+    /// This member's own consumer settings (the group's, with its entry's over them).
+    fn settings(&self, env: &ClientEnv) -> ClientSettings {
+        env.scenario.members[self.idx].settings
     }
 
     /// Where a live member is in a rebalance, in words (`None`: settled or not running).

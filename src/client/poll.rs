@@ -151,7 +151,7 @@ impl Consumer {
         } else {
             let records: u64 = batch.iter().map(|(_, a, b)| b - a).sum();
             let until =
-                now + Duration::from_micros(records * env.scenario.group.record_processing_us);
+                now + Duration::from_micros(records * self.settings(env).record_processing_us);
             match self.pending_stall.take() {
                 Some(stall) => self.stall_batch(env, until + stall, batch),
                 None => self.busy_until(env, until, batch),

@@ -247,6 +247,16 @@ pub struct MemberFile {
     pub assignors: Option<Vec<String>>,
     /// Subscribed topics; every topic when absent.
     pub topics: Option<Vec<String>>,
+    /// When its process starts (default 0); a member that starts later needs no timeline `join`.
+    pub start_ms: Option<u64>,
+    // This member's own consumer settings, each overriding the group's.
+    pub record_processing_us: Option<u64>,
+    pub max_poll_records: Option<u64>,
+    pub session_timeout_ms: Option<u64>,
+    pub heartbeat_interval_ms: Option<u64>,
+    pub max_poll_interval_ms: Option<u64>,
+    pub on_partitions_revoked_ms: Option<u64>,
+    pub on_partitions_assigned_ms: Option<u64>,
 }
 
 /// A producer: a stream (`records_per_sec`, null keys or keyed) or a scripted sequence

@@ -374,8 +374,21 @@ pub(super) fn check_scenario(scenario: &Scenario, keys: &KeySpans) -> Result<(),
     let g = &scenario.group;
     let members = scenario.members.len() as u128;
     let member_us = members * duration * 1000;
-    let polls = records.min(member_us / u128::from(g.record_processing_us.max(1)));
-    let per_member = duration / u128::from(g.heartbeat_interval_ms)
+    // The fastest member's processing time bounds the polls (members may set their own).
+    let fastest_us = scenario
+        .members
+        .iter()
+        .map(|m| m.settings.record_processing_us)
+        .min()
+        .unwrap_or(g.record_processing_us);
+    let polls = records.min(member_us / u128::from(fastest_us.max(1)));
+    let shortest_heartbeat = scenario
+        .members
+        .iter()
+        .map(|m| m.settings.heartbeat_interval_ms)
+        .min()
+        .unwrap_or(g.heartbeat_interval_ms);
+    let per_member = duration / u128::from(shortest_heartbeat.max(1))
         + duration / u128::from(g.fetch_max_wait_ms)
         + duration / u128::from(g.metadata_max_age_ms);
     // A wake-up is two events or more (a heartbeat and its response).

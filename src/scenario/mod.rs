@@ -127,6 +127,22 @@ pub struct MemberSpec {
     pub topics: Vec<String>,
     /// When the member's process starts; `None` until a timeline `join` starts it.
     pub start_ms: Option<u64>,
+    /// Its consumer settings: the group's, with the member entry's own over them.
+    pub settings: ClientSettings,
+}
+
+/// A consumer's own settings (members are not in lockstep: each may process at its own speed
+/// and run its own timeouts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientSettings {
+    pub record_processing_us: u64,
+    pub max_poll_records: u64,
+    pub session_timeout_ms: u64,
+    pub heartbeat_interval_ms: u64,
+    /// Also the rebalance timeout its JoinGroup carries.
+    pub max_poll_interval_ms: u64,
+    pub on_partitions_revoked_ms: u64,
+    pub on_partitions_assigned_ms: u64,
 }
 
 #[derive(Clone, Debug)]

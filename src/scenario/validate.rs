@@ -2,14 +2,14 @@
 //! cross-reference checked. Errors carry the byte span of the offending entry for its line.
 
 use super::file::{
-    Action, AppKindFile, CommitAfterBatchFile, KeyDistributionFile, OffsetResetFile, Protocol,
-    RecoveryFile, ScenarioFile, StreamPartitionerFile,
+    Action, AppKindFile, CommitAfterBatchFile, KeyDistributionFile, MemberFile, OffsetResetFile,
+    Protocol, RecoveryFile, ScenarioFile, StreamPartitionerFile,
 };
 use super::limits::{self, KeySpans};
 use super::{
-    ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
-    MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Recovery, Scenario, StreamPartitioner,
-    TimelineAction, TimelineEvent, TopicSpec,
+    ArrivalSpec, ClientSettings, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp,
+    KeyDistribution, LoadOptions, MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Recovery,
+    Scenario, StreamPartitioner, TimelineAction, TimelineEvent, TopicSpec,
 };
 use crate::assignor::{by_name, RebalanceProtocol};
 use std::collections::BTreeSet;
@@ -241,6 +241,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             _ => (group_assignors.clone(), assignors_span.clone()),
         };
         let rebalance_protocol = client_protocol(&assignors).map_err(|e| (a_span.clone(), e))?;
+        let settings = member_settings(m, &group).map_err(|e| (span.clone(), e))?;
         let topics_of = match &m.topics {
             Some(ts) => {
                 for t in ts {
@@ -274,7 +275,8 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
                 assignors: assignors.clone(),
                 rebalance_protocol,
                 topics: topics_of.clone(),
-                start_ms: Some(0),
+                start_ms: Some(m.start_ms.unwrap_or(0)),
+                settings,
             });
         }
     }
@@ -720,6 +722,69 @@ fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
         .ok_or_else(|| format!("assignors {assignors:?} have no rebalance protocol in common"))
 }
 
+/// A member's consumer settings: the group's, with its entry's own over them, held to the
+/// same rules as the group's.
+fn member_settings(m: &MemberFile, g: &GroupSpec) -> Result<ClientSettings, String> {
+    let s = ClientSettings {
+        record_processing_us: m.record_processing_us.unwrap_or(g.record_processing_us),
+        max_poll_records: m.max_poll_records.unwrap_or(g.max_poll_records),
+        session_timeout_ms: m.session_timeout_ms.unwrap_or(g.session_timeout_ms),
+        heartbeat_interval_ms: m.heartbeat_interval_ms.unwrap_or(g.heartbeat_interval_ms),
+        max_poll_interval_ms: m.max_poll_interval_ms.unwrap_or(g.max_poll_interval_ms),
+        on_partitions_revoked_ms: m
+            .on_partitions_revoked_ms
+            .unwrap_or(g.on_partitions_revoked_ms),
+        on_partitions_assigned_ms: m
+            .on_partitions_assigned_ms
+            .unwrap_or(g.on_partitions_assigned_ms),
+    };
+    let name = &m.name;
+    for (key, value) in [
+        ("record_processing_us", s.record_processing_us),
+        ("max_poll_interval_ms", s.max_poll_interval_ms),
+        ("on_partitions_revoked_ms", s.on_partitions_revoked_ms),
+        ("on_partitions_assigned_ms", s.on_partitions_assigned_ms),
+    ] {
+        if value > limits::MAX_TIME_MS {
+            return Err(format!(
+                "member {name:?}: {key} = {value} is above the limit of {} (the limit of every time, Kafka's int maximum)",
+                limits::MAX_TIME_MS
+            ));
+        }
+    }
+    if s.max_poll_records > limits::MAX_POLL_RECORDS {
+        return Err(format!(
+            "member {name:?}: max_poll_records = {} is above the limit of {}",
+            s.max_poll_records,
+            limits::MAX_POLL_RECORDS
+        ));
+    }
+    if !(MIN_SESSION_TIMEOUT_MS..=MAX_SESSION_TIMEOUT_MS).contains(&s.session_timeout_ms) {
+        return Err(format!(
+            "member {name:?}: session_timeout_ms = {} is outside the broker's bounds \
+             [{MIN_SESSION_TIMEOUT_MS}, {MAX_SESSION_TIMEOUT_MS}] (Kafka answers INVALID_SESSION_TIMEOUT)",
+            s.session_timeout_ms
+        ));
+    }
+    if s.heartbeat_interval_ms == 0 || s.heartbeat_interval_ms >= s.session_timeout_ms {
+        return Err(format!(
+            "member {name:?}: heartbeat_interval_ms = {} must be positive and below its session_timeout_ms ({})",
+            s.heartbeat_interval_ms, s.session_timeout_ms
+        ));
+    }
+    if s.max_poll_interval_ms == 0 {
+        return Err(format!(
+            "member {name:?}: max_poll_interval_ms must be positive"
+        ));
+    }
+    if s.max_poll_records == 0 {
+        return Err(format!(
+            "member {name:?}: max_poll_records must be at least 1"
+        ));
+    }
+    Ok(s)
+}
+
 /// Each member's actions must make sense in order: a running member can leave, crash, stall or
 /// subscribe; only a stopped one can restart; a stall starts after the member's previous stall
 /// has ended (a stall holds the batch in progress, so one inside another would end after both:
@@ -731,11 +796,28 @@ pub(super) fn check_lifecycle(
 ) -> Result<(), (usize, String)> {
     let mut started: Vec<bool> = members.iter().map(|m| m.start_ms == Some(0)).collect();
     let mut running = started.clone();
+    // A member whose entry sets a later start_ms (and that no `join` starts) runs from then.
+    let joined: BTreeSet<usize> = timeline
+        .iter()
+        .filter_map(|e| match e.action {
+            TimelineAction::Join { member } => Some(member),
+            _ => None,
+        })
+        .collect();
+    let self_start: Vec<Option<u64>> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| m.start_ms.filter(|&t| t > 0 && !joined.contains(&i)))
+        .collect();
     let mut stalled_until: Vec<Option<u64>> = vec![None; members.len()];
     for (at, e) in timeline.iter().enumerate() {
         let Some(i) = e.action.member() else {
             continue;
         };
+        if self_start[i].is_some_and(|t| t <= e.at_ms) && !started[i] {
+            started[i] = true;
+            running[i] = true;
+        }
         if let (TimelineAction::Stall { .. }, Some(until)) = (&e.action, stalled_until[i]) {
             if e.at_ms < until && running[i] {
                 return Err((

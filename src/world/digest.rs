@@ -41,6 +41,10 @@ pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
         }
         Event::SettleCheck => d.u8(6),
         Event::SettleWindowEnd => d.u8(9),
+        Event::MemberStart(m) => {
+            d.u8(10);
+            d.u64(*m as u64);
+        }
         Event::LagSample => d.u8(7),
         Event::ForceOwnership { member, partition } => {
             d.u8(8);

@@ -16,7 +16,7 @@ use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, Coor
 use crate::group::messages::{ClientRef, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
-use crate::scenario::{Scenario, TimelineAction};
+use crate::scenario::{ClientSettings, Scenario, TimelineAction};
 use crate::sim::queue::TimerId;
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
@@ -29,6 +29,8 @@ use std::collections::BTreeMap;
 pub enum Event {
     /// Timeline entry `i` happens.
     Timeline(usize),
+    /// Member `m`, whose entry sets a later `start_ms`, starts its process.
+    MemberStart(usize),
     /// A request arrives at the coordinator.
     AtCoordinator {
         from: ClientRef,
@@ -214,9 +216,23 @@ impl<'s> World<'s> {
                 scenario.name, scenario.seed, scenario.variant,
             )
         });
+        let joined: Vec<usize> = scenario
+            .timeline
+            .iter()
+            .filter_map(|e| match e.action {
+                TimelineAction::Join { member } => Some(member),
+                _ => None,
+            })
+            .collect();
         for (i, m) in scenario.members.iter().enumerate() {
-            if m.start_ms == Some(0) {
-                self.start_member(i);
+            match m.start_ms {
+                Some(0) => self.start_member(i),
+                // A later start_ms in the member's entry, with no timeline join for it.
+                Some(t) if !joined.contains(&i) => {
+                    self.queue
+                        .schedule(SimTime::from_millis(t), Event::MemberStart(i));
+                }
+                _ => {}
             }
         }
         for (i, entry) in scenario.timeline.iter().enumerate() {
@@ -304,6 +320,7 @@ impl<'s> World<'s> {
         let now = self.now();
         match event {
             Event::Timeline(i) => self.timeline(i),
+            Event::MemberStart(m) => self.start_member(m),
             Event::AtCoordinator { from, request }
                 if matches!(*request, Request::FindCoordinator) =>
             {
@@ -594,10 +611,22 @@ fn arrival_lags(
 /// The broker a client asks first (its `bootstrap.servers`): FindCoordinator goes there.
 const BOOTSTRAP_BROKER: u32 = 0;
 
+/// The last fault's end + the group's rebalance timeout (its members' largest) + the largest
+/// session timeout.
 pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
     scenario.last_event_end_ms()
-        + scenario.group.max_poll_interval_ms
-        + scenario.group.session_timeout_ms
+        + largest(scenario, |s| s.max_poll_interval_ms)
+        + largest(scenario, |s| s.session_timeout_ms)
+}
+
+/// The largest of a setting over the members (members may set their own).
+fn largest(scenario: &Scenario, setting: impl Fn(&ClientSettings) -> u64) -> u64 {
+    scenario
+        .members
+        .iter()
+        .map(|m| setting(&m.settings))
+        .max()
+        .unwrap_or(0)
 }
 
 /// When the settle property looks: from the last fault's end, by the settle bound, through a
@@ -607,6 +636,6 @@ pub fn settle_window(scenario: &Scenario) -> SettleWindow {
     SettleWindow {
         from: SimTime::from_millis(scenario.last_event_end_ms()),
         bound: SimTime::from_millis(bound),
-        until: SimTime::from_millis(bound + scenario.group.session_timeout_ms),
+        until: SimTime::from_millis(bound + largest(scenario, |s| s.session_timeout_ms)),
     }
 }
