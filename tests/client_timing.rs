@@ -200,10 +200,17 @@ fn a_member_entry_sets_its_own_settings_and_start_held_to_the_groups_rules() {
     );
     // b starts at 5 s with no timeline join.
     let r = report(&s);
-    assert!(r.invariants.violations.is_empty(), "{:?}", r.invariants.violations);
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
     assert_eq!(r.final_assignment.len(), 2, "{:?}", r.final_assignment);
     // Its own heartbeat must stay below its own session timeout.
-    let bad = base.replace("start_ms = 5000", "session_timeout_ms = 6000\nheartbeat_interval_ms = 6000");
+    let bad = base.replace(
+        "start_ms = 5000",
+        "session_timeout_ms = 6000\nheartbeat_interval_ms = 6000",
+    );
     let err = cgsim::scenario::load_str("s.toml", &bad, &LoadOptions::default()).unwrap_err();
     assert!(err.message.contains("member \"b\": heartbeat_interval_ms = 6000 must be positive and below its session_timeout_ms (6000)"), "{}", err.message);
     // A member that starts itself is not joined again by the timeline.
