@@ -217,3 +217,20 @@ fn a_member_entry_sets_its_own_settings_and_start_held_to_the_groups_rules() {
     let twice = format!("{base}\n[[timeline]]\nat_ms = 8000\naction = \"join\"\nmember = \"b\"\n");
     assert!(cgsim::scenario::load_str("s.toml", &twice, &LoadOptions::default()).is_err());
 }
+
+#[test]
+fn count_members_take_their_static_ids_from_a_template() {
+    let toml = "name = \"s\"\nduration_ms = 100000\n\n[[topics]]\nname = \"t\"\npartitions = 3\n\n\
+        [[members]]\nname = \"pod\"\ncount = 3\ngroup_instance_id = \"pod-{n}\"\n";
+    let s = cgsim::scenario::load_str("s.toml", toml, &LoadOptions::default()).expect("valid");
+    let ids: Vec<Option<&str>> = s
+        .members
+        .iter()
+        .map(|m| m.group_instance_id.as_deref())
+        .collect();
+    assert_eq!(ids, [Some("pod-1"), Some("pod-2"), Some("pod-3")]);
+    // One id for several members is refused, and the message shows the template.
+    let shared = toml.replace("pod-{n}", "pod");
+    let err = cgsim::scenario::load_str("s.toml", &shared, &LoadOptions::default()).unwrap_err();
+    assert!(err.message.contains("\"pod-{n}\""), "{}", err.message);
+}

@@ -226,16 +226,26 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             }
             Some(n) => (1..=n).map(|i| format!("{}{i}", m.name)).collect(),
         };
-        if m.count.is_some() && m.group_instance_id.is_some() {
+        // With `count`, a static id is a template: `{n}` is each member's number (pod-{n}).
+        let templated = m
+            .group_instance_id
+            .as_deref()
+            .is_some_and(|id| id.contains("{n}"));
+        if m.count.is_some() && m.group_instance_id.is_some() && !templated {
             return Err((
                 span,
                 format!(
-                    "member {:?}: a group_instance_id cannot be shared by {} members",
+                    "member {:?}: a group_instance_id cannot be shared by {} members (write it as a template, \"pod-{{n}}\")",
                     m.name,
                     names.len()
                 ),
             ));
         }
+        let instance_of = |number: usize| -> Option<String> {
+            m.group_instance_id
+                .as_ref()
+                .map(|id| id.replace("{n}", &number.to_string()))
+        };
         let (assignors, a_span) = match (&m.assignors, clear_member_assignors) {
             (Some(a), false) => (a.clone(), span.clone()),
             _ => (group_assignors.clone(), assignors_span.clone()),
@@ -256,12 +266,14 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             }
             None => topics.iter().map(|t| t.name.clone()).collect(),
         };
-        if let Some(id) = &m.group_instance_id {
-            if !instance_ids.insert(id.clone()) {
-                return Err((span, format!("group_instance_id {id:?} is used twice")));
+        for number in 1..=names.len() {
+            if let Some(id) = instance_of(number) {
+                if !instance_ids.insert(id.clone()) {
+                    return Err((span, format!("group_instance_id {id:?} is used twice")));
+                }
             }
         }
-        for name in names {
+        for (i, name) in names.into_iter().enumerate() {
             if members.iter().any(|x| x.name == name) {
                 return Err((span, format!("member {name:?} is declared twice")));
             }
@@ -271,7 +283,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
                     .clone()
                     .unwrap_or_else(|| format!("consumer-{}-1", group.group_id)),
                 name,
-                group_instance_id: m.group_instance_id.clone(),
+                group_instance_id: instance_of(i + 1),
                 assignors: assignors.clone(),
                 rebalance_protocol,
                 topics: topics_of.clone(),
