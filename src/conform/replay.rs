@@ -10,9 +10,10 @@ use super::script::{
     Assignments, ClientDefaults, Generation, JoinStep, LeaveStep, Owned, ProtocolSpec, Script,
     Step, SyncStep, TopicPartitions,
 };
-use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
+use crate::assignor::{by_name, GroupSpec, RebalanceProtocol, Topic, TopicPartition};
 use crate::cluster::OffsetsStore;
 use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect};
+use crate::group::leader;
 use crate::group::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, JoinedMember, LeaveReason, LeavingMember,
     Request, Response, Subscription,
@@ -38,7 +39,7 @@ pub struct Replayed {
 }
 
 /// What a client process (an alias) remembers, as a Java consumer would.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Alias {
     /// Position among the script's aliases (its client id is `consumer-<group>-<n>`).
     number: usize,
@@ -51,6 +52,7 @@ struct Alias {
     assignment: Option<Vec<usize>>,
 }
 
+#[derive(Clone)]
 struct JoinAnswer {
     member_id: String,
     generation: i32,
@@ -407,7 +409,7 @@ impl<'s> Replay<'s> {
     /// answer (for this id and generation) made it leader without `skip_assignment`.
     fn leader_assignment(
         &self,
-        alias: &AliasView,
+        alias: &Alias,
         member_id: &str,
         generation: i32,
         protocol: Option<&str>,
@@ -445,34 +447,13 @@ impl<'s> Replay<'s> {
             protocol: RebalanceProtocol::Cooperative,
         };
         for m in &answer.members {
-            let mut subscription = m.subscription.topics.clone();
-            subscription.sort_by(|a, b| string_compare(a, b));
-            subscription.dedup();
-            let topics = subscription
-                .iter()
-                .filter_map(|s| group.topic_index(s))
-                .collect();
-            let mut owned: Vec<TopicPartition> = m
-                .subscription
-                .owned
-                .iter()
-                .filter_map(|&p| {
-                    let name = &self.topics[p / TOPIC_STRIDE].0;
-                    let topic = group.topic_index(name)?;
-                    let partition = (p % TOPIC_STRIDE) as i32;
-                    (partition < group.topics[topic as usize].partitions)
-                        .then_some(TopicPartition::new(topic, partition))
-                })
-                .collect();
-            owned.sort();
-            group.members.push(Member {
-                member_id: m.member_id.clone(),
-                group_instance_id: m.group_instance_id.clone(),
-                subscription,
-                topics,
-                owned,
-                generation: m.subscription.generation,
+            // Owned partitions of topics the metadata does not have are left out.
+            let history = m.subscription.owned.iter().filter_map(|&p| {
+                let topic = group.topic_index(&self.topics[p / TOPIC_STRIDE].0)?;
+                Some(TopicPartition::new(topic, (p % TOPIC_STRIDE) as i32))
             });
+            let member = leader::assignor_member(m, &group, history);
+            group.members.push(member);
         }
         let result = assignor.assign(&group).map_err(|e| e.0)?;
         Ok(group
@@ -533,13 +514,8 @@ impl<'s> Replay<'s> {
         if let Some(r) = restarted {
             event.insert("client_restarted".into(), json!(r));
         }
-        let effects = self.take_effects(out);
+        let effects = take_effects(out);
         self.finish_event(Value::Object(event), effects, Some(seq), Some(alias));
-    }
-
-    fn take_effects(&mut self, mut out: Out<CoordinatorEffect>) -> Vec<CoordinatorEffect> {
-        let (effects, _) = out.drain();
-        effects.collect()
     }
 
     /// Applies an event's effects: answers go to their requests (this one's, or `completed`
@@ -653,7 +629,7 @@ impl<'s> Replay<'s> {
             self.now = at.as_millis();
             let mut out = Out::new(false);
             self.coordinator.on_timer(at, timer, &mut out);
-            let effects = self.take_effects(out);
+            let effects = take_effects(out);
             let event = json!({
                 "seq": self.next_seq(),
                 "t": self.now,
@@ -734,25 +710,12 @@ impl<'s> Replay<'s> {
 
     // ---- Aliases, ids, labels ----
 
-    fn alias(&self, name: &str) -> Result<AliasView, String> {
-        let a = self
-            .aliases
+    /// A copy of an alias's memory, so a step can read it while the replay changes.
+    fn alias(&self, name: &str) -> Result<Alias, String> {
+        self.aliases
             .get(name)
-            .ok_or_else(|| format!("unknown member alias {name:?}"))?;
-        Ok(AliasView {
-            member_id: a.member_id.clone(),
-            generation: a.generation,
-            protocol: a.protocol.clone(),
-            last_join: a.last_join.as_ref().map(|j| JoinAnswer {
-                member_id: j.member_id.clone(),
-                generation: j.generation,
-                leader: j.leader.clone(),
-                skip_assignment: j.skip_assignment,
-                members: j.members.clone(),
-            }),
-            assignment: a.assignment.clone(),
-            number: a.number,
-        })
+            .cloned()
+            .ok_or_else(|| format!("unknown member alias {name:?}"))
     }
 
     fn alias_mut(&mut self, name: &str) -> Result<&mut Alias, String> {
@@ -774,7 +737,7 @@ impl<'s> Replay<'s> {
     }
 
     /// The member id a step sends: `current` (default), `none`, `id:<label>`, or a literal.
-    fn member_id(&self, alias: &AliasView, spec: Option<&str>) -> Result<String, String> {
+    fn member_id(&self, alias: &Alias, spec: Option<&str>) -> Result<String, String> {
         Ok(match spec.unwrap_or("current") {
             "current" => alias.member_id.clone(),
             "none" => String::new(),
@@ -874,11 +837,7 @@ impl<'s> Replay<'s> {
         json!(map)
     }
 
-    fn subscription(
-        &mut self,
-        alias: &AliasView,
-        spec: &ProtocolSpec,
-    ) -> Result<Subscription, String> {
+    fn subscription(&mut self, alias: &Alias, spec: &ProtocolSpec) -> Result<Subscription, String> {
         let owned = match &spec.owned {
             None => Vec::new(),
             Some(Owned::Current(_)) => alias.assignment.clone().unwrap_or_default(),
@@ -1032,14 +991,9 @@ impl<'s> Replay<'s> {
     }
 }
 
-/// A copy of an alias's memory, so a step can read it while the replay changes.
-struct AliasView {
-    member_id: String,
-    generation: i32,
-    protocol: Option<String>,
-    last_join: Option<JoinAnswer>,
-    assignment: Option<Vec<usize>>,
-    number: usize,
+fn take_effects(mut out: Out<CoordinatorEffect>) -> Vec<CoordinatorEffect> {
+    let (effects, _) = out.drain();
+    effects.collect()
 }
 
 /// A Java consumer resets its generation on these errors, and its member id too on

@@ -8,6 +8,35 @@ use crate::cluster::PartitionSpace;
 use crate::java::string_compare;
 use crate::scenario::Scenario;
 
+/// One member of a JoinGroup answer as the assignor sees it: its subscription in Java order and
+/// deduplicated, the subscribed topics the metadata has, and its `history` (what it owned, as
+/// topic indexes of `group`) without partitions the metadata no longer has, sorted.
+pub fn assignor_member(
+    m: &JoinedMember,
+    group: &GroupSpec,
+    history: impl Iterator<Item = TopicPartition>,
+) -> Member {
+    let mut subscription = m.subscription.topics.clone();
+    subscription.sort_by(|a, b| string_compare(a, b));
+    subscription.dedup();
+    let topics = subscription
+        .iter()
+        .filter_map(|s| group.topic_index(s))
+        .collect();
+    let mut owned: Vec<TopicPartition> = history
+        .filter(|tp| tp.partition < group.topics[tp.topic as usize].partitions)
+        .collect();
+    owned.sort();
+    Member {
+        member_id: m.member_id.clone(),
+        group_instance_id: m.group_instance_id.clone(),
+        subscription,
+        topics,
+        owned,
+        generation: m.subscription.generation,
+    }
+}
+
 /// The leader's assignment: member id -> global partition indexes.
 pub fn assign(
     scenario: &Scenario,
@@ -47,12 +76,6 @@ pub fn assign(
         protocol: RebalanceProtocol::Cooperative,
     };
     for m in members {
-        let mut subscription = m.subscription.topics.clone();
-        subscription.sort_by(|a, b| string_compare(a, b));
-        let topics = subscription
-            .iter()
-            .filter_map(|s| group.topic_index(s))
-            .collect();
         // StickyAssignor reads its history from userData (the previous assignment), the
         // others from ownedPartitions (empty under EAGER).
         let history = if protocol == "sticky" {
@@ -60,20 +83,8 @@ pub fn assign(
         } else {
             &m.subscription.owned
         };
-        let mut owned: Vec<TopicPartition> = history
-            .iter()
-            .map(|&p| to_spec(p))
-            .filter(|tp| tp.partition < group.topics[tp.topic as usize].partitions)
-            .collect();
-        owned.sort();
-        group.members.push(Member {
-            member_id: m.member_id.clone(),
-            group_instance_id: m.group_instance_id.clone(),
-            subscription,
-            topics,
-            owned,
-            generation: m.subscription.generation,
-        });
+        let member = assignor_member(m, &group, history.iter().map(|&p| to_spec(p)));
+        group.members.push(member);
     }
     let result = assignor.assign(&group).map_err(|e| e.0)?;
     Ok(group

@@ -274,6 +274,22 @@ impl TimelineAction {
     }
 }
 
+/// When each member starts itself: a later `start_ms` in its entry, with no timeline `join`
+/// for it (a join starts the others). `None`: it starts at 0 or by a join.
+pub fn self_starts(timeline: &[TimelineEvent], members: &[MemberSpec]) -> Vec<Option<u64>> {
+    let mut joined = vec![false; members.len()];
+    for e in timeline {
+        if let TimelineAction::Join { member } = e.action {
+            joined[member] = true;
+        }
+    }
+    members
+        .iter()
+        .zip(joined)
+        .map(|(m, joined)| m.start_ms.filter(|&t| t > 0 && !joined))
+        .collect()
+}
+
 impl Scenario {
     pub fn topic_index(&self, name: &str) -> Option<usize> {
         self.topics.iter().position(|t| t.name == name)

@@ -809,18 +809,7 @@ pub(super) fn check_lifecycle(
     let mut started: Vec<bool> = members.iter().map(|m| m.start_ms == Some(0)).collect();
     let mut running = started.clone();
     // A member whose entry sets a later start_ms (and that no `join` starts) runs from then.
-    let joined: BTreeSet<usize> = timeline
-        .iter()
-        .filter_map(|e| match e.action {
-            TimelineAction::Join { member } => Some(member),
-            _ => None,
-        })
-        .collect();
-    let self_start: Vec<Option<u64>> = members
-        .iter()
-        .enumerate()
-        .map(|(i, m)| m.start_ms.filter(|&t| t > 0 && !joined.contains(&i)))
-        .collect();
+    let self_start = super::self_starts(timeline, members);
     let mut stalled_until: Vec<Option<u64>> = vec![None; members.len()];
     for (at, e) in timeline.iter().enumerate() {
         let Some(i) = e.action.member() else {

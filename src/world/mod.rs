@@ -216,23 +216,13 @@ impl<'s> World<'s> {
                 scenario.name, scenario.seed, scenario.variant,
             )
         });
-        let joined: Vec<usize> = scenario
-            .timeline
-            .iter()
-            .filter_map(|e| match e.action {
-                TimelineAction::Join { member } => Some(member),
-                _ => None,
-            })
-            .collect();
+        let self_starts = crate::scenario::self_starts(&scenario.timeline, &scenario.members);
         for (i, m) in scenario.members.iter().enumerate() {
-            match m.start_ms {
-                Some(0) => self.start_member(i),
-                // A later start_ms in the member's entry, with no timeline join for it.
-                Some(t) if !joined.contains(&i) => {
-                    self.queue
-                        .schedule(SimTime::from_millis(t), Event::MemberStart(i));
-                }
-                _ => {}
+            if m.start_ms == Some(0) {
+                self.start_member(i);
+            } else if let Some(t) = self_starts[i] {
+                self.queue
+                    .schedule(SimTime::from_millis(t), Event::MemberStart(i));
             }
         }
         for (i, entry) in scenario.timeline.iter().enumerate() {

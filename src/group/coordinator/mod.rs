@@ -39,7 +39,7 @@ mod record;
 mod session;
 mod sync;
 
-pub use record::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
+pub use crate::group::records::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
 
 use super::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, Request, Response, Subscription, Trigger,
@@ -643,17 +643,9 @@ impl Coordinator {
     /// member lists; each member votes for its first candidate; most votes win, ties to the
     /// first in `HashMap` order (`ClassicGroup.selectProtocol`).
     fn select_protocol(&self) -> Option<String> {
-        let n = self.members.len();
-        let supported = |name: &str| {
-            self.members
-                .values()
-                .map(|m| m.protocol_names().filter(|p| *p == name).count())
-                .sum::<usize>()
-                == n
-        };
         let mut votes: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::Default);
         for m in self.members.values() {
-            if let Some(vote) = m.protocol_names().find(|p| supported(p)) {
+            if let Some(vote) = m.protocol_names().find(|p| self.supported_by_all(p)) {
                 let count = votes.get(vote).copied().unwrap_or(0);
                 votes.insert(vote.to_string(), count + 1);
             }
@@ -674,15 +666,19 @@ impl Coordinator {
         if self.state == GroupState::Empty {
             return !protocol_type.is_empty() && !protocols.is_empty();
         }
-        let n = self.members.len();
         self.protocol_type.as_deref() == Some(protocol_type)
-            && protocols.iter().any(|p| {
-                self.members
-                    .values()
-                    .map(|m| m.protocol_names().filter(|q| *q == p.name).count())
-                    .sum::<usize>()
-                    == n
-            })
+            && protocols.iter().any(|p| self.supported_by_all(&p.name))
+    }
+
+    /// A protocol every member lists: Kafka's count of it over the members' lists equals the
+    /// member count (`ClassicGroup.supportedProtocols`).
+    fn supported_by_all(&self, name: &str) -> bool {
+        let listed: usize = self
+            .members
+            .values()
+            .map(|m| m.protocol_names().filter(|p| *p == name).count())
+            .sum();
+        listed == self.members.len()
     }
 
     /// The GROUP_METADATA record of the group as it stands, with the stored assignments.
