@@ -125,7 +125,7 @@ impl Consumer {
                     self.membership.generation = Some(generation);
                     // The heartbeat thread is enabled again, its timers reset (AbstractCoordinator).
                     self.enable_heartbeat(env);
-                    let name = self.name(env).to_string();
+                    let name = self.name().to_string();
                     let is_leader = leader == self.membership.member_id;
                     log!(
                         env,
@@ -156,7 +156,7 @@ impl Consumer {
                     let request = Request::SyncGroup {
                         member_id: self.membership.member_id.clone(),
                         generation,
-                        group_instance_id: env.scenario.members[self.idx].group_instance_id.clone(),
+                        group_instance_id: self.spec.group_instance_id.clone(),
                         protocol_type,
                         protocol_name,
                         assignments,
@@ -172,7 +172,7 @@ impl Consumer {
                     log!(
                         env,
                         "{} JoinGroup: INCONSISTENT_GROUP_PROTOCOL, the consumer fails",
-                        self.name(env)
+                        self.name()
                     );
                     env.fact(Fact::FatalError {
                         member: self.idx,
@@ -259,7 +259,7 @@ impl Consumer {
         if !revoked.is_empty() {
             self.request_rejoin(JoinReason::FollowUp);
         }
-        let g = self.settings(env);
+        let g = self.settings();
         let revoke_ms = if revoked.is_empty() {
             0
         } else {
@@ -304,7 +304,7 @@ impl Consumer {
             if !self.cooperative() {
                 self.previous_assignment = revoked;
             }
-            let ms = self.settings(env).on_partitions_revoked_ms;
+            let ms = self.settings().on_partitions_revoked_ms;
             self.membership.phase = Phase::AwaitingJoin;
             self.callback(env, ms, AfterCallback::SendJoin);
         } else {
@@ -315,7 +315,7 @@ impl Consumer {
     pub(super) fn send_join(&mut self, env: &mut ClientEnv) {
         // PREPARING_REBALANCE: the heartbeat thread stops until the JoinGroup is answered.
         self.disable_heartbeat(env);
-        let spec = &env.scenario.members[self.idx];
+        let spec = &self.spec;
         self.membership.phase = Phase::AwaitingJoin;
         let metadata = Subscription {
             topics: self.topics.clone(),
@@ -342,8 +342,8 @@ impl Consumer {
                     metadata: metadata.clone(),
                 })
                 .collect(),
-            rebalance_timeout_ms: self.settings(env).max_poll_interval_ms,
-            session_timeout_ms: self.settings(env).session_timeout_ms,
+            rebalance_timeout_ms: self.settings().max_poll_interval_ms,
+            session_timeout_ms: self.settings().session_timeout_ms,
             reason: if self.membership.member_id.is_empty() {
                 JoinReason::New
             } else {
@@ -357,7 +357,7 @@ impl Consumer {
         log!(
             env,
             "{} JoinGroup (member id {})",
-            self.name(env),
+            self.name(),
             if id.is_empty() { "none" } else { &id }
         );
         env.send(request);
@@ -380,11 +380,7 @@ impl Consumer {
             .as_ref()
             .is_some_and(|s| *s != self.metadata);
         if changed && self.membership.phase == Phase::Stable {
-            log!(
-                env,
-                "{} (leader) sees new partitions: rejoin",
-                self.name(env)
-            );
+            log!(env, "{} (leader) sees new partitions: rejoin", self.name());
             self.membership.assignment_snapshot = None;
             self.request_rejoin(JoinReason::Metadata);
             self.wake(env);
@@ -414,7 +410,7 @@ impl Consumer {
         if !revoked.is_empty() {
             self.listener(env, Listener::RevokedOnClose, &revoked);
         }
-        let is_static = env.scenario.members[self.idx].group_instance_id.is_some();
+        let is_static = self.spec.group_instance_id.is_some();
         if !is_static && !self.membership.member_id.is_empty() {
             env.send(Request::LeaveGroup {
                 members: vec![LeavingMember {
@@ -424,7 +420,7 @@ impl Consumer {
                 }],
             });
         }
-        log!(env, "{} closed", self.name(env));
+        log!(env, "{} closed", self.name());
         env.fact(Fact::ProcessStopped { member: self.idx });
         self.alive = false;
     }

@@ -16,7 +16,7 @@ impl Consumer {
             env.scenario.cluster.latency_min_us,
             env.scenario.cluster.latency_max_us,
         ) * 2;
-        let mut budget = self.settings(env).max_poll_records;
+        let mut budget = self.settings().max_poll_records;
         let mut batch = Vec::new();
         let n = self.positions.len();
         let start = self.fetch_cursor % n;

@@ -13,7 +13,7 @@ impl Consumer {
         let now = env.now();
         self.membership.last_heartbeat_sent = now;
         self.last_poll = now;
-        let at = now + Duration::from_millis(self.settings(env).heartbeat_interval_ms);
+        let at = now + Duration::from_millis(self.settings().heartbeat_interval_ms);
         env.set_timer(ClientTimer::Heartbeat, at);
         self.arm_poll_timer(env);
     }
@@ -35,11 +35,11 @@ impl Consumer {
             let request = Request::Heartbeat {
                 member_id: self.membership.member_id.clone(),
                 generation,
-                group_instance_id: env.scenario.members[self.idx].group_instance_id.clone(),
+                group_instance_id: self.spec.group_instance_id.clone(),
             };
             env.send(request);
         }
-        let at = now + Duration::from_millis(self.settings(env).heartbeat_interval_ms);
+        let at = now + Duration::from_millis(self.settings().heartbeat_interval_ms);
         env.set_timer(ClientTimer::Heartbeat, at);
     }
 
@@ -70,7 +70,7 @@ impl Consumer {
                     return false;
                 }
                 if !self.membership.rejoin_needed {
-                    log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name(env));
+                    log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name());
                 }
                 self.membership.rejoin_needed = true;
                 true
@@ -80,7 +80,7 @@ impl Consumer {
                 log!(
                     env,
                     "{} heartbeat: {}, membership lost",
-                    self.name(env),
+                    self.name(),
                     other.name()
                 );
                 self.reset_generation(other != ErrorCode::IllegalGeneration);
@@ -93,8 +93,7 @@ impl Consumer {
     }
 
     pub(super) fn arm_poll_timer(&mut self, env: &mut ClientEnv) {
-        let deadline =
-            self.last_poll + Duration::from_millis(self.settings(env).max_poll_interval_ms);
+        let deadline = self.last_poll + Duration::from_millis(self.settings().max_poll_interval_ms);
         // The heartbeat thread notices on its first pass after the deadline.
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         let at = next_pass(self.membership.last_heartbeat_sent, backoff, deadline);
@@ -105,8 +104,7 @@ impl Consumer {
         if !self.membership.heartbeat_enabled {
             return;
         }
-        let deadline =
-            self.last_poll + Duration::from_millis(self.settings(env).max_poll_interval_ms);
+        let deadline = self.last_poll + Duration::from_millis(self.settings().max_poll_interval_ms);
         if env.now() < deadline {
             self.arm_poll_timer(env);
             return;
@@ -114,11 +112,11 @@ impl Consumer {
         // Poll timeout: the heartbeat thread sends LeaveGroup and resets the generation; the
         // partitions are lost when the application thread returns. A static member sends no
         // LeaveGroup (`maybeLeaveGroup`: only dynamic members do, KIP-345); its session decides.
-        if env.scenario.members[self.idx].group_instance_id.is_none() {
+        if self.spec.group_instance_id.is_none() {
             log!(
                 env,
                 "{} poll timeout: LeaveGroup from the heartbeat thread",
-                self.name(env)
+                self.name()
             );
             env.send(Request::LeaveGroup {
                 members: vec![LeavingMember {
@@ -131,7 +129,7 @@ impl Consumer {
             log!(
                 env,
                 "{} poll timeout: a static member leaves no LeaveGroup",
-                self.name(env)
+                self.name()
             );
         }
         self.disable_heartbeat(env);

@@ -32,7 +32,7 @@ use crate::group::messages::{
     Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
 };
 use crate::log;
-use crate::scenario::{ClientSettings, CommitAfterBatch, OffsetReset, Scenario};
+use crate::scenario::{ClientSettings, CommitAfterBatch, MemberSpec, OffsetReset, Scenario};
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Out, SimTime};
@@ -192,6 +192,8 @@ enum App {
 
 pub struct Consumer {
     idx: usize,
+    /// Its configuration in this incarnation (a restart may bring a new one: an upgrade).
+    spec: MemberSpec,
     incarnation: u32,
     alive: bool,
     closing: bool,
@@ -229,9 +231,10 @@ pub struct Consumer {
 }
 
 impl Consumer {
-    pub fn new(idx: usize) -> Self {
+    pub fn new(idx: usize, spec: MemberSpec) -> Self {
         Consumer {
             idx,
+            spec,
             incarnation: 0,
             alive: false,
             closing: false,
@@ -256,8 +259,8 @@ impl Consumer {
         }
     }
 
-    fn name<'e>(&self, env: &'e ClientEnv) -> &'e str {
-        &env.scenario.members[self.idx].name
+    fn name(&self) -> &str {
+        &self.spec.name
     }
 
     fn cooperative(&self) -> bool {
@@ -270,8 +273,8 @@ impl Consumer {
     }
 
     /// This member's own consumer settings (the group's, with its entry's over them).
-    fn settings(&self, env: &ClientEnv) -> ClientSettings {
-        env.scenario.members[self.idx].settings
+    fn settings(&self) -> ClientSettings {
+        self.spec.settings
     }
 
     /// Where a live member is in a rebalance, in words (`None`: settled or not running).
@@ -282,20 +285,21 @@ impl Consumer {
         self.membership.rebalance_step()
     }
 
-    /// A new process starts (first start or restart): a new consumer with no member id.
-    pub fn start(&mut self, env: &mut ClientEnv, incarnation: u32) {
+    /// A new process starts (first start or restart): a new consumer with no member id,
+    /// configured by `spec` when given (a restart with new settings), else as before.
+    pub fn start(&mut self, env: &mut ClientEnv, incarnation: u32, spec: Option<&MemberSpec>) {
         let idx = self.idx;
-        *self = Consumer::new(idx);
-        let spec = &env.scenario.members[idx];
-        self.membership.protocol = spec.rebalance_protocol;
-        self.topics = spec.topics.clone();
+        let spec = spec.cloned().unwrap_or_else(|| self.spec.clone());
+        *self = Consumer::new(idx, spec);
+        self.membership.protocol = self.spec.rebalance_protocol;
+        self.topics = self.spec.topics.clone();
         self.incarnation = incarnation;
         env.fact(Fact::ProcessStarted { member: idx });
         self.alive = true;
         self.last_poll = env.now();
         self.last_auto_commit = env.now();
         self.metadata = env.metadata();
-        log!(env, "{} process starts", env.scenario.members[idx].name);
+        log!(env, "{} process starts", self.name());
         self.schedule_poll(env, env.now());
         let refresh = env.now() + Duration::from_millis(env.scenario.group.metadata_max_age_ms);
         env.after(refresh, ClientTimer::MetadataRefresh);
@@ -309,11 +313,7 @@ impl Consumer {
         }
         self.closing = true;
         env.fact(Fact::CloseRequested { member: self.idx });
-        log!(
-            env,
-            "{} close requested",
-            env.scenario.members[self.idx].name
-        );
+        log!(env, "{} close requested", self.name());
         self.wake(env);
     }
 
@@ -330,7 +330,7 @@ impl Consumer {
         log!(
             env,
             "{} crashes owning {}",
-            env.scenario.members[self.idx].name,
+            self.name(),
             env.partitions.list(&self.owned)
         );
     }
@@ -341,12 +341,7 @@ impl Consumer {
         if !self.alive {
             return;
         }
-        log!(
-            env,
-            "{} subscribes to [{}]",
-            self.name(env),
-            topics.join(" ")
-        );
+        log!(env, "{} subscribes to [{}]", self.name(), topics.join(" "));
         self.topics = topics;
         self.request_rejoin(JoinReason::Subscription);
         self.wake(env);
@@ -363,7 +358,7 @@ impl Consumer {
         log!(
             env,
             "{} processing stalls for {} ms",
-            env.scenario.members[self.idx].name,
+            self.name(),
             duration.as_millis()
         );
         match &self.app {

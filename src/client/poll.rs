@@ -28,7 +28,7 @@ impl Consumer {
         log!(
             env,
             "{} {name} {}{suffix}",
-            self.name(env),
+            self.name(),
             env.partitions.list(partitions)
         );
         let (member, partitions) = (self.idx, partitions.to_vec());
@@ -123,7 +123,7 @@ impl Consumer {
             // `ensureCoordinatorReady`: the poll waits for FindCoordinator's answer first.
             if !self.membership.finding_coordinator {
                 self.membership.finding_coordinator = true;
-                log!(env, "{} FindCoordinator", self.name(env));
+                log!(env, "{} FindCoordinator", self.name());
                 env.send(Request::FindCoordinator);
             }
             self.app = App::Blocked;
@@ -150,8 +150,7 @@ impl Consumer {
             self.schedule_poll(env, wake);
         } else {
             let records: u64 = batch.iter().map(|(_, a, b)| b - a).sum();
-            let until =
-                now + Duration::from_micros(records * self.settings(env).record_processing_us);
+            let until = now + Duration::from_micros(records * self.settings().record_processing_us);
             match self.pending_stall.take() {
                 Some(stall) => self.stall_batch(env, until + stall, batch),
                 None => self.busy_until(env, until, batch),

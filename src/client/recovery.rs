@@ -49,7 +49,7 @@ impl Consumer {
         ) else {
             return;
         };
-        let name = self.name(env).to_string();
+        let name = self.name().to_string();
         log!(
             env,
             "{name} restores {} ({} records{})",
@@ -77,12 +77,7 @@ impl Consumer {
         if !self.task.restore_done(env.partitions, env.logs, p, start) {
             return; // revoked meanwhile
         }
-        log!(
-            env,
-            "{} restored {}",
-            self.name(env),
-            env.partitions.name(p)
-        );
+        log!(env, "{} restored {}", self.name(), env.partitions.name(p));
         self.wake(env);
     }
 }

@@ -48,7 +48,7 @@ impl Harness {
             standby: StandbyPlacement::new(1, partitions.len()),
             arrival_lag_us: vec![0; partitions.len()],
             fetch: streams.stream("fetch"),
-            consumer: Consumer::new(0),
+            consumer: Consumer::new(0, scenario.members[0].clone()),
             now: SimTime::ZERO,
             keyed: Default::default(),
             one_shots: Vec::new(),
@@ -215,7 +215,7 @@ fn join_subscription(r: &Request) -> (&str, &Subscription, JoinReason) {
 /// Start, MEMBER_ID_REQUIRED, join as leader of generation 1, SyncGroup with all four
 /// partitions, committed offsets fetched: the member is Stable at 40 ms.
 fn join_group(h: &mut Harness) {
-    h.call(|c, env| c.start(env, 1));
+    h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
     // ensureCoordinatorReady: FindCoordinator first, and the poll waits for its answer.
     let sent = h.take_sent();

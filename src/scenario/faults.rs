@@ -93,7 +93,10 @@ impl FaultPlan {
                     });
                     entries.push(TimelineEvent {
                         at_ms: at + downtime,
-                        action: TimelineAction::Restart { member },
+                        action: TimelineAction::Restart {
+                            member,
+                            settings: None,
+                        },
                     });
                     at += downtime;
                 }
@@ -127,7 +130,17 @@ impl FaultPlan {
                 TimelineAction::Join { member: m } => ("join", vec![("member", member(*m))]),
                 TimelineAction::Leave { member: m } => ("leave", vec![("member", member(*m))]),
                 TimelineAction::Crash { member: m } => ("crash", vec![("member", member(*m))]),
-                TimelineAction::Restart { member: m } => ("restart", vec![("member", member(*m))]),
+                TimelineAction::Restart {
+                    member: m,
+                    settings,
+                } => {
+                    let mut rest = vec![("member", member(*m))];
+                    if let Some(new) = settings {
+                        let list: toml_edit::Array = new.set.iter().map(String::as_str).collect();
+                        rest.push(("set", toml_edit::value(list)));
+                    }
+                    ("restart", rest)
+                }
                 TimelineAction::Stall {
                     member: m,
                     duration_ms,

@@ -32,10 +32,11 @@ pub struct ScenarioFile {
     pub timeline: Vec<Spanned<TimelineFile>>,
     #[serde(default)]
     pub variants: BTreeMap<String, Spanned<VariantFile>>,
+    /// Variants the snapshot tests run (default: eager and cooperative; `default` runs the
+    /// file as written).
+    pub snapshot_variants: Option<Spanned<Vec<String>>>,
     /// Groups of topics that must be co-partitioned (same partition count, same keys): refused
     /// at load when their counts differ; the report names indexes that stop matching later.
-    /// Variants the snapshot tests run (default: eager and cooperative).
-    pub snapshot_variants: Option<Spanned<Vec<String>>>,
     #[serde(default = "no_co_partitioned")]
     pub co_partitioned: Spanned<Vec<Vec<String>>>,
 }
@@ -236,7 +237,7 @@ fn default_retry_backoff() -> u64 {
 }
 
 /// A member, or with `count` a family of members named `name1..nameN`.
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct MemberFile {
     pub name: String,
@@ -257,6 +258,55 @@ pub struct MemberFile {
     pub max_poll_interval_ms: Option<u64>,
     pub on_partitions_revoked_ms: Option<u64>,
     pub on_partitions_assigned_ms: Option<u64>,
+    /// `group.protocol` of this member (default: the group's).
+    pub protocol: Option<Protocol>,
+    /// `group.remote.assignor`: the server-side assignor a consumer-protocol member asks for.
+    pub remote_assignor: Option<String>,
+}
+
+impl MemberFile {
+    /// The keys a restart's `set` may change: the consumer's configuration, not who it is.
+    pub const RESTART_KEYS: &'static [&'static str] = &[
+        "assignors",
+        "topics",
+        "record_processing_us",
+        "max_poll_records",
+        "session_timeout_ms",
+        "heartbeat_interval_ms",
+        "max_poll_interval_ms",
+        "on_partitions_revoked_ms",
+        "on_partitions_assigned_ms",
+        "protocol",
+        "remote_assignor",
+    ];
+
+    /// This entry with `over`'s keys in place of its own (a restart with new settings).
+    pub fn overlaid(&self, over: MemberFile) -> MemberFile {
+        MemberFile {
+            name: self.name.clone(),
+            count: self.count,
+            client_id: self.client_id.clone(),
+            group_instance_id: self.group_instance_id.clone(),
+            start_ms: self.start_ms,
+            assignors: over.assignors.or_else(|| self.assignors.clone()),
+            topics: over.topics.or_else(|| self.topics.clone()),
+            record_processing_us: over.record_processing_us.or(self.record_processing_us),
+            max_poll_records: over.max_poll_records.or(self.max_poll_records),
+            session_timeout_ms: over.session_timeout_ms.or(self.session_timeout_ms),
+            heartbeat_interval_ms: over.heartbeat_interval_ms.or(self.heartbeat_interval_ms),
+            max_poll_interval_ms: over.max_poll_interval_ms.or(self.max_poll_interval_ms),
+            on_partitions_revoked_ms: over
+                .on_partitions_revoked_ms
+                .or(self.on_partitions_revoked_ms),
+            on_partitions_assigned_ms: over
+                .on_partitions_assigned_ms
+                .or(self.on_partitions_assigned_ms),
+            protocol: over.protocol.or(self.protocol),
+            remote_assignor: over
+                .remote_assignor
+                .or_else(|| self.remote_assignor.clone()),
+        }
+    }
 }
 
 /// A producer: a stream (`records_per_sec`, null keys or keyed) or a scripted sequence
@@ -414,6 +464,9 @@ pub struct TimelineFile {
     pub topic: Option<String>,
     pub partitions: Option<u32>,
     pub interval_ms: Option<u64>,
+    /// A restart's (or a rolling bounce's) new settings for the member: `KEY=VALUE` over its
+    /// entry's keys (`MemberFile::RESTART_KEYS`), as `--set` takes them.
+    pub set: Option<Vec<String>>,
 }
 
 /// A named variant: replaces the group's assignor list (and clears members' own lists) and may

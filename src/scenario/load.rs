@@ -264,7 +264,7 @@ pub(super) fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> 
 
 /// A TOML value, or a bare word taken as a string; a number TOML cannot hold is an error, not
 /// a string.
-fn parse_value(raw: &str) -> Result<toml_edit::Value, String> {
+pub(super) fn parse_value(raw: &str) -> Result<toml_edit::Value, String> {
     let doc = format!("v = {raw}");
     match doc.parse::<toml_edit::DocumentMut>() {
         Ok(d) => Ok(match d.get("v").and_then(|i| i.as_value()) {

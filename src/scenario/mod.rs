@@ -8,6 +8,7 @@ pub mod faults;
 mod file;
 pub mod limits;
 mod load;
+mod members;
 mod validate;
 
 pub use emit::emit_scenario;
@@ -115,7 +116,7 @@ pub enum OffsetReset {
     Latest,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemberSpec {
     pub name: String,
     pub client_id: String,
@@ -243,13 +244,32 @@ pub struct TimelineEvent {
 /// restarts at load).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TimelineAction {
-    Join { member: usize },
-    Leave { member: usize },
-    Crash { member: usize },
-    Restart { member: usize },
-    Stall { member: usize, duration_ms: u64 },
-    Subscribe { member: usize, topics: Vec<String> },
-    AddPartitions { topic: usize, partitions: u32 },
+    Join {
+        member: usize,
+    },
+    Leave {
+        member: usize,
+    },
+    Crash {
+        member: usize,
+    },
+    /// A new process; with `settings`, one configured anew (an upgrade by restart).
+    Restart {
+        member: usize,
+        settings: Option<Box<NewSettings>>,
+    },
+    Stall {
+        member: usize,
+        duration_ms: u64,
+    },
+    Subscribe {
+        member: usize,
+        topics: Vec<String>,
+    },
+    AddPartitions {
+        topic: usize,
+        partitions: u32,
+    },
 }
 
 impl TimelineAction {
@@ -258,7 +278,7 @@ impl TimelineAction {
             TimelineAction::Join { member }
             | TimelineAction::Leave { member }
             | TimelineAction::Crash { member }
-            | TimelineAction::Restart { member }
+            | TimelineAction::Restart { member, .. }
             | TimelineAction::Stall { member, .. }
             | TimelineAction::Subscribe { member, .. } => Some(member),
             TimelineAction::AddPartitions { .. } => None,
@@ -272,6 +292,14 @@ impl TimelineAction {
             _ => 0,
         }
     }
+}
+
+/// A restarted member's new configuration: the `set` entries as written, and the member it
+/// makes (its settings before, with the entries over them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewSettings {
+    pub set: Vec<String>,
+    pub spec: MemberSpec,
 }
 
 /// When each member starts itself: a later `start_ms` in its entry, with no timeline `join`

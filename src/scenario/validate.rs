@@ -6,21 +6,21 @@ use super::file::{
     Protocol, RecoveryFile, ScenarioFile, StreamPartitionerFile,
 };
 use super::limits::{self, KeySpans};
+use super::members::{member_spec, overlay_restart_set, MemberContext};
 use super::{
-    ArrivalSpec, ClientSettings, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp,
-    KeyDistribution, LoadOptions, MemberSpec, OffsetReset, ProducerKind, ProducerSpec, Recovery,
-    Scenario, StreamPartitioner, TimelineAction, TimelineEvent, TopicSpec,
+    ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
+    MemberSpec, NewSettings, OffsetReset, ProducerKind, ProducerSpec, Recovery, Scenario,
+    StreamPartitioner, TimelineAction, TimelineEvent, TopicSpec,
 };
-use crate::assignor::{by_name, RebalanceProtocol};
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-type Invalid = (Option<Range<usize>>, String);
+pub(super) type Invalid = (Option<Range<usize>>, String);
 
 /// Kafka's broker bounds on a classic member's session timeout
 /// (`group.min.session.timeout.ms`, `group.max.session.timeout.ms`).
-const MIN_SESSION_TIMEOUT_MS: u64 = 6_000;
-const MAX_SESSION_TIMEOUT_MS: u64 = 1_800_000;
+pub(super) const MIN_SESSION_TIMEOUT_MS: u64 = 6_000;
+pub(super) const MAX_SESSION_TIMEOUT_MS: u64 = 1_800_000;
 
 /// Variants every scenario has (DESIGN.md "Interfaces").
 pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer"];
@@ -211,7 +211,16 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
     }
 
     // Members.
+    let cx = MemberContext {
+        group: &group,
+        group_assignors: &group_assignors,
+        assignors_span: assignors_span.clone(),
+        clear_member_assignors,
+        topics: topics.iter().map(|t| t.name.clone()).collect(),
+    };
     let mut members: Vec<MemberSpec> = Vec::new();
+    // Each member's entry and its number in it (a restart's `set` is read over the entry).
+    let mut entry_of: Vec<(&MemberFile, usize)> = Vec::new();
     let mut instance_ids = BTreeSet::new();
     for entry in &file.members {
         let span = Some(entry.span());
@@ -241,55 +250,18 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
                 ),
             ));
         }
-        let instance_of = |number: usize| -> Option<String> {
-            m.group_instance_id
-                .as_ref()
-                .map(|id| id.replace("{n}", &number.to_string()))
-        };
-        let (assignors, a_span) = match (&m.assignors, clear_member_assignors) {
-            (Some(a), false) => (a.clone(), span.clone()),
-            _ => (group_assignors.clone(), assignors_span.clone()),
-        };
-        let rebalance_protocol = client_protocol(&assignors).map_err(|e| (a_span.clone(), e))?;
-        let settings = member_settings(m, &group).map_err(|e| (span.clone(), e))?;
-        let topics_of = match &m.topics {
-            Some(ts) => {
-                for t in ts {
-                    if !topics.iter().any(|x| &x.name == t) {
-                        return Err((
-                            span,
-                            format!("member {:?} subscribes to unknown topic {t:?}", m.name),
-                        ));
-                    }
-                }
-                ts.clone()
-            }
-            None => topics.iter().map(|t| t.name.clone()).collect(),
-        };
-        for number in 1..=names.len() {
-            if let Some(id) = instance_of(number) {
-                if !instance_ids.insert(id.clone()) {
-                    return Err((span, format!("group_instance_id {id:?} is used twice")));
-                }
-            }
-        }
         for (i, name) in names.into_iter().enumerate() {
             if members.iter().any(|x| x.name == name) {
                 return Err((span, format!("member {name:?} is declared twice")));
             }
-            members.push(MemberSpec {
-                client_id: m
-                    .client_id
-                    .clone()
-                    .unwrap_or_else(|| format!("consumer-{}-1", group.group_id)),
-                name,
-                group_instance_id: instance_of(i + 1),
-                assignors: assignors.clone(),
-                rebalance_protocol,
-                topics: topics_of.clone(),
-                start_ms: Some(m.start_ms.unwrap_or(0)),
-                settings,
-            });
+            let spec = member_spec(m, name, i + 1, span.clone(), &cx)?;
+            if let Some(id) = &spec.group_instance_id {
+                if !instance_ids.insert(id.clone()) {
+                    return Err((span, format!("group_instance_id {id:?} is used twice")));
+                }
+            }
+            members.push(spec);
+            entry_of.push((m, i + 1));
         }
     }
     if members.is_empty() {
@@ -469,6 +441,8 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
     // lifecycle error names that entry's line.
     let mut timeline = Vec::new();
     let mut spans = Vec::new();
+    // A restart's `set` entries, read in time order below (each over the one before).
+    let mut restart_sets: Vec<Option<Vec<String>>> = Vec::new();
     for e in &file.timeline {
         let span = Some(e.span());
         let e = e.get_ref();
@@ -494,7 +468,8 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             Action::Stall => &["duration_ms"],
             Action::Subscribe => &["topics"],
             Action::AddPartitions => &["topic", "partitions"],
-            Action::RollingBounce => &["interval_ms", "duration_ms"],
+            Action::RollingBounce => &["interval_ms", "duration_ms", "set"],
+            Action::Restart => &["set"],
             _ => &[],
         };
         let given = [
@@ -503,6 +478,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             ("topic", e.topic.is_some()),
             ("partitions", e.partitions.is_some()),
             ("interval_ms", e.interval_ms.is_some()),
+            ("set", e.set.is_some()),
         ];
         if let Some((key, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
             return Err(bad(format!("{key} does not apply to {}", e.action.name())));
@@ -541,9 +517,13 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
                 });
                 timeline.push(TimelineEvent {
                     at_ms: restart_at,
-                    action: TimelineAction::Restart { member: i },
+                    action: TimelineAction::Restart {
+                        member: i,
+                        settings: None,
+                    },
                 });
                 spans.extend([span.clone(), span.clone()]);
+                restart_sets.extend([None, e.set.clone()]);
             }
             continue;
         }
@@ -551,7 +531,10 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             Action::Join => TimelineAction::Join { member: member()? },
             Action::Leave => TimelineAction::Leave { member: member()? },
             Action::Crash => TimelineAction::Crash { member: member()? },
-            Action::Restart => TimelineAction::Restart { member: member()? },
+            Action::Restart => TimelineAction::Restart {
+                member: member()?,
+                settings: None,
+            },
             Action::Stall => match e.duration_ms {
                 Some(d) if d > 0 => TimelineAction::Stall {
                     member: member()?,
@@ -608,12 +591,45 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             action,
         });
         spans.push(span);
+        restart_sets.push(e.set.clone());
     }
     // Stable: ties keep the order they were written in, which is the order they run.
     let mut order: Vec<usize> = (0..timeline.len()).collect();
     order.sort_by_key(|&i| timeline[i].at_ms);
     let spans: Vec<_> = order.iter().map(|&i| spans[i].clone()).collect();
-    let timeline: Vec<TimelineEvent> = order.iter().map(|&i| timeline[i].clone()).collect();
+    let mut timeline: Vec<TimelineEvent> = order.iter().map(|&i| timeline[i].clone()).collect();
+    // Restarts with new settings, in time order: each `set` over the member's entry as the
+    // restarts before it left it.
+    let mut current: Vec<MemberFile> = entry_of.iter().map(|(m, _)| (*m).clone()).collect();
+    for (k, &i) in order.iter().enumerate() {
+        let (Some(set), TimelineAction::Restart { member, settings }) =
+            (&restart_sets[i], &mut timeline[k].action)
+        else {
+            continue;
+        };
+        let m = *member;
+        let span = spans[k].clone();
+        current[m] = overlay_restart_set(&current[m], set).map_err(|e| {
+            (
+                span.clone(),
+                format!("timeline: restart of {:?}: {e}", members[m].name),
+            )
+        })?;
+        let spec = member_spec(
+            &current[m],
+            members[m].name.clone(),
+            entry_of[m].1,
+            span,
+            &cx,
+        )?;
+        *settings = Some(Box::new(NewSettings {
+            set: set.clone(),
+            spec: MemberSpec {
+                start_ms: members[m].start_ms,
+                ..spec
+            },
+        }));
+    }
     // Each member's first action, in one pass (a rolling bounce of 10,000 members is 20,000).
     let mut first_at: Vec<Option<u64>> = vec![None; members.len()];
     for e in &timeline {
@@ -710,91 +726,6 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         co_partitioned,
         snapshot_variants,
     })
-}
-
-/// The client's protocol: the highest protocol every listed assignor supports
-/// (`ConsumerCoordinator`), so `[cooperative-sticky, range]` is EAGER.
-fn client_protocol(assignors: &[String]) -> Result<RebalanceProtocol, String> {
-    if assignors.is_empty() {
-        return Err("assignors must list at least one assignor".into());
-    }
-    let mut common = vec![RebalanceProtocol::Eager, RebalanceProtocol::Cooperative];
-    for name in assignors {
-        let a = by_name(name).map_err(|e| format!("assignors: {e}"))?;
-        if a.is_server_side() {
-            return Err(format!(
-                "assignors: {name:?} is a KIP-848 server-side assignor; the classic protocol needs client assignors"
-            ));
-        }
-        common.retain(|p| a.supported_protocols().contains(p));
-    }
-    common
-        .into_iter()
-        .max()
-        .ok_or_else(|| format!("assignors {assignors:?} have no rebalance protocol in common"))
-}
-
-/// A member's consumer settings: the group's, with its entry's own over them, held to the
-/// same rules as the group's.
-fn member_settings(m: &MemberFile, g: &GroupSpec) -> Result<ClientSettings, String> {
-    let s = ClientSettings {
-        record_processing_us: m.record_processing_us.unwrap_or(g.record_processing_us),
-        max_poll_records: m.max_poll_records.unwrap_or(g.max_poll_records),
-        session_timeout_ms: m.session_timeout_ms.unwrap_or(g.session_timeout_ms),
-        heartbeat_interval_ms: m.heartbeat_interval_ms.unwrap_or(g.heartbeat_interval_ms),
-        max_poll_interval_ms: m.max_poll_interval_ms.unwrap_or(g.max_poll_interval_ms),
-        on_partitions_revoked_ms: m
-            .on_partitions_revoked_ms
-            .unwrap_or(g.on_partitions_revoked_ms),
-        on_partitions_assigned_ms: m
-            .on_partitions_assigned_ms
-            .unwrap_or(g.on_partitions_assigned_ms),
-    };
-    let name = &m.name;
-    for (key, value) in [
-        ("record_processing_us", s.record_processing_us),
-        ("max_poll_interval_ms", s.max_poll_interval_ms),
-        ("on_partitions_revoked_ms", s.on_partitions_revoked_ms),
-        ("on_partitions_assigned_ms", s.on_partitions_assigned_ms),
-    ] {
-        if value > limits::MAX_TIME_MS {
-            return Err(format!(
-                "member {name:?}: {key} = {value} is above the limit of {} (the limit of every time, Kafka's int maximum)",
-                limits::MAX_TIME_MS
-            ));
-        }
-    }
-    if s.max_poll_records > limits::MAX_POLL_RECORDS {
-        return Err(format!(
-            "member {name:?}: max_poll_records = {} is above the limit of {}",
-            s.max_poll_records,
-            limits::MAX_POLL_RECORDS
-        ));
-    }
-    if !(MIN_SESSION_TIMEOUT_MS..=MAX_SESSION_TIMEOUT_MS).contains(&s.session_timeout_ms) {
-        return Err(format!(
-            "member {name:?}: session_timeout_ms = {} is outside the broker's bounds \
-             [{MIN_SESSION_TIMEOUT_MS}, {MAX_SESSION_TIMEOUT_MS}] (Kafka answers INVALID_SESSION_TIMEOUT)",
-            s.session_timeout_ms
-        ));
-    }
-    if s.heartbeat_interval_ms == 0 || s.heartbeat_interval_ms >= s.session_timeout_ms {
-        return Err(format!(
-            "member {name:?}: heartbeat_interval_ms = {} must be positive and below its session_timeout_ms ({})",
-            s.heartbeat_interval_ms, s.session_timeout_ms
-        ));
-    }
-    if s.max_poll_interval_ms == 0 {
-        return Err(format!(
-            "member {name:?}: max_poll_interval_ms must be positive"
-        ));
-    }
-    if s.max_poll_records == 0 {
-        return Err(format!(
-            "member {name:?}: max_poll_records must be at least 1"
-        ));
-    }
-    Ok(s)
 }
 
 /// Each member's actions must make sense in order: a running member can leave, crash, stall or

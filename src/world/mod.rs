@@ -16,7 +16,7 @@ use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, Coor
 use crate::group::messages::{ClientRef, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
-use crate::scenario::{ClientSettings, Scenario, TimelineAction};
+use crate::scenario::{ClientSettings, MemberSpec, Scenario, TimelineAction};
 use crate::sim::queue::TimerId;
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
@@ -178,7 +178,12 @@ impl<'s> World<'s> {
             fetch: streams.stream("fetch"),
             arrival_lag_us,
             coordinator,
-            members: (0..n).map(Consumer::new).collect(),
+            members: scenario
+                .members
+                .iter()
+                .enumerate()
+                .map(|(i, m)| Consumer::new(i, m.clone()))
+                .collect(),
             incarnations: vec![0; n],
             timers: Timers {
                 coordinator: BTreeMap::new(),
@@ -219,7 +224,7 @@ impl<'s> World<'s> {
         let self_starts = crate::scenario::self_starts(&scenario.timeline, &scenario.members);
         for (i, m) in scenario.members.iter().enumerate() {
             if m.start_ms == Some(0) {
-                self.start_member(i);
+                self.start_member(i, None);
             } else if let Some(t) = self_starts[i] {
                 self.queue
                     .schedule(SimTime::from_millis(t), Event::MemberStart(i));
@@ -310,7 +315,7 @@ impl<'s> World<'s> {
         let now = self.now();
         match event {
             Event::Timeline(i) => self.timeline(i),
-            Event::MemberStart(m) => self.start_member(m),
+            Event::MemberStart(m) => self.start_member(m, None),
             Event::AtCoordinator { from, request }
                 if matches!(*request, Request::FindCoordinator) =>
             {
@@ -383,8 +388,9 @@ impl<'s> World<'s> {
     fn timeline(&mut self, i: usize) {
         let scenario = self.scenario;
         match &scenario.timeline[i].action {
-            TimelineAction::Join { member } | TimelineAction::Restart { member } => {
-                self.start_member(*member)
+            TimelineAction::Join { member } => self.start_member(*member, None),
+            TimelineAction::Restart { member, settings } => {
+                self.start_member(*member, settings.as_deref().map(|s| &s.spec))
             }
             TimelineAction::Leave { member } => self.with_member(*member, |m, env| m.close(env)),
             TimelineAction::Crash { member } => self.with_member(*member, |m, env| m.crash(env)),
@@ -412,10 +418,11 @@ impl<'s> World<'s> {
     }
 
     /// A new process for member `m`: a new incarnation.
-    fn start_member(&mut self, m: usize) {
+    /// A new process for member `m`, configured anew when `spec` is given (else as before).
+    fn start_member(&mut self, m: usize, spec: Option<&MemberSpec>) {
         self.incarnations[m] += 1;
         let incarnation = self.incarnations[m];
-        self.with_member(m, |member, env| member.start(env, incarnation));
+        self.with_member(m, |member, env| member.start(env, incarnation, spec));
     }
 
     /// A rebalance began since the last lag sample: sample now, then finely.
