@@ -24,8 +24,9 @@ pub enum Fact {
         trigger: Trigger,
         member: Option<usize>,
     },
-    /// The join phase completed: CompletingRebalance with `generation`.
-    JoinCompleted { generation: i32 },
+    /// The join phase completed: CompletingRebalance with `generation`, the group's
+    /// `protocol_name` (the assignor every member supports that most of them prefer).
+    JoinCompleted { generation: i32, assignor: String },
     /// The leader's SyncGroup made the group Stable.
     GroupStable { generation: i32 },
     /// The group has no members left.

@@ -315,7 +315,7 @@ fn trace_to_a_file_leaves_stdout_pure_json() {
     );
     assert!(out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("pure JSON");
-    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["schema_version"], 2);
     let trace = std::fs::read_to_string(&file).unwrap();
     assert!(trace.starts_with("0.000s run scenario=scale-out"));
     std::fs::remove_file(&file).ok();
@@ -394,9 +394,7 @@ fn a_member_that_stops_on_a_fatal_error_heads_the_report_and_the_run_exits_1() {
     assert!(text(&out.stderr).contains("a member hit a fatal error"));
     let json = cgsim(&["run", path, "--format", "json"], "");
     let r: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert!(r["errors"][0]
-        .as_str()
-        .unwrap()
-        .ends_with("failed: INCONSISTENT_GROUP_PROTOCOL"));
+    assert_eq!(r["errors"][0]["error"], "INCONSISTENT_GROUP_PROTOCOL");
+    assert!(r["errors"][0]["member"].is_string() && r["errors"][0]["at_ms"].is_u64());
     std::fs::remove_file(&file).ok();
 }

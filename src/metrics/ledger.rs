@@ -79,11 +79,11 @@ impl Metrics {
     }
 
     pub fn fatal_error(&mut self, now: SimTime, m: usize, what: &str) {
-        self.errors.push(format!(
-            "{} ms: {} failed: {what}",
-            ms(now),
-            self.member_names[m]
-        ));
+        self.errors.push(MemberError {
+            at_ms: ms(now),
+            member: self.member_names[m].clone(),
+            error: what.to_string(),
+        });
     }
 
     pub fn member_added(&mut self, m: usize, member_id: &str) {

@@ -29,7 +29,9 @@ use crate::group::messages::Trigger;
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::workload::producer::Logs;
-use outcome::{CoPartitionBreak, Formation, JoinMetrics, RebalanceEntry, Recovery, Window};
+use outcome::{
+    CoPartitionBreak, Formation, JoinMetrics, MemberError, RebalanceEntry, Recovery, Window,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A rebalance from PreparingRebalance until Stable.
@@ -40,6 +42,8 @@ struct Running {
     start: SimTime,
     cause: SimTime,
     join_end: Option<SimTime>,
+    /// The group's protocol name its join phase chose.
+    assignor: String,
     /// Members that owned partitions when it began (stop-the-world counts only them).
     owners_at_start: BTreeSet<usize>,
     /// Members in the group when it began.
@@ -113,7 +117,7 @@ pub struct Metrics {
     window_entry: Option<usize>,
     batch_records: u64,
     history: Option<History>,
-    errors: Vec<String>,
+    errors: Vec<MemberError>,
 }
 
 fn ms(t: SimTime) -> u64 {
@@ -221,7 +225,10 @@ impl Metrics {
                 trigger,
                 member,
             } => self.rebalance_started(now, *generation, *trigger, *member),
-            Fact::JoinCompleted { generation } => self.join_completed(now, *generation),
+            Fact::JoinCompleted {
+                generation,
+                assignor,
+            } => self.join_completed(now, *generation, assignor),
             Fact::GroupStable { generation } => self.group_stable(now, *generation),
             Fact::GroupEmpty => self.group_empty(now),
             Fact::ProcessStarted { member } => self.process_started(now, *member),

@@ -4,12 +4,13 @@
 
 use super::*;
 pub use crate::check::{Invariants, Violation, Zombie};
+use crate::scenario::TimelineAction;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The version of the JSON report's schema: it changes when a key is renamed or removed or its
 /// meaning changes, never when a key is added.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize, Debug, Clone)]
 pub struct Report {
@@ -43,7 +44,26 @@ pub struct Report {
     /// nothing left out.
     pub final_assignment: BTreeMap<String, Vec<String>>,
     /// Members that failed (e.g. INCONSISTENT_GROUP_PROTOCOL).
-    pub errors: Vec<String>,
+    pub errors: Vec<MemberError>,
+}
+
+/// A fatal error a member hit (KafkaConsumer.poll threw it and the application stopped).
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct MemberError {
+    pub at_ms: u64,
+    pub member: String,
+    /// Kafka's error code name (INCONSISTENT_GROUP_PROTOCOL, ...).
+    pub error: String,
+}
+
+impl std::fmt::Display for MemberError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ms: {} failed: {}",
+            self.at_ms, self.member, self.error
+        )
+    }
 }
 
 impl Report {
@@ -59,6 +79,19 @@ pub struct ReportMember {
     pub member_id: String,
     pub assignors: Vec<String>,
     /// The client's rebalance protocol (EAGER or COOPERATIVE).
+    pub protocol: String,
+    /// Restarts that configured it anew (an upgrade by restart), in time order; absent when
+    /// none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restarted_with: Vec<RestartedWith>,
+}
+
+/// A restart with new settings: when, the `set` entries, and what the member runs after it.
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct RestartedWith {
+    pub at_ms: u64,
+    pub set: Vec<String>,
+    pub assignors: Vec<String>,
     pub protocol: String,
 }
 
@@ -93,6 +126,9 @@ pub struct RebalanceEntry {
     /// Cooperative: from this rebalance's end until the follow-up it caused was Stable (0 when
     /// there was none). The follow-up is also listed as its own generation.
     pub follow_up_ms: u64,
+    /// The assignor the group chose (the coordinator's `protocol_name`): during an upgrade
+    /// it changes once every member lists the new one.
+    pub assignor: String,
     /// Its window: from its start until the next rebalance starts (or the run ends).
     pub window: Window,
 }
@@ -327,6 +363,22 @@ impl Metrics {
                 member_id: self.member_ids[i].clone(),
                 assignors: m.assignors.clone(),
                 protocol: m.rebalance_protocol.name().to_string(),
+                restarted_with: scenario
+                    .timeline
+                    .iter()
+                    .filter_map(|e| match &e.action {
+                        TimelineAction::Restart {
+                            member,
+                            settings: Some(new),
+                        } if *member == i => Some(RestartedWith {
+                            at_ms: e.at_ms,
+                            set: new.set.clone(),
+                            assignors: new.spec.assignors.clone(),
+                            protocol: new.spec.rebalance_protocol.name().to_string(),
+                        }),
+                        _ => None,
+                    })
+                    .collect(),
             })
             .collect();
         Report {

@@ -86,6 +86,7 @@ impl Metrics {
             start: now,
             cause: cause.min(now),
             join_end: None,
+            assignor: String::new(),
             owners_at_start,
             members_at_start,
             revoked_by: BTreeMap::new(),
@@ -93,10 +94,11 @@ impl Metrics {
         });
     }
 
-    pub fn join_completed(&mut self, now: SimTime, generation: i32) {
+    pub fn join_completed(&mut self, now: SimTime, generation: i32, assignor: &str) {
         self.mark(now, Mark::JoinComplete { generation });
         if let Some(r) = self.running.as_mut() {
             r.generation = generation;
+            r.assignor = assignor.to_string();
             r.join_end = Some(now);
         }
     }
@@ -149,6 +151,7 @@ impl Metrics {
             join_ms: ms(join_end) - ms(r.start),
             sync_ms: ms(now) - ms(join_end),
             follow_up_ms: 0,
+            assignor: r.assignor.clone(),
             window: Window::default(),
         });
         self.window_entry = Some(self.rebalances.len() - 1);

@@ -23,6 +23,16 @@ pub fn render_text(r: &Report) -> String {
             m.assignors.join(", "),
             m.member_id
         );
+        for r in &m.restarted_with {
+            let _ = writeln!(
+                w,
+                "  {:<8} {:<11} [{}]  from its restart at {} ms",
+                "",
+                r.protocol,
+                r.assignors.join(", "),
+                r.at_ms
+            );
+        }
     }
     // A member that stopped on a fatal error changes everything below: say it first.
     if !r.errors.is_empty() {

@@ -42,6 +42,7 @@ pub fn emit_scenario(
             None => match name.as_str() {
                 "eager" => (Some(vec!["range".to_string()]), None),
                 "cooperative" => (Some(vec!["cooperative-sticky".to_string()]), None),
+                "default" => (None, None),
                 other => return Err(format!("variant {other:?} cannot be emitted")),
             },
         };

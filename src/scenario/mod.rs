@@ -328,6 +328,18 @@ impl Scenario {
         self.topics.iter().map(|t| t.partitions_at(at_ms)).collect()
     }
 
+    /// Every configuration a member runs with: each entry's, and each restart's new one.
+    pub fn member_specs_ever(&self) -> impl Iterator<Item = &MemberSpec> {
+        let restarts = self.timeline.iter().filter_map(|e| match &e.action {
+            TimelineAction::Restart {
+                settings: Some(new),
+                ..
+            } => Some(&new.spec),
+            _ => None,
+        });
+        self.members.iter().chain(restarts)
+    }
+
     /// When the last timeline event has ended (a stall ends when its poll loop resumes).
     pub fn last_event_end_ms(&self) -> u64 {
         self.timeline

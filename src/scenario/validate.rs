@@ -22,8 +22,10 @@ pub(super) type Invalid = (Option<Range<usize>>, String);
 pub(super) const MIN_SESSION_TIMEOUT_MS: u64 = 6_000;
 pub(super) const MAX_SESSION_TIMEOUT_MS: u64 = 1_800_000;
 
-/// Variants every scenario has (DESIGN.md "Interfaces").
-pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer"];
+/// Variants every scenario has (DESIGN.md "Interfaces"), and `default`: the file as written
+/// (what a run without `--variant` runs; an upgrade scenario's members carry their own lists).
+pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer", DEFAULT_VARIANT];
+const DEFAULT_VARIANT: &str = "default";
 
 pub fn validate(
     file: ScenarioFile,
@@ -103,8 +105,15 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
     let mut group_assignors = g.assignors.get_ref().clone();
     let mut assignors_span = Some(g.assignors.span());
     let mut clear_member_assignors = false;
-    let variant = options.variant.clone().unwrap_or_else(|| "default".into());
-    if let Some(name) = &options.variant {
+    let variant = options
+        .variant
+        .clone()
+        .unwrap_or_else(|| DEFAULT_VARIANT.into());
+    let chosen = options
+        .variant
+        .as_ref()
+        .filter(|v| v.as_str() != DEFAULT_VARIANT || file.variants.contains_key(*v));
+    if let Some(name) = chosen {
         if let Some(v) = file.variants.get(name) {
             assignors_span = Some(v.span());
             let v = v.get_ref();
@@ -607,9 +616,21 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         else {
             continue;
         };
+        // A variant that sets the assignors overrides a restart's as it does the entries'.
+        let set: Vec<String> = set
+            .iter()
+            .filter(|e| {
+                !cx.clear_member_assignors
+                    || e.split_once('=').map(|(k, _)| k.trim()) != Some("assignors")
+            })
+            .cloned()
+            .collect();
+        if set.is_empty() {
+            continue;
+        }
         let m = *member;
         let span = spans[k].clone();
-        current[m] = overlay_restart_set(&current[m], set).map_err(|e| {
+        current[m] = overlay_restart_set(&current[m], &set).map_err(|e| {
             (
                 span.clone(),
                 format!("timeline: restart of {:?}: {e}", members[m].name),
@@ -623,7 +644,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             &cx,
         )?;
         *settings = Some(Box::new(NewSettings {
-            set: set.clone(),
+            set,
             spec: MemberSpec {
                 start_ms: members[m].start_ms,
                 ..spec

@@ -616,11 +616,11 @@ pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
         + largest(scenario, |s| s.session_timeout_ms)
 }
 
-/// The largest of a setting over the members (members may set their own).
+/// The largest of a setting over the members (members may set their own, and a restart may
+/// bring new ones).
 fn largest(scenario: &Scenario, setting: impl Fn(&ClientSettings) -> u64) -> u64 {
     scenario
-        .members
-        .iter()
+        .member_specs_ever()
         .map(|m| setting(&m.settings))
         .max()
         .unwrap_or(0)

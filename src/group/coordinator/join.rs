@@ -573,6 +573,7 @@ impl Coordinator {
         cx.set_timer(CoordTimer::Sync, at);
         cx.fact(Fact::JoinCompleted {
             generation: self.generation,
+            assignor: self.protocol_name.clone().unwrap_or_default(),
         });
         log!(
             cx,
