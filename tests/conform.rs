@@ -19,26 +19,26 @@ fn replay_with_kafka_ids(script: &conform::Script, traces: &[Value]) -> Outcome 
 }
 
 #[test]
-fn every_classic_reference_request_is_answered_as_kafka_answered_it() {
+fn every_reference_request_classic_and_kip_848_is_answered_as_kafka_answered_it() {
     let scripts = conform::parse_scripts(SCRIPTS).expect("valid scripts");
     let traces: Vec<Value> = conform::parse_traces(TRACES)
         .expect("valid traces")
         .into_values()
         .collect();
-    let mut classic = 0;
+    let mut replayed = 0;
     for script in &scripts {
         match replay_with_kafka_ids(script, &traces) {
             Outcome::Replayed(ours) => {
-                classic += 1;
+                replayed += 1;
                 let kafka = traces.iter().find(|t| t["id"] == script.id).unwrap();
                 let d = diff::compare(&ours, kafka);
                 assert!(d.total > 0, "{}: no requests compared", d.id);
                 assert_eq!(d.matched, d.total, "{}: {:?}", d.id, d.first_difference);
             }
-            Outcome::NotSupported => assert!(script.id.starts_with('k'), "{}", script.id),
+            Outcome::NotSupported => panic!("{} is not replayed", script.id),
         }
     }
-    assert_eq!(classic, 7);
+    assert_eq!(replayed, 12, "7 classic and 5 KIP-848 scripts");
 }
 
 #[test]
@@ -383,7 +383,7 @@ fn cgsim(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn conform_coordinator_matches_every_classic_request_and_lists_kip_848_apart() {
+fn conform_coordinator_matches_every_classic_and_kip_848_request() {
     let out = cgsim(&[
         "conform",
         "coordinator",
@@ -396,8 +396,8 @@ fn conform_coordinator_matches_every_classic_request_and_lists_kip_848_apart() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("c10-static-member-restart-within-session: 15/15 requests match"));
-    assert!(stdout.contains("k01-three-members-uniform: not supported yet"));
-    assert!(stdout.ends_with("coordinator conformance: 148/148 requests match over 7 scripts\n"));
+    assert!(stdout.contains("k04-revocation-before-assignment: 12/12 requests match"));
+    assert!(stdout.ends_with("coordinator conformance: 249/249 requests match over 12 scripts\n"));
 }
 
 #[test]
@@ -413,7 +413,7 @@ fn conform_coordinator_prints_a_trace_per_script_without_diff() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect();
-    assert_eq!(traces.len(), 7);
+    assert_eq!(traces.len(), 12);
     assert_eq!(traces[0]["id"], "c01-initial-delay-three-members");
     assert_eq!(
         traces[0]["events"][0]["response"]["error"],

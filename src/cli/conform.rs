@@ -74,7 +74,7 @@ pub fn coordinator(
         }
         for id in &unsupported {
             out.push_str(&format!(
-                "{id}: not supported yet (the KIP-848 consumer protocol), not counted\n"
+                "{id}: not supported yet (classic and consumer members in one group: the migration), not counted\n"
             ));
         }
         out.push_str(&format!(
@@ -90,7 +90,7 @@ pub fn coordinator(
             out.push('\n');
         }
         for id in &unsupported {
-            eprintln!("{id}: not supported yet (the KIP-848 consumer protocol)");
+            eprintln!("{id}: not supported yet (classic and consumer members in one group: the migration)");
         }
     }
     super::write_stdout(&out);

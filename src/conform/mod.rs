@@ -9,6 +9,7 @@
 
 pub mod diff;
 pub mod replay;
+mod replay_consumer;
 pub mod script;
 
 use serde_json::Value;
@@ -80,14 +81,19 @@ pub fn member_ids(trace: &Value) -> Vec<(String, String)> {
 pub enum Outcome {
     /// Replayed: its trace.
     Replayed(Value),
-    /// A KIP-848 script: the consumer protocol is not modelled yet.
+    /// Classic requests and ConsumerGroupHeartbeats in one script: the online migration between
+    /// the protocols, not modelled yet.
     NotSupported,
 }
 
 /// Replays `script`, with Kafka's member ids when given.
 pub fn replay(script: &Script, member_ids: Option<&[(String, String)]>) -> Result<Outcome, String> {
     if script.is_consumer_protocol() {
-        return Ok(Outcome::NotSupported);
+        if script.is_mixed_protocol() {
+            return Ok(Outcome::NotSupported);
+        }
+        let replayed = replay_consumer::ConsumerReplay::new(script, member_ids).run()?;
+        return Ok(Outcome::Replayed(replayed.trace));
     }
     let replayed = replay::Replay::new(script, member_ids).run()?;
     Ok(Outcome::Replayed(replayed.trace))

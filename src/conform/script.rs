@@ -110,9 +110,8 @@ pub enum Step {
     Heartbeat(HeartbeatStep),
     Leave(LeaveStep),
     SetPartitions(SetPartitions),
-    /// KIP-848's ConsumerGroupHeartbeat: not replayed yet (the consumer protocol is another
-    /// issue); kept whole so its script is recognised and listed apart.
-    ConsumerHeartbeat(serde_json::Map<String, serde_json::Value>),
+    /// KIP-848's ConsumerGroupHeartbeat (replayed by `replay_consumer.rs`).
+    ConsumerHeartbeat(ConsumerHeartbeatStep),
 }
 
 impl Step {
@@ -124,9 +123,40 @@ impl Step {
             Step::Heartbeat(s) => Some(s.at),
             Step::Leave(s) => Some(s.at),
             Step::SetPartitions(s) => Some(s.at),
-            Step::ConsumerHeartbeat(m) => m.get("at").and_then(|v| v.as_u64()),
+            Step::ConsumerHeartbeat(s) => Some(s.at),
         }
     }
+}
+
+/// A KIP-848 ConsumerGroupHeartbeat, built as `ConsumerHeartbeatRequestManager` builds it
+/// (README section 2): full while joining, else only the fields that changed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsumerHeartbeatStep {
+    pub at: u64,
+    pub member: String,
+    /// Epoch 0 with every field.
+    #[serde(default)]
+    pub join: bool,
+    pub subscribe: Option<Vec<String>>,
+    pub rebalance_timeout_ms: Option<i32>,
+    pub server_assignor: Option<String>,
+    pub instance_id: Option<String>,
+    /// A client-chosen member id (default: one generated the first time).
+    pub member_id: Option<String>,
+    /// Epoch -1, or -2 for a static member unless `dynamic_leave`.
+    #[serde(default)]
+    pub leave: bool,
+    #[serde(default)]
+    pub dynamic_leave: bool,
+    pub member_epoch: Option<i32>,
+    /// false: the client still owns its old set (it is revoking).
+    pub apply_assignment: Option<bool>,
+    pub owned: Option<TopicPartitions>,
+    #[serde(default)]
+    pub send_owned: bool,
+    #[serde(default)]
+    pub omit_owned: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -216,11 +246,22 @@ pub struct SetPartitions {
 }
 
 impl Script {
-    /// Whether the script drives the KIP-848 protocol (not replayed yet).
+    /// Whether the script drives the KIP-848 protocol (ConsumerGroupHeartbeat).
     pub fn is_consumer_protocol(&self) -> bool {
         self.steps
             .iter()
             .any(|s| matches!(s, Step::ConsumerHeartbeat(_)))
+    }
+
+    /// Whether it mixes classic requests with ConsumerGroupHeartbeats (a migrating group).
+    pub fn is_mixed_protocol(&self) -> bool {
+        self.is_consumer_protocol()
+            && self.steps.iter().any(|s| {
+                matches!(
+                    s,
+                    Step::Join(_) | Step::Sync(_) | Step::Heartbeat(_) | Step::Leave(_)
+                )
+            })
     }
 
     /// Steps in order of time, equal times in file order; an error names the first out of order.

@@ -140,6 +140,10 @@ pub enum ErrorCode {
     InconsistentGroupProtocol,
     FencedInstanceId,
     GroupMaxSizeReached,
+    /// KIP-848: the member's epoch is not the coordinator's (it must rejoin with epoch 0).
+    FencedMemberEpoch,
+    /// KIP-848: a static member's instance id is still held by another live member.
+    UnreleasedInstanceId,
 }
 
 impl ErrorCode {
@@ -153,6 +157,8 @@ impl ErrorCode {
             ErrorCode::InconsistentGroupProtocol => "INCONSISTENT_GROUP_PROTOCOL",
             ErrorCode::FencedInstanceId => "FENCED_INSTANCE_ID",
             ErrorCode::GroupMaxSizeReached => "GROUP_MAX_SIZE_REACHED",
+            ErrorCode::FencedMemberEpoch => "FENCED_MEMBER_EPOCH",
+            ErrorCode::UnreleasedInstanceId => "UNRELEASED_INSTANCE_ID",
         }
     }
 }

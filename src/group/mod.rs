@@ -3,6 +3,7 @@
 //! records the coordinator writes (`records.rs`).
 
 pub mod coordinator;
+pub mod consumer_group;
 pub mod leader;
 pub mod messages;
 pub mod records;

@@ -97,6 +97,8 @@ fn error_code(d: &mut Digest, e: ErrorCode) {
         ErrorCode::InconsistentGroupProtocol => 5,
         ErrorCode::FencedInstanceId => 6,
         ErrorCode::GroupMaxSizeReached => 7,
+        ErrorCode::FencedMemberEpoch => 8,
+        ErrorCode::UnreleasedInstanceId => 9,
     });
 }
 

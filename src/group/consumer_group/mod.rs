@@ -1,0 +1,777 @@
+//! The KIP-848 consumer group coordinator (broker side), as Kafka 4.3.1's
+//! `GroupMetadataManager.consumerGroupHeartbeat` runs a consumer group
+//! (../shared/reference/COORDINATOR.md 5.3, ALGORITHMS.md 7):
+//!
+//! - every ConsumerGroupHeartbeat creates or updates its member; a join, a leave, a fence or a
+//!   subscription (or subscribed metadata) change bumps the **group epoch**;
+//! - the **target assignment** is recomputed by the server assignor (`uniform` or `range`, the
+//!   most requested `server_assignor`) only inside a heartbeat, when the group epoch is ahead of
+//!   the assignment epoch, at most once per `group.consumer.assignment.interval.ms`;
+//! - each member is **reconciled** towards its target on its own heartbeats (`reconcile.rs`):
+//!   revoke first, then receive what nobody holds any more; there is no group-wide barrier;
+//! - timers: `session-timeout:<id>` (every heartbeat) fences a silent member,
+//!   `rebalance-timeout:<id>` (a revocation requested) fences a member that does not revoke.
+//!
+//! Heartbeats are answered at once (nothing is parked): [`ConsumerGroup::heartbeat`] returns the
+//! response and writes records, timers and facts as [`GroupEffect`]s, so the world, a test or
+//! `cgsim conform`'s replay drive it alike. Members live in a Java `HashMap` on the broker, whose
+//! iteration order is what the assignor sees (`crate::java`).
+
+mod reconcile;
+mod target;
+
+use crate::assignor::{Topic, TopicPartition};
+use crate::group::messages::ErrorCode;
+use crate::java::{Capacity, JavaHashMap};
+use crate::sim::time::Duration;
+use crate::sim::{Out, SimTime};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Partitions as the coordinator keys them: topic index (name order) and partition.
+pub type Partitions = BTreeSet<TopicPartition>;
+
+/// `LEAVE_GROUP_MEMBER_EPOCH` and `LEAVE_GROUP_STATIC_MEMBER_EPOCH`.
+pub const LEAVE_EPOCH: i32 = -1;
+pub const STATIC_LEAVE_EPOCH: i32 = -2;
+
+/// The broker's consumer-group settings (Kafka 4.3 defaults in [`Default`]).
+#[derive(Clone, Debug)]
+pub struct ConsumerGroupConfig {
+    /// `group.consumer.heartbeat.interval.ms`.
+    pub heartbeat_interval_ms: u64,
+    /// `group.consumer.session.timeout.ms`.
+    pub session_timeout_ms: u64,
+    /// `group.consumer.assignment.interval.ms` (0: every epoch bump is assigned at once).
+    pub assignment_interval_ms: u64,
+    /// `group.consumer.assignors`: the first is used when no member asks for one.
+    pub assignors: Vec<String>,
+}
+
+impl Default for ConsumerGroupConfig {
+    fn default() -> Self {
+        ConsumerGroupConfig {
+            heartbeat_interval_ms: 5_000,
+            session_timeout_ms: 45_000,
+            assignment_interval_ms: 1_000,
+            assignors: vec!["uniform".into(), "range".into()],
+        }
+    }
+}
+
+/// A ConsumerGroupHeartbeat request (v1), with Kafka's nulls: a field not sent is `None` (the
+/// rebalance timeout -1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerHeartbeat {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub instance_id: Option<String>,
+    pub rebalance_timeout_ms: i32,
+    pub subscribed_topic_names: Option<Vec<String>>,
+    pub server_assignor: Option<String>,
+    pub owned: Option<Partitions>,
+}
+
+/// Its answer; `assignment` `None` is null (the client keeps what it has).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerHeartbeatResponse {
+    pub error: ErrorCode,
+    pub error_message: Option<String>,
+    pub member_id: Option<String>,
+    pub member_epoch: i32,
+    pub heartbeat_interval_ms: i32,
+    pub assignment: Option<Partitions>,
+}
+
+impl ConsumerHeartbeatResponse {
+    fn error(error: ErrorCode, message: String) -> Self {
+        ConsumerHeartbeatResponse {
+            error,
+            error_message: Some(message),
+            member_id: None,
+            member_epoch: 0,
+            heartbeat_interval_ms: 0,
+            assignment: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemberState {
+    Stable,
+    UnrevokedPartitions,
+    UnreleasedPartitions,
+}
+
+impl MemberState {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberState::Stable => "STABLE",
+            MemberState::UnrevokedPartitions => "UNREVOKED_PARTITIONS",
+            MemberState::UnreleasedPartitions => "UNRELEASED_PARTITIONS",
+        }
+    }
+}
+
+/// A member as the coordinator keeps it (`ConsumerGroupMember`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerMember {
+    pub member_id: String,
+    pub instance_id: Option<String>,
+    pub member_epoch: i32,
+    pub previous_member_epoch: i32,
+    pub state: MemberState,
+    /// Its current assignment, each partition with the epoch it was assigned at.
+    pub assigned: BTreeMap<TopicPartition, i32>,
+    pub pending_revocation: Partitions,
+    pub subscribed_topic_names: Vec<String>,
+    pub server_assignor: Option<String>,
+    pub rebalance_timeout_ms: i32,
+}
+
+impl ConsumerMember {
+    fn new(member_id: String) -> Self {
+        ConsumerMember {
+            member_id,
+            instance_id: None,
+            member_epoch: 0,
+            previous_member_epoch: 0,
+            state: MemberState::Stable,
+            assigned: BTreeMap::new(),
+            pending_revocation: Partitions::new(),
+            subscribed_topic_names: Vec::new(),
+            server_assignor: None,
+            rebalance_timeout_ms: -1,
+        }
+    }
+
+    /// `updateMemberEpoch`: the old epoch becomes the previous one.
+    fn set_epoch(&mut self, epoch: i32) {
+        self.previous_member_epoch = self.member_epoch;
+        self.member_epoch = epoch;
+    }
+
+    pub fn assigned_partitions(&self) -> Partitions {
+        self.assigned.keys().copied().collect()
+    }
+
+    /// `isReconciledTo`.
+    fn is_reconciled_to(&self, epoch: i32) -> bool {
+        self.state == MemberState::Stable && self.member_epoch == epoch
+    }
+
+    /// What it still holds: assigned or pending revocation.
+    fn holds(&self, tp: &TopicPartition) -> bool {
+        self.assigned.contains_key(tp) || self.pending_revocation.contains(tp)
+    }
+}
+
+/// `ConsumerGroup.ConsumerGroupState`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsumerGroupState {
+    Empty,
+    Assigning,
+    Reconciling,
+    Stable,
+}
+
+impl ConsumerGroupState {
+    pub fn name(self) -> &'static str {
+        match self {
+            ConsumerGroupState::Empty => "Empty",
+            ConsumerGroupState::Assigning => "Assigning",
+            ConsumerGroupState::Reconciling => "Reconciling",
+            ConsumerGroupState::Stable => "Stable",
+        }
+    }
+}
+
+/// A consumer group's timers, by Kafka's keys.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ConsumerGroupTimer {
+    /// `session-timeout:<member id>`.
+    Session { member_id: String },
+    /// `rebalance-timeout:<member id>`, for the epoch the revocation was requested at.
+    Rebalance { member_id: String },
+}
+
+impl ConsumerGroupTimer {
+    pub fn name(&self) -> String {
+        match self {
+            ConsumerGroupTimer::Session { member_id } => format!("session-timeout:{member_id}"),
+            ConsumerGroupTimer::Rebalance { member_id } => format!("rebalance-timeout:{member_id}"),
+        }
+    }
+}
+
+/// The records a consumer group writes to `__consumer_offsets`, by Kafka's record names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConsumerGroupRecord {
+    MemberMetadata { member_id: String, tombstone: bool },
+    GroupMetadata { epoch: i32 },
+    TargetAssignmentMember { member_id: String, tombstone: bool },
+    TargetAssignmentMetadata { epoch: i32 },
+    CurrentMemberAssignment { member_id: String, tombstone: bool },
+}
+
+impl ConsumerGroupRecord {
+    /// Kafka's name, with `(tombstone)` for a deletion.
+    pub fn name(&self) -> String {
+        let (name, tombstone) = match self {
+            ConsumerGroupRecord::MemberMetadata { tombstone, .. } => {
+                ("CONSUMER_GROUP_MEMBER_METADATA", *tombstone)
+            }
+            ConsumerGroupRecord::GroupMetadata { .. } => ("CONSUMER_GROUP_METADATA", false),
+            ConsumerGroupRecord::TargetAssignmentMember { tombstone, .. } => {
+                ("CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER", *tombstone)
+            }
+            ConsumerGroupRecord::TargetAssignmentMetadata { .. } => {
+                ("CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA", false)
+            }
+            ConsumerGroupRecord::CurrentMemberAssignment { tombstone, .. } => {
+                ("CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT", *tombstone)
+            }
+        };
+        if tombstone {
+            format!("{name}(tombstone)")
+        } else {
+            name.to_string()
+        }
+    }
+}
+
+/// What the coordinator wants done besides answering.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupEffect {
+    SetTimer { timer: ConsumerGroupTimer, at: SimTime },
+    CancelTimer(ConsumerGroupTimer),
+    Record(ConsumerGroupRecord),
+    /// The group epoch was bumped (a rebalance begins under this protocol) and why.
+    EpochBumped { epoch: i32, cause: EpochCause },
+    /// A member was fenced (session or rebalance timeout).
+    Fenced { member_id: String },
+}
+
+/// Why the group epoch was bumped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpochCause {
+    MemberJoined,
+    MemberLeft,
+    MemberFenced,
+    SubscriptionChanged,
+    MetadataChanged,
+}
+
+/// One consumer group.
+pub struct ConsumerGroup {
+    config: ConsumerGroupConfig,
+    /// The cluster's topics, sorted by name (topic indexes are positions here).
+    topics: Vec<Topic>,
+    group_epoch: i32,
+    assignment_epoch: i32,
+    /// When the current target was computed (`None`: never).
+    assignment_time: Option<SimTime>,
+    members: JavaHashMap<String, ConsumerMember>,
+    /// Each member's target assignment.
+    target: BTreeMap<String, Partitions>,
+    /// The partition counts of the subscribed topics the group epoch was last computed
+    /// against (Kafka 4.3 keeps their hash); a change is noticed on the next heartbeat.
+    metadata_seen: BTreeMap<String, i32>,
+}
+
+/// One handler call: the time and where effects go.
+struct Cx<'o> {
+    now: SimTime,
+    out: &'o mut Out<GroupEffect>,
+}
+
+impl Cx<'_> {
+    fn record(&mut self, record: ConsumerGroupRecord) {
+        self.out.push(GroupEffect::Record(record));
+    }
+}
+
+impl ConsumerGroup {
+    /// A new consumer group starts at group epoch 1 (`ModernGroup`), so its first join writes 2.
+    pub fn new(config: ConsumerGroupConfig, topics: Vec<Topic>) -> Self {
+        ConsumerGroup {
+            config,
+            topics,
+            group_epoch: 1,
+            assignment_epoch: 1,
+            assignment_time: None,
+            members: JavaHashMap::new(Capacity::Default),
+            target: BTreeMap::new(),
+            metadata_seen: BTreeMap::new(),
+        }
+    }
+
+    // ---- Reading its state ----
+
+    pub fn group_epoch(&self) -> i32 {
+        self.group_epoch
+    }
+
+    pub fn assignment_epoch(&self) -> i32 {
+        self.assignment_epoch
+    }
+
+    pub fn assignment_time(&self) -> Option<SimTime> {
+        self.assignment_time
+    }
+
+    pub fn topics(&self) -> &[Topic] {
+        &self.topics
+    }
+
+    /// Members in the broker's map order.
+    pub fn members(&self) -> impl Iterator<Item = &ConsumerMember> {
+        self.members.values()
+    }
+
+    pub fn member(&self, member_id: &str) -> Option<&ConsumerMember> {
+        self.members.get(member_id)
+    }
+
+    pub fn target_of(&self, member_id: &str) -> Partitions {
+        self.target.get(member_id).cloned().unwrap_or_default()
+    }
+
+    pub fn state(&self) -> ConsumerGroupState {
+        if self.members.is_empty() {
+            ConsumerGroupState::Empty
+        } else if self.group_epoch > self.assignment_epoch {
+            ConsumerGroupState::Assigning
+        } else if self
+            .members
+            .values()
+            .all(|m| m.is_reconciled_to(self.assignment_epoch))
+        {
+            ConsumerGroupState::Stable
+        } else {
+            ConsumerGroupState::Reconciling
+        }
+    }
+
+    /// The server assignor the group uses: the most requested, else the first configured.
+    pub fn preferred_assignor(&self) -> Option<String> {
+        target::preferred_assignor(self.members.values())
+    }
+
+    /// Whether every member's subscription is the same.
+    pub fn is_homogeneous(&self) -> bool {
+        let mut subs = self.members.values().map(|m| {
+            let mut s = m.subscribed_topic_names.clone();
+            s.sort();
+            s
+        });
+        match subs.next() {
+            None => true,
+            Some(first) => subs.all(|s| s == first),
+        }
+    }
+
+    /// A new metadata image: a topic's partition count changed (or it was created). Groups only
+    /// notice on their next heartbeat.
+    pub fn set_partitions(&mut self, topic: &str, partitions: i32) {
+        if let Some(t) = self.topics.iter_mut().find(|t| t.name == topic) {
+            t.partitions = partitions;
+        }
+    }
+
+    // ---- The heartbeat ----
+
+    /// One ConsumerGroupHeartbeat at `now`.
+    pub fn heartbeat(
+        &mut self,
+        now: SimTime,
+        request: &ConsumerHeartbeat,
+        out: &mut Out<GroupEffect>,
+    ) -> ConsumerHeartbeatResponse {
+        let mut cx = Cx { now, out };
+        match request.member_epoch {
+            LEAVE_EPOCH | STATIC_LEAVE_EPOCH => return self.leave(&mut cx, request),
+            _ => {}
+        }
+        let member = match self.member_for(&mut cx, request) {
+            Ok(m) => m,
+            Err(response) => return response,
+        };
+        let is_new = !self.members.contains_key(&member.member_id);
+        let mut updated = member.clone();
+        if let Some(id) = &request.instance_id {
+            updated.instance_id = Some(id.clone());
+        }
+        if request.rebalance_timeout_ms != -1 {
+            updated.rebalance_timeout_ms = request.rebalance_timeout_ms;
+        }
+        if let Some(a) = &request.server_assignor {
+            updated.server_assignor = Some(a.clone());
+        }
+        if let Some(topics) = &request.subscribed_topic_names {
+            updated.subscribed_topic_names = topics.clone();
+            // `updateCurrentAssignment`: a dropped topic's partitions leave the current
+            // assignment at once, before any new target.
+            let topic_names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
+            let subscribed = |tp: &TopicPartition| {
+                topics
+                    .iter()
+                    .any(|t| topic_names.get(tp.topic as usize) == Some(&t.as_str()))
+            };
+            updated.assigned.retain(|tp, _| subscribed(tp));
+            updated.pending_revocation.retain(subscribed);
+        }
+        // 1. The member's metadata, and a group epoch bump for a new or changed subscription.
+        let metadata_changed = is_new
+            || updated.instance_id != member.instance_id
+            || updated.rebalance_timeout_ms != member.rebalance_timeout_ms
+            || updated.server_assignor != member.server_assignor
+            || updated.subscribed_topic_names != member.subscribed_topic_names;
+        if metadata_changed {
+            cx.record(ConsumerGroupRecord::MemberMetadata {
+                member_id: updated.member_id.clone(),
+                tombstone: false,
+            });
+        }
+        let subscription_changed =
+            is_new || updated.subscribed_topic_names != member.subscribed_topic_names;
+        self.members.insert(updated.member_id.clone(), updated.clone());
+        let seen = self.subscribed_metadata();
+        let metadata_moved = seen != self.metadata_seen;
+        if subscription_changed || metadata_moved {
+            self.metadata_seen = seen;
+            let cause = if is_new {
+                EpochCause::MemberJoined
+            } else if subscription_changed {
+                EpochCause::SubscriptionChanged
+            } else {
+                EpochCause::MetadataChanged
+            };
+            self.bump_epoch(&mut cx, cause);
+        }
+        // 2. The target assignment, if it is behind and may be recomputed now.
+        if self.group_epoch > self.assignment_epoch && self.may_assign(now) {
+            self.compute_target(&mut cx, &updated.member_id);
+        }
+        // 3. Reconcile the member towards its target.
+        let target = self.target_of(&updated.member_id);
+        let reconciled = {
+            let id = updated.member_id.clone();
+            let members = &self.members;
+            // Kafka's `currentPartitionEpoch != -1`: another member still holds it (a static
+            // member away at epoch -2 included).
+            let held_elsewhere = |tp: TopicPartition| {
+                members
+                    .values()
+                    .any(|m| m.member_id != id && m.holds(&tp))
+            };
+            if updated.is_reconciled_to(self.assignment_epoch) {
+                updated.clone()
+            } else {
+                reconcile::reconcile(
+                    &updated,
+                    self.assignment_epoch,
+                    &target,
+                    request.owned.as_ref(),
+                    &held_elsewhere,
+                )
+            }
+        };
+        if !same_assignment(&reconciled, &member) {
+            cx.record(ConsumerGroupRecord::CurrentMemberAssignment {
+                member_id: reconciled.member_id.clone(),
+                tombstone: false,
+            });
+            let timer = ConsumerGroupTimer::Rebalance {
+                member_id: reconciled.member_id.clone(),
+            };
+            if reconciled.state == MemberState::UnrevokedPartitions {
+                let at = now + Duration::from_millis(reconciled.rebalance_timeout_ms.max(0) as u64);
+                cx.out.push(GroupEffect::SetTimer { timer, at });
+            } else {
+                cx.out.push(GroupEffect::CancelTimer(timer));
+            }
+        }
+        self.members
+            .insert(reconciled.member_id.clone(), reconciled.clone());
+        self.schedule_session(&mut cx, &reconciled.member_id);
+        // The assignment goes back on a full request or when it changed.
+        let full = request.member_epoch == 0
+            || (request.rebalance_timeout_ms != -1
+                && request.subscribed_topic_names.is_some()
+                && request.owned.is_some());
+        let changed = member.assigned_partitions() != reconciled.assigned_partitions();
+        ConsumerHeartbeatResponse {
+            error: ErrorCode::None,
+            error_message: None,
+            member_id: Some(reconciled.member_id.clone()),
+            member_epoch: reconciled.member_epoch,
+            heartbeat_interval_ms: self.config.heartbeat_interval_ms as i32,
+            assignment: (full || changed).then(|| reconciled.assigned_partitions()),
+        }
+    }
+
+    /// The member a heartbeat is for: found, created (epoch 0) or a static member's new process
+    /// taking over its instance; or the error Kafka answers.
+    fn member_for(
+        &mut self,
+        cx: &mut Cx,
+        request: &ConsumerHeartbeat,
+    ) -> Result<ConsumerMember, ConsumerHeartbeatResponse> {
+        let id = &request.member_id;
+        if let Some(instance) = &request.instance_id {
+            let holder = self
+                .members
+                .values()
+                .find(|m| m.instance_id.as_deref() == Some(instance.as_str()))
+                .cloned();
+            if let Some(old) = holder.filter(|old| &old.member_id != id) {
+                if request.member_epoch != 0 || old.member_epoch != STATIC_LEAVE_EPOCH {
+                    return Err(ConsumerHeartbeatResponse::error(
+                        ErrorCode::UnreleasedInstanceId,
+                        format!(
+                            "Static member {} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
+                            id, old.member_id
+                        ),
+                    ));
+                }
+                return Ok(self.replace_static(cx, old, id));
+            }
+        }
+        match self.members.get(id) {
+            None if request.member_epoch == 0 => Ok(ConsumerMember::new(id.clone())),
+            None => Err(ConsumerHeartbeatResponse::error(
+                ErrorCode::UnknownMemberId,
+                format!("Member {id} is not a member of group."),
+            )),
+            Some(m) if request.member_epoch == 0 => Ok(m.clone()),
+            Some(m) => {
+                let epoch = request.member_epoch;
+                let subset = request.owned.as_ref().is_none_or(|owned| {
+                    owned.iter().all(|tp| m.assigned.contains_key(tp))
+                });
+                let fenced = epoch > m.member_epoch
+                    || (epoch < m.member_epoch
+                        && (epoch != m.previous_member_epoch || !subset));
+                if fenced {
+                    let side = if epoch > m.member_epoch { "greater" } else { "smaller" };
+                    return Err(ConsumerHeartbeatResponse::error(
+                        ErrorCode::FencedMemberEpoch,
+                        format!(
+                            "The consumer group member has a {side} member epoch ({epoch}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
+                            m.member_epoch
+                        ),
+                    ));
+                }
+                Ok(m.clone())
+            }
+        }
+    }
+
+    /// KIP-345 under KIP-848: a static member's new process (a new member id) takes over the
+    /// old member's epoch and assignment, without a group epoch bump.
+    fn replace_static(&mut self, cx: &mut Cx, old: ConsumerMember, new_id: &str) -> ConsumerMember {
+        let target = self.target.remove(&old.member_id).unwrap_or_default();
+        self.remove_member(cx, &old.member_id);
+        let mut member = old.clone();
+        member.member_id = new_id.to_string();
+        member.previous_member_epoch = 0;
+        member.member_epoch = 0;
+        cx.record(ConsumerGroupRecord::MemberMetadata {
+            member_id: new_id.to_string(),
+            tombstone: false,
+        });
+        cx.record(ConsumerGroupRecord::TargetAssignmentMember {
+            member_id: new_id.to_string(),
+            tombstone: false,
+        });
+        cx.record(ConsumerGroupRecord::CurrentMemberAssignment {
+            member_id: new_id.to_string(),
+            tombstone: false,
+        });
+        self.target.insert(new_id.to_string(), target);
+        // The new process is a member already: no join bump.
+        self.members.insert(new_id.to_string(), member.clone());
+        member
+    }
+
+    /// Epoch -1 (leave) or -2 (a static member's temporary leave).
+    fn leave(&mut self, cx: &mut Cx, request: &ConsumerHeartbeat) -> ConsumerHeartbeatResponse {
+        let id = request.member_id.clone();
+        let Some(member) = self.members.get(&id).cloned() else {
+            return ConsumerHeartbeatResponse::error(
+                ErrorCode::UnknownMemberId,
+                format!("Member {id} is not a member of group."),
+            );
+        };
+        let epoch = if request.member_epoch == STATIC_LEAVE_EPOCH && member.instance_id.is_some() {
+            // It keeps its partitions (at epoch 0) until it comes back or its session ends.
+            let mut left = member;
+            left.set_epoch(STATIC_LEAVE_EPOCH);
+            for e in left.assigned.values_mut() {
+                *e = 0;
+            }
+            cx.record(ConsumerGroupRecord::CurrentMemberAssignment {
+                member_id: id.clone(),
+                tombstone: false,
+            });
+            self.members.insert(id.clone(), left);
+            STATIC_LEAVE_EPOCH
+        } else {
+            self.fence(cx, &id, EpochCause::MemberLeft);
+            LEAVE_EPOCH
+        };
+        ConsumerHeartbeatResponse {
+            error: ErrorCode::None,
+            error_message: None,
+            member_id: Some(id),
+            member_epoch: epoch,
+            heartbeat_interval_ms: 0,
+            assignment: None,
+        }
+    }
+
+    /// A timer fired.
+    pub fn on_timer(&mut self, now: SimTime, timer: &ConsumerGroupTimer, out: &mut Out<GroupEffect>) {
+        let mut cx = Cx { now, out };
+        match timer {
+            ConsumerGroupTimer::Session { member_id } => {
+                if self.members.contains_key(member_id) {
+                    self.fence(&mut cx, member_id, EpochCause::MemberFenced);
+                    cx.out.push(GroupEffect::Fenced {
+                        member_id: member_id.clone(),
+                    });
+                }
+            }
+            ConsumerGroupTimer::Rebalance { member_id } => {
+                let revoking = self
+                    .members
+                    .get(member_id)
+                    .is_some_and(|m| m.state == MemberState::UnrevokedPartitions);
+                if revoking {
+                    self.fence(&mut cx, member_id, EpochCause::MemberFenced);
+                    cx.out.push(GroupEffect::Fenced {
+                        member_id: member_id.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Removes a member and bumps the group epoch (a leave or a fence).
+    fn fence(&mut self, cx: &mut Cx, member_id: &str, cause: EpochCause) {
+        self.remove_member(cx, member_id);
+        self.target.remove(member_id);
+        cx.out.push(GroupEffect::CancelTimer(ConsumerGroupTimer::Session {
+            member_id: member_id.to_string(),
+        }));
+        cx.out.push(GroupEffect::CancelTimer(ConsumerGroupTimer::Rebalance {
+            member_id: member_id.to_string(),
+        }));
+        self.bump_epoch(cx, cause);
+    }
+
+    /// The tombstones of a member's records, and the member gone.
+    fn remove_member(&mut self, cx: &mut Cx, member_id: &str) {
+        for record in [
+            ConsumerGroupRecord::CurrentMemberAssignment {
+                member_id: member_id.to_string(),
+                tombstone: true,
+            },
+            ConsumerGroupRecord::TargetAssignmentMember {
+                member_id: member_id.to_string(),
+                tombstone: true,
+            },
+            ConsumerGroupRecord::MemberMetadata {
+                member_id: member_id.to_string(),
+                tombstone: true,
+            },
+        ] {
+            cx.record(record);
+        }
+        self.members.remove(member_id);
+    }
+
+    fn bump_epoch(&mut self, cx: &mut Cx, cause: EpochCause) {
+        self.group_epoch += 1;
+        cx.record(ConsumerGroupRecord::GroupMetadata {
+            epoch: self.group_epoch,
+        });
+        cx.out.push(GroupEffect::EpochBumped {
+            epoch: self.group_epoch,
+            cause,
+        });
+    }
+
+    /// Partition counts of every topic a member subscribes to (0: not created yet).
+    fn subscribed_metadata(&self) -> BTreeMap<String, i32> {
+        let mut seen = BTreeMap::new();
+        for m in self.members.values() {
+            for name in &m.subscribed_topic_names {
+                let count = self
+                    .topics
+                    .iter()
+                    .find(|t| &t.name == name)
+                    .map_or(0, |t| t.partitions);
+                seen.insert(name.clone(), count);
+            }
+        }
+        seen
+    }
+
+    /// `canComputeNextTargetAssignment`: never computed, an interval of 0, or the interval has
+    /// passed since the last computation.
+    fn may_assign(&self, now: SimTime) -> bool {
+        match self.assignment_time {
+            None => true,
+            Some(_) if self.config.assignment_interval_ms == 0 => true,
+            Some(at) => now >= at + Duration::from_millis(self.config.assignment_interval_ms),
+        }
+    }
+
+    /// Recomputes the target at the group epoch and writes what changed.
+    fn compute_target(&mut self, cx: &mut Cx, updated: &str) {
+        let default_assignor = self.config.assignors[0].clone();
+        let target = target::compute(
+            &self.topics,
+            &self.members,
+            updated,
+            &self.target,
+            &default_assignor,
+        );
+        for (id, parts) in &target {
+            let before = self.target.get(id);
+            if before.map_or(!parts.is_empty(), |b| b != parts) {
+                cx.record(ConsumerGroupRecord::TargetAssignmentMember {
+                    member_id: id.clone(),
+                    tombstone: false,
+                });
+            }
+        }
+        cx.record(ConsumerGroupRecord::TargetAssignmentMetadata {
+            epoch: self.group_epoch,
+        });
+        self.target = target;
+        self.assignment_epoch = self.group_epoch;
+        self.assignment_time = Some(cx.now);
+    }
+
+    fn schedule_session(&mut self, cx: &mut Cx, member_id: &str) {
+        let at = cx.now + Duration::from_millis(self.config.session_timeout_ms);
+        cx.out.push(GroupEffect::SetTimer {
+            timer: ConsumerGroupTimer::Session {
+                member_id: member_id.to_string(),
+            },
+            at,
+        });
+    }
+}
+
+/// Whether two versions of a member have the same assignment state (what the
+/// CURRENT_MEMBER_ASSIGNMENT record holds).
+fn same_assignment(a: &ConsumerMember, b: &ConsumerMember) -> bool {
+    a.member_epoch == b.member_epoch
+        && a.previous_member_epoch == b.previous_member_epoch
+        && a.state == b.state
+        && a.assigned == b.assigned
+        && a.pending_revocation == b.pending_revocation
+}

@@ -1,0 +1,97 @@
+//! The target assignment: which server assignor runs (the most requested `server_assignor`,
+//! ties in Java `HashMap` order, else the first of `group.consumer.assignors`) and what it
+//! answers, given each member's subscription and current target (`TargetAssignmentBuilder`).
+
+use super::{ConsumerMember, Partitions};
+use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic};
+use crate::java::{string_compare, Capacity, JavaHashMap};
+use std::collections::BTreeMap;
+
+/// `ConsumerGroup.computePreferredServerAssignor`: the most requested; ties go to the first in
+/// the counting map's Java iteration order (`Stream.max` keeps the first of equals).
+pub fn preferred_assignor<'m>(members: impl Iterator<Item = &'m ConsumerMember>) -> Option<String> {
+    let mut counts: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::Default);
+    for m in members {
+        if let Some(a) = &m.server_assignor {
+            let n = counts.get(a.as_str()).copied().unwrap_or(0);
+            counts.insert(a.clone(), n + 1);
+        }
+    }
+    let mut best: Option<(&String, u32)> = None;
+    for (name, &n) in counts.iter() {
+        if best.is_none_or(|(_, b)| n > b) {
+            best = Some((name, n));
+        }
+    }
+    best.map(|(name, _)| name.clone())
+}
+
+/// The cgsim assignor for a `group.remote.assignor` name (the server's `range` is ours
+/// `server-range`).
+pub fn assignor_name(remote: &str) -> &str {
+    match remote {
+        "range" => "server-range",
+        other => other,
+    }
+}
+
+/// The new target of every member. Members are given to the assignor in the broker's map
+/// order (the member-spec map is filled in that order, the updated member last, which it is
+/// already, having been put into the group first).
+pub fn compute(
+    topics: &[Topic],
+    members: &JavaHashMap<String, ConsumerMember>,
+    _updated: &str,
+    current: &BTreeMap<String, Partitions>,
+    default_assignor: &str,
+) -> BTreeMap<String, Partitions> {
+    let name = preferred_assignor(members.values()).unwrap_or_else(|| default_assignor.to_string());
+    let spec_members: Vec<Member> = members
+        .values()
+        .map(|m| {
+            let mut subscription = m.subscribed_topic_names.clone();
+            subscription.sort_by(|a, b| string_compare(a, b));
+            subscription.dedup();
+            let topic_idx: Vec<u32> = subscription
+                .iter()
+                .filter_map(|t| {
+                    topics
+                        .iter()
+                        .position(|x| &x.name == t && x.partitions > 0)
+                        .map(|i| i as u32)
+                })
+                .collect();
+            let owned = current
+                .get(&m.member_id)
+                .map(|p| {
+                    p.iter()
+                        .filter(|tp| topic_idx.contains(&tp.topic))
+                        .copied()
+                        .collect()
+                })
+                .unwrap_or_default();
+            Member {
+                member_id: m.member_id.clone(),
+                group_instance_id: m.instance_id.clone(),
+                subscription,
+                topics: topic_idx,
+                owned,
+                generation: None,
+            }
+        })
+        .collect();
+    let spec = GroupSpec {
+        topics: topics.to_vec(),
+        members: spec_members,
+        protocol: RebalanceProtocol::Cooperative,
+    };
+    let assignor = by_name(assignor_name(&name)).expect("a server assignor the group was given");
+    let result = assignor
+        .assign(&spec)
+        .expect("the server assignors answer every group the coordinator builds");
+    spec.members
+        .iter()
+        .zip(result.assignment)
+        .map(|(m, parts)| (m.member_id.clone(), parts.into_iter().collect()))
+        .collect()
+}
