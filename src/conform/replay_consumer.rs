@@ -4,8 +4,8 @@
 //! last assignment it received and what it owns; it sends full requests while joining and
 //! otherwise only what changed.
 
-use super::script::{ConsumerHeartbeatStep, Script, Step, TopicPartitions};
 use super::replay::Replayed;
+use super::script::{ConsumerHeartbeatStep, Script, Step, TopicPartitions};
 use crate::assignor::{Topic, TopicPartition};
 use crate::group::consumer_group::{
     ConsumerGroup, ConsumerGroupConfig, ConsumerGroupTimer, ConsumerHeartbeat,
@@ -223,8 +223,7 @@ impl<'s> ConsumerReplay<'s> {
         };
         let timeout = (changed(&a.sent_timeout, &a.rebalance_timeout_ms) && !step.leave)
             .then_some(a.rebalance_timeout_ms);
-        let topics = (changed(&a.sent_topics, &a.topics) && !step.leave)
-            .then(|| a.topics.clone());
+        let topics = (changed(&a.sent_topics, &a.topics) && !step.leave).then(|| a.topics.clone());
         let assignor = (a.assignor.is_some() && a.sent_assignor != a.assignor && !step.leave)
             .then(|| a.assignor.clone())
             .flatten();
@@ -259,7 +258,12 @@ impl<'s> ConsumerReplay<'s> {
     }
 
     /// The alias's memory after an answer.
-    fn remember(&mut self, alias: &str, request: &ConsumerHeartbeat, response: &ConsumerHeartbeatResponse) {
+    fn remember(
+        &mut self,
+        alias: &str,
+        request: &ConsumerHeartbeat,
+        response: &ConsumerHeartbeatResponse,
+    ) {
         let a = self.aliases.entry(alias.to_string()).or_default();
         match response.error {
             ErrorCode::None => {
@@ -304,7 +308,11 @@ impl<'s> ConsumerReplay<'s> {
         let label = match self.known.iter().find(|(_, k)| k == id) {
             Some((label, _)) => label.clone(),
             None => {
-                let taken = self.labels.values().filter(|l| l.split('~').next() == Some(alias)).count();
+                let taken = self
+                    .labels
+                    .values()
+                    .filter(|l| l.split('~').next() == Some(alias))
+                    .count();
                 if taken == 0 {
                     alias.to_string()
                 } else {
@@ -316,7 +324,10 @@ impl<'s> ConsumerReplay<'s> {
     }
 
     fn label(&self, id: &str) -> String {
-        self.labels.get(id).cloned().unwrap_or_else(|| format!("?{id}"))
+        self.labels
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| format!("?{id}"))
     }
 
     fn fire_timers_until(&mut self, until: u64) {
@@ -428,13 +439,20 @@ impl<'s> ConsumerReplay<'s> {
         }
         v.insert(
             "member_id".into(),
-            r.member_id.as_ref().map_or(Value::Null, |id| json!(self.label(id))),
+            r.member_id
+                .as_ref()
+                .map_or(Value::Null, |id| json!(self.label(id))),
         );
         v.insert("member_epoch".into(), json!(r.member_epoch));
-        v.insert("heartbeat_interval_ms".into(), json!(r.heartbeat_interval_ms));
+        v.insert(
+            "heartbeat_interval_ms".into(),
+            json!(r.heartbeat_interval_ms),
+        );
         v.insert(
             "assignment".into(),
-            r.assignment.as_ref().map_or(Value::Null, |a| self.render_parts(a)),
+            r.assignment
+                .as_ref()
+                .map_or(Value::Null, |a| self.render_parts(a)),
         );
         Value::Object(v)
     }

@@ -242,13 +242,21 @@ impl ConsumerGroupRecord {
 /// What the coordinator wants done besides answering.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GroupEffect {
-    SetTimer { timer: ConsumerGroupTimer, at: SimTime },
+    SetTimer {
+        timer: ConsumerGroupTimer,
+        at: SimTime,
+    },
     CancelTimer(ConsumerGroupTimer),
     Record(ConsumerGroupRecord),
     /// The group epoch was bumped (a rebalance begins under this protocol) and why.
-    EpochBumped { epoch: i32, cause: EpochCause },
+    EpochBumped {
+        epoch: i32,
+        cause: EpochCause,
+    },
     /// A member was fenced (session or rebalance timeout).
-    Fenced { member_id: String },
+    Fenced {
+        member_id: String,
+    },
 }
 
 /// Why the group epoch was bumped.
@@ -434,7 +442,8 @@ impl ConsumerGroup {
         }
         let subscription_changed =
             is_new || updated.subscribed_topic_names != member.subscribed_topic_names;
-        self.members.insert(updated.member_id.clone(), updated.clone());
+        self.members
+            .insert(updated.member_id.clone(), updated.clone());
         let seen = self.subscribed_metadata();
         let metadata_moved = seen != self.metadata_seen;
         if subscription_changed || metadata_moved {
@@ -459,11 +468,8 @@ impl ConsumerGroup {
             let members = &self.members;
             // Kafka's `currentPartitionEpoch != -1`: another member still holds it (a static
             // member away at epoch -2 included).
-            let held_elsewhere = |tp: TopicPartition| {
-                members
-                    .values()
-                    .any(|m| m.member_id != id && m.holds(&tp))
-            };
+            let held_elsewhere =
+                |tp: TopicPartition| members.values().any(|m| m.member_id != id && m.holds(&tp));
             if updated.is_reconciled_to(self.assignment_epoch) {
                 updated.clone()
             } else {
@@ -546,14 +552,18 @@ impl ConsumerGroup {
             Some(m) if request.member_epoch == 0 => Ok(m.clone()),
             Some(m) => {
                 let epoch = request.member_epoch;
-                let subset = request.owned.as_ref().is_none_or(|owned| {
-                    owned.iter().all(|tp| m.assigned.contains_key(tp))
-                });
+                let subset = request
+                    .owned
+                    .as_ref()
+                    .is_none_or(|owned| owned.iter().all(|tp| m.assigned.contains_key(tp)));
                 let fenced = epoch > m.member_epoch
-                    || (epoch < m.member_epoch
-                        && (epoch != m.previous_member_epoch || !subset));
+                    || (epoch < m.member_epoch && (epoch != m.previous_member_epoch || !subset));
                 if fenced {
-                    let side = if epoch > m.member_epoch { "greater" } else { "smaller" };
+                    let side = if epoch > m.member_epoch {
+                        "greater"
+                    } else {
+                        "smaller"
+                    };
                     return Err(ConsumerHeartbeatResponse::error(
                         ErrorCode::FencedMemberEpoch,
                         format!(
@@ -631,7 +641,12 @@ impl ConsumerGroup {
     }
 
     /// A timer fired.
-    pub fn on_timer(&mut self, now: SimTime, timer: &ConsumerGroupTimer, out: &mut Out<GroupEffect>) {
+    pub fn on_timer(
+        &mut self,
+        now: SimTime,
+        timer: &ConsumerGroupTimer,
+        out: &mut Out<GroupEffect>,
+    ) {
         let mut cx = Cx { now, out };
         match timer {
             ConsumerGroupTimer::Session { member_id } => {
@@ -661,12 +676,14 @@ impl ConsumerGroup {
     fn fence(&mut self, cx: &mut Cx, member_id: &str, cause: EpochCause) {
         self.remove_member(cx, member_id);
         self.target.remove(member_id);
-        cx.out.push(GroupEffect::CancelTimer(ConsumerGroupTimer::Session {
-            member_id: member_id.to_string(),
-        }));
-        cx.out.push(GroupEffect::CancelTimer(ConsumerGroupTimer::Rebalance {
-            member_id: member_id.to_string(),
-        }));
+        cx.out
+            .push(GroupEffect::CancelTimer(ConsumerGroupTimer::Session {
+                member_id: member_id.to_string(),
+            }));
+        cx.out
+            .push(GroupEffect::CancelTimer(ConsumerGroupTimer::Rebalance {
+                member_id: member_id.to_string(),
+            }));
         self.bump_epoch(cx, cause);
     }
 
