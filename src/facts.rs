@@ -31,6 +31,16 @@ pub enum Fact {
     GroupStable { generation: i32 },
     /// The group has no members left.
     GroupEmpty,
+    /// KIP-848: a member's heartbeat reported what it owns (as the coordinator received it).
+    OwnedReported {
+        member: usize,
+        partitions: Vec<usize>,
+    },
+    /// KIP-848: the coordinator's answer gave the member this whole assignment.
+    AssignmentSent {
+        member: usize,
+        partitions: Vec<usize>,
+    },
     /// The coordinator stored a committed offset.
     OffsetCommitted {
         member: usize,

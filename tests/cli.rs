@@ -172,7 +172,15 @@ fn run_reports_bad_scenarios_with_file_and_line_and_exit_2() {
     );
     let scale_out = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/scale-out.toml");
     for (args, says) in [
-        (vec!["--variant", "consumer"], "not supported yet"),
+        (
+            vec![
+                "--variant",
+                "consumer",
+                "--set",
+                "group.remote_assignor=sticky",
+            ],
+            "not a server assignor the broker has",
+        ),
         (
             vec!["--set", "group.session_timeout_ms=1000"],
             "outside the broker's bounds",

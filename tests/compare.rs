@@ -38,12 +38,19 @@ fn compare_scale_out_side_by_side_and_identical_for_any_thread_count() {
     assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
     let table = text(&one.stdout);
     assert!(
-        table.starts_with("scenario scale-out  seeds 1..6 (6)  variants eager, cooperative\n"),
+        table.starts_with(
+            "scenario scale-out  seeds 1..6 (6)  variants eager, cooperative, consumer\n"
+        ),
         "{table}"
     );
     let header = row(&table, "figure");
-    assert_eq!(header, ["figure", "eager", "cooperative"], "{table}");
-    // Every figure row: label, eager's cell, cooperative's cell and its ratio to eager.
+    assert_eq!(
+        header,
+        ["figure", "eager", "cooperative", "consumer"],
+        "{table}"
+    );
+    // Every figure row: label, eager's cell, then cooperative's and consumer's, each with its
+    // ratio to eager.
     for label in [
         "rebalances",
         "revocations",
@@ -63,7 +70,7 @@ fn compare_scale_out_side_by_side_and_identical_for_any_thread_count() {
         "processed twice",
         "violations",
     ] {
-        assert_eq!(row(&table, label).len(), 4, "{label}: {table}");
+        assert_eq!(row(&table, label).len(), 6, "{label}: {table}");
     }
     // Eager revokes all 24 on every seed, cooperative only what moves, and needs a follow-up.
     let revocations = row(&table, "revocations");
@@ -73,10 +80,14 @@ fn compare_scale_out_side_by_side_and_identical_for_any_thread_count() {
     assert!(ratio < 0.5, "{table}");
     assert_eq!(
         row(&table, "rebalances")[1..],
-        ["1", "2", "x2.00"],
+        ["1", "2", "x2.00", "1", "x1.00"],
         "{table}"
     );
-    assert_eq!(row(&table, "violations")[1..], ["0", "0", "-"], "{table}");
+    assert_eq!(
+        row(&table, "violations")[1..],
+        ["0", "0", "-", "0", "-"],
+        "{table}"
+    );
 
     let two = cgsim(&["compare", SCALE_OUT, "--seeds", "1..6", "--threads", "2"]);
     assert_eq!(two.status.code(), Some(0), "{}", text(&two.stderr));
@@ -180,16 +191,20 @@ fn compare_defaults_to_the_scenario_seed_and_snapshot_variants() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     assert!(
-        table.starts_with("scenario scale-out  seed 1  variants eager, cooperative\n"),
+        table.starts_with("scenario scale-out  seed 1  variants eager, cooperative, consumer\n"),
         "{table}"
     );
     // Seed 1 is the snapshot's run: eager revokes 24 and moves 10 against a minimum of 4.
     assert_eq!(
         row(&table, "revocations")[1..],
-        ["24", "4", "x0.17"],
+        ["24", "4", "x0.17", "4", "x0.17"],
         "{table}"
     );
-    assert_eq!(row(&table, "moved")[1..], ["10", "4", "x0.40"], "{table}");
+    assert_eq!(
+        row(&table, "moved")[1..],
+        ["10", "4", "x0.40", "4", "x0.40"],
+        "{table}"
+    );
 }
 
 #[test]

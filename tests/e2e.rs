@@ -122,3 +122,51 @@ fn an_out_of_phase_cooperative_scale_out_agrees_with_kafka() {
     // start_ms and record_processing_us.
     agrees("phase-coop");
 }
+
+#[test]
+fn a_kip_848_scale_out_agrees_with_kafka() {
+    // Kafka's own ConsumerMembershipManager against its own GroupMetadataManager (kip848.json,
+    // its metrics named for the consumer protocol): one epoch bump after the trigger, four
+    // partitions revoked by staying members and handed to c5 after their release, no member
+    // ever stopped.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/e2e/kip848.json");
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let kafka = &all["runs"][0]["metrics"];
+    let r = cgsim_report("scaleout-848-P50");
+    let unowned = &r.pauses.unowned_ms;
+    let settle = r.rebalances.list.iter().map(|e| e.end_ms).max().unwrap() - TRIGGER_MS;
+    let ours: Vec<(&str, u64)> = vec![
+        ("epoch_bumps_after_trigger", r.rebalances.count),
+        ("revoked_all", r.revocations.total),
+        ("revoked_by_staying", r.revocations.by_staying_members),
+        ("lost", r.lost.total),
+        ("max_stw_ms", r.pauses.stop_the_world_ms.max),
+        (
+            "partitions_unavailable",
+            unowned.per.values().filter(|&&ms| ms > 0).count() as u64,
+        ),
+        ("unavailability_total_partition_ms", unowned.total),
+        ("unavailability_max_ms", unowned.max),
+        ("settle_ms", settle),
+    ];
+    let mut differences = Vec::new();
+    for (name, ours) in ours {
+        let theirs = kafka[name].as_u64().unwrap_or_else(|| panic!("no {name}"));
+        let ok = if is_count(name) {
+            ours == theirs
+        } else {
+            ours.abs_diff(theirs) <= (theirs / 10).max(100)
+        };
+        if !ok {
+            differences.push(format!("{name}: Kafka {theirs}, cgsim {ours}"));
+        }
+    }
+    assert!(differences.is_empty(), "{differences:#?}");
+    assert_eq!(r.rebalances.list[0].generation, 6, "the group epoch");
+    assert_eq!(r.rebalances.list[0].join_ms, None);
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
+}

@@ -1,7 +1,8 @@
 //! The checkers: named properties, each with its own record of the truth, fed by the facts the
 //! state machines record (never by a model's internals or by the metrics). Three kinds, as
 //! stateright and TigerBeetle's VOPR name them:
-//! - always (safety): [`Property::DoubleOwnership`], [`Property::OffsetRegression`];
+//! - always (safety): [`Property::DoubleOwnership`], [`Property::OffsetRegression`],
+//!   [`Property::AssignedBeforeReleased`] (KIP-848);
 //! - eventually (liveness after the last timeline event): [`Property::NotSettled`];
 //! - sometimes (coverage: the run really exercised this): [`Coverage`], listed in the report's
 //!   `invariants.covered`.
@@ -11,6 +12,7 @@
 //! recorded, not a violation.
 
 mod coverage;
+mod handover;
 mod offsets;
 mod ownership;
 mod settle;
@@ -41,6 +43,8 @@ pub enum Property {
     OffsetRegression,
     /// The group was not Stable, with every member settled, by the settle bound.
     NotSettled,
+    /// KIP-848: a partition was given to a member while another still reported owning it.
+    AssignedBeforeReleased,
 }
 
 impl Property {
@@ -50,12 +54,15 @@ impl Property {
             Property::DoubleOwnership => "double_ownership",
             Property::OffsetRegression => "offset_regression",
             Property::NotSettled => "not_settled",
+            Property::AssignedBeforeReleased => "assigned_before_released",
         }
     }
 
     pub fn kind(self) -> Kind {
         match self {
-            Property::DoubleOwnership | Property::OffsetRegression => Kind::Always,
+            Property::DoubleOwnership
+            | Property::OffsetRegression
+            | Property::AssignedBeforeReleased => Kind::Always,
             Property::NotSettled => Kind::Eventually,
         }
     }
@@ -133,6 +140,7 @@ macro_rules! findings {
 pub struct Checks {
     names: Names,
     ownership: ownership::Ownership,
+    handover: handover::Handover,
     offsets: offsets::Offsets,
     settle: settle::Settle,
     violations: Vec<Violation>,
@@ -144,6 +152,7 @@ impl Checks {
     pub fn new(names: Names, settle: SettleWindow) -> Self {
         Checks {
             ownership: ownership::Ownership::new(names.partitions.len()),
+            handover: handover::Handover::default(),
             offsets: offsets::Offsets::new(names.partitions.len()),
             settle: settle::Settle::new(settle),
             names,
@@ -168,6 +177,7 @@ impl Checks {
             _ => {
                 let mut found = findings!(self);
                 self.ownership.observe(now, fact, &mut found);
+                self.handover.observe(now, fact, &mut found);
                 self.settle.observe(now, fact, &mut found);
                 coverage::observe(fact, &mut found);
             }

@@ -240,3 +240,48 @@ fn coverage_lists_what_the_run_reached() {
     );
     assert_eq!(c.finish().covered, ["follow_up", "lost", "session_expired"]);
 }
+
+#[test]
+fn assigned_before_released_fires_only_while_another_member_still_reports_the_partition() {
+    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
+        member,
+        partitions: partitions.to_vec(),
+    };
+    let sent = |member: usize, partitions: &[usize]| Fact::AssignmentSent {
+        member,
+        partitions: partitions.to_vec(),
+    };
+    let mut c = checks();
+    c.observe(at(1), &reported(0, &[0, 1]));
+    // c2 is given t-1 while c1's last heartbeat still lists it: the KIP-848 rule is broken.
+    c.observe(at(2), &sent(1, &[1]));
+    // c1 reports it revoked t-1: handing t-1 over is fine now, and so is c1's own answer.
+    c.observe(at(3), &reported(0, &[0]));
+    c.observe(at(4), &sent(1, &[1]));
+    c.observe(at(4), &sent(0, &[0]));
+    // A member that left (or was fenced) releases everything at once.
+    c.observe(
+        at(5),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "c1-id".into(),
+        },
+    );
+    c.observe(at(6), &sent(1, &[0, 1]));
+    let inv = c.finish();
+    let kinds: Vec<(u64, &str)> = inv
+        .violations
+        .iter()
+        .map(|v| (v.at_ms, v.kind.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [(2, "assigned_before_released")],
+        "{:?}",
+        inv.violations
+    );
+    assert_eq!(
+        inv.violations[0].detail,
+        "t-1 given to c2 while c1 still reports owning it"
+    );
+}

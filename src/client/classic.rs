@@ -406,6 +406,9 @@ impl Consumer {
 
     /// `onPartitionsRevoked` for everything, then LeaveGroup (a static member sends none).
     pub(super) fn finish_close(&mut self, env: &mut ClientEnv) {
+        if self.consumer_membership.is_some() {
+            return self.consumer_finish_close(env);
+        }
         let revoked = std::mem::take(&mut self.owned);
         if !revoked.is_empty() {
             self.listener(env, Listener::RevokedOnClose, &revoked);

@@ -11,6 +11,7 @@
 //! timers, one-shot timers, facts) that the world applies.
 
 mod classic;
+mod consumer_protocol;
 
 use classic::{ClassicMembership, Phase};
 mod commit;
@@ -32,7 +33,9 @@ use crate::group::messages::{
     Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
 };
 use crate::log;
-use crate::scenario::{ClientSettings, CommitAfterBatch, MemberSpec, OffsetReset, Scenario};
+use crate::scenario::{
+    ClientSettings, CommitAfterBatch, MemberSpec, OffsetReset, Protocol, Scenario,
+};
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Out, SimTime};
@@ -167,6 +170,8 @@ enum AfterCommit {
     CompleteJoin(Vec<usize>),
     /// A `commitSync` after a batch.
     Resume,
+    /// KIP-848: the auto-commit before a reconciliation revokes these.
+    Revoke(Vec<usize>),
 }
 
 /// What the poll loop does after a rebalance-listener callback has taken its time.
@@ -174,6 +179,10 @@ enum AfterCommit {
 enum AfterCallback {
     SendJoin,
     Resume,
+    /// KIP-848: after `onPartitionsRevoked`, assign what the reconciliation adds.
+    ConsumerAssign,
+    /// KIP-848: after `onPartitionsAssigned`, acknowledge.
+    ConsumerAcknowledge,
 }
 
 #[derive(Debug)]
@@ -199,6 +208,10 @@ pub struct Consumer {
     closing: bool,
     /// The group membership: the classic protocol's (KIP-848's comes with its issue).
     membership: ClassicMembership,
+    /// Under the consumer protocol (KIP-848), its membership instead of the classic one's
+    /// join/sync steps (the member id, epoch-as-generation and coordinator stay in
+    /// `membership`).
+    consumer_membership: Option<consumer_protocol::ConsumerMembership>,
     /// The subscription (it can change during the run).
     topics: Vec<String>,
     /// Partition counts per topic as this member's metadata has them.
@@ -239,6 +252,7 @@ impl Consumer {
             alive: false,
             closing: false,
             membership: ClassicMembership::new(),
+            consumer_membership: None,
             topics: Vec::new(),
             metadata: Vec::new(),
             owned: Vec::new(),
@@ -269,7 +283,11 @@ impl Consumer {
 
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
-        self.alive && self.membership.is_rebalancing()
+        self.alive
+            && match &self.consumer_membership {
+                Some(m) => m.is_rebalancing(),
+                None => self.membership.is_rebalancing(),
+            }
     }
 
     /// This member's own consumer settings (the group's, with its entry's over them).
@@ -282,7 +300,10 @@ impl Consumer {
         if !self.alive {
             return None;
         }
-        self.membership.rebalance_step()
+        match &self.consumer_membership {
+            Some(m) => m.rebalance_step(),
+            None => self.membership.rebalance_step(),
+        }
     }
 
     /// A new process starts (first start or restart): a new consumer with no member id,
@@ -294,6 +315,9 @@ impl Consumer {
         self.membership.protocol = self.spec.rebalance_protocol;
         self.topics = self.spec.topics.clone();
         self.incarnation = incarnation;
+        if self.spec.protocol == Protocol::Consumer {
+            self.start_consumer_protocol(env);
+        }
         env.fact(Fact::ProcessStarted { member: idx });
         self.alive = true;
         self.last_poll = env.now();
@@ -343,6 +367,10 @@ impl Consumer {
         }
         log!(env, "{} subscribes to [{}]", self.name(), topics.join(" "));
         self.topics = topics;
+        if self.consumer_membership.is_some() {
+            // The next heartbeat carries the new subscription; the broker trims and reassigns.
+            return;
+        }
         self.request_rejoin(JoinReason::Subscription);
         self.wake(env);
     }
@@ -387,11 +415,21 @@ impl Consumer {
                 self.poll(env)
             }
             ClientTimer::BatchDone => self.batch_done(env),
+            ClientTimer::Heartbeat if self.consumer_membership.is_some() => {
+                self.send_consumer_heartbeat(env)
+            }
             ClientTimer::Heartbeat => self.send_heartbeat(env),
             ClientTimer::HeartbeatRead => {
                 self.read_heartbeat_answers(env);
             }
+            ClientTimer::PollTimer if self.consumer_membership.is_some() => {
+                self.consumer_check_poll_timer(env)
+            }
             ClientTimer::PollTimer => self.check_poll_timer(env),
+            // The consumer protocol's broker watches the metadata itself.
+            ClientTimer::MetadataRefresh if self.consumer_membership.is_some() => {
+                self.metadata = env.metadata();
+            }
             ClientTimer::MetadataRefresh => self.refresh_metadata(env),
             ClientTimer::RestoreDone(p) => self.restore_done(env, p),
         }
@@ -461,6 +499,27 @@ impl Consumer {
                     AfterCommit::Close => self.finish_close(env),
                     AfterCommit::CompleteJoin(assignment) => self.complete_join(env, assignment),
                     AfterCommit::Resume => self.poll(env),
+                    AfterCommit::Revoke(revoked) => {
+                        self.revoke_reconciled(env, revoked);
+                        self.poll(env)
+                    }
+                }
+            }
+            Response::ConsumerGroupHeartbeat {
+                error,
+                member_epoch,
+                heartbeat_interval_ms,
+                assignment,
+                ..
+            } => {
+                if self.consumer_membership.is_some() {
+                    self.on_consumer_heartbeat_response(
+                        env,
+                        error,
+                        member_epoch,
+                        heartbeat_interval_ms,
+                        assignment,
+                    );
                 }
             }
             Response::Heartbeat { error } => {

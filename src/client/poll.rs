@@ -96,6 +96,9 @@ impl Consumer {
             self.begin_close(env);
             return;
         }
+        if self.consumer_membership.is_some() {
+            return self.poll_consumer_protocol(env);
+        }
         if self.membership.membership_lost {
             self.membership.membership_lost = false;
             self.membership.inbox.clear();
@@ -135,6 +138,30 @@ impl Consumer {
                 return;
             }
         }
+        self.poll_fetch_and_process(env);
+    }
+
+    /// Under the consumer protocol: find the coordinator, then the membership's part of the
+    /// poll (lost partitions, reconciliation), then the same fetch-and-process as classic.
+    fn poll_consumer_protocol(&mut self, env: &mut ClientEnv) {
+        if self.membership.coordinator.is_none() {
+            if !self.membership.finding_coordinator {
+                self.membership.finding_coordinator = true;
+                log!(env, "{} FindCoordinator", self.name());
+                env.send(Request::FindCoordinator);
+            }
+            self.app = App::Blocked;
+            return;
+        }
+        if !self.consumer_protocol_poll(env) || !matches!(self.app, App::Idle) {
+            return;
+        }
+        self.poll_fetch_and_process(env);
+    }
+
+    /// Committed offsets for new partitions, auto-commit, then the next batch or an idle wait.
+    fn poll_fetch_and_process(&mut self, env: &mut ClientEnv) {
+        let now = env.now();
         if !self.pending_fetch.is_empty() {
             // `updateAssignmentMetadataIfNeeded`: the poll loop waits for committed offsets.
             let partitions = std::mem::take(&mut self.pending_fetch);
@@ -223,6 +250,8 @@ impl Consumer {
         match after {
             AfterCallback::SendJoin => self.send_join(env),
             AfterCallback::Resume => {}
+            AfterCallback::ConsumerAssign => self.assign_reconciled(env),
+            AfterCallback::ConsumerAcknowledge => self.acknowledge(env),
         }
     }
 }

@@ -698,7 +698,8 @@ impl<'s> Replay<'s> {
             Response::LeaveGroup { .. }
             | Response::OffsetCommit { .. }
             | Response::OffsetFetch { .. }
-            | Response::FindCoordinator { .. } => {}
+            | Response::FindCoordinator { .. }
+            | Response::ConsumerGroupHeartbeat { .. } => {}
         }
     }
 
@@ -917,6 +918,8 @@ impl<'s> Replay<'s> {
             }),
             Response::OffsetFetch { .. } => json!({}),
             Response::FindCoordinator { broker } => json!({"node_id": broker}),
+            // A classic script gets no KIP-848 answers (`replay_consumer.rs` renders those).
+            Response::ConsumerGroupHeartbeat { .. } => Value::Null,
         }
     }
 

@@ -367,7 +367,9 @@ impl<'s> ConsumerReplay<'s> {
                 GroupEffect::CancelTimer(timer) => {
                     self.timers.remove(&timer);
                 }
-                GroupEffect::EpochBumped { .. } | GroupEffect::Fenced { .. } => {}
+                GroupEffect::EpochBumped { .. }
+                | GroupEffect::Fenced { .. }
+                | GroupEffect::Removed { .. } => {}
             }
         }
         event.insert("records".into(), Value::Array(records));

@@ -111,6 +111,17 @@ pub enum Request {
     /// FindCoordinator for the group, to any broker (the client's first step,
     /// `ensureCoordinatorReady`); the broker answers with the coordinator's.
     FindCoordinator,
+    /// KIP-848's ConsumerGroupHeartbeat (v1): `None` fields were not sent (only what changed
+    /// is, the full set while joining); the rebalance timeout -1 when not sent.
+    ConsumerGroupHeartbeat {
+        member_id: String,
+        member_epoch: i32,
+        instance_id: Option<String>,
+        rebalance_timeout_ms: i32,
+        subscribed_topic_names: Option<Vec<String>>,
+        server_assignor: Option<String>,
+        owned: Option<Vec<usize>>,
+    },
 }
 
 /// One member of a LeaveGroup batch: by member id, or by `group.instance.id` alone (an
@@ -144,6 +155,8 @@ pub enum ErrorCode {
     FencedMemberEpoch,
     /// KIP-848: a static member's instance id is still held by another live member.
     UnreleasedInstanceId,
+    /// KIP-848: an OffsetCommit at a member epoch that is not the member's.
+    StaleMemberEpoch,
 }
 
 impl ErrorCode {
@@ -159,6 +172,7 @@ impl ErrorCode {
             ErrorCode::GroupMaxSizeReached => "GROUP_MAX_SIZE_REACHED",
             ErrorCode::FencedMemberEpoch => "FENCED_MEMBER_EPOCH",
             ErrorCode::UnreleasedInstanceId => "UNRELEASED_INSTANCE_ID",
+            ErrorCode::StaleMemberEpoch => "STALE_MEMBER_EPOCH",
         }
     }
 }
@@ -204,6 +218,14 @@ pub enum Response {
     FindCoordinator {
         /// The broker that leads the group's `__consumer_offsets` partition.
         broker: u32,
+    },
+    ConsumerGroupHeartbeat {
+        error: ErrorCode,
+        member_id: Option<String>,
+        member_epoch: i32,
+        heartbeat_interval_ms: i32,
+        /// `None`: keep what you have; else the whole assignment.
+        assignment: Option<Vec<usize>>,
     },
 }
 

@@ -9,6 +9,7 @@ use super::*;
 impl Metrics {
     /// A member's process starts.
     pub fn process_started(&mut self, now: SimTime, m: usize) {
+        self.running_process[m] = true;
         self.mark(
             now,
             Mark::Member {
@@ -38,10 +39,12 @@ impl Metrics {
     }
 
     pub fn process_stopped(&mut self, _now: SimTime, m: usize) {
+        self.running_process[m] = false;
         self.paused_since[m] = None;
     }
 
     pub fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
+        self.running_process[m] = false;
         self.mark(
             now,
             Mark::Member {

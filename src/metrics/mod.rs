@@ -65,6 +65,11 @@ pub struct Metrics {
     stall_started_at: Vec<Option<SimTime>>,
     stalled_parts: Vec<Vec<usize>>,
     in_group: Vec<bool>,
+    /// Processes running now (started, not stopped or crashed).
+    running_process: Vec<bool>,
+    /// KIP-848: members join one heartbeat at a time (no initial delay), so the group is
+    /// formed at the first Stable with every running member in it.
+    incremental_join: bool,
     // Ownership and processing truth, per partition.
     owner: Vec<Option<usize>>,
     /// Partitions each member owns (the count of `owner` entries naming it).
@@ -139,6 +144,8 @@ impl Metrics {
             stall_started_at: vec![None; n],
             stalled_parts: vec![Vec::new(); n],
             in_group: vec![false; n],
+            running_process: vec![false; n],
+            incremental_join: scenario.group.protocol == crate::scenario::Protocol::Consumer,
             owner: vec![None; p],
             owned_count: vec![0; n],
             last_owner: vec![None; p],
@@ -270,7 +277,9 @@ impl Metrics {
                 duration_us,
             } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
             // The checkers' concern (check/offsets.rs).
-            Fact::OffsetCommitted { .. } => {}
+            Fact::OffsetCommitted { .. }
+            | Fact::OwnedReported { .. }
+            | Fact::AssignmentSent { .. } => {}
         }
     }
 }

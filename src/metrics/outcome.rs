@@ -45,6 +45,10 @@ pub struct Report {
     pub final_assignment: BTreeMap<String, Vec<String>>,
     /// Members that failed (e.g. INCONSISTENT_GROUP_PROTOCOL).
     pub errors: Vec<MemberError>,
+    /// Settings the scenario sets that the run did not apply (classic-only client settings
+    /// under the consumer protocol); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// A fatal error a member hit (KafkaConsumer.poll threw it and the application stopped).
@@ -121,8 +125,10 @@ pub struct RebalanceEntry {
     pub duration_ms: u64,
     /// From the cause (a crash, a close, a start, a stall) to PreparingRebalance.
     pub detect_ms: u64,
-    pub join_ms: u64,
-    pub sync_ms: u64,
+    /// The join phase and the sync phase (classic protocol); null under the consumer protocol,
+    /// which has neither (members reconcile one heartbeat at a time).
+    pub join_ms: Option<u64>,
+    pub sync_ms: Option<u64>,
     /// Cooperative: from this rebalance's end until the follow-up it caused was Stable (0 when
     /// there was none). The follow-up is also listed as its own generation.
     pub follow_up_ms: u64,
@@ -362,7 +368,7 @@ impl Metrics {
                 name: m.name.clone(),
                 member_id: self.member_ids[i].clone(),
                 assignors: m.assignors.clone(),
-                protocol: m.rebalance_protocol.name().to_string(),
+                protocol: protocol_name(m).to_string(),
                 restarted_with: scenario
                     .timeline
                     .iter()
@@ -374,7 +380,7 @@ impl Metrics {
                             at_ms: e.at_ms,
                             set: new.set.clone(),
                             assignors: new.spec.assignors.clone(),
-                            protocol: new.spec.rebalance_protocol.name().to_string(),
+                            protocol: protocol_name(&new.spec).to_string(),
                         }),
                         _ => None,
                     })
@@ -456,6 +462,16 @@ impl Metrics {
             co_partitioning: self.co_partitioning,
             final_assignment,
             errors: self.errors,
+            notices: scenario.notices.clone(),
         }
+    }
+}
+
+/// What the report calls a member's protocol: its rebalance protocol under the classic group
+/// protocol (eager, cooperative), or `consumer` (KIP-848).
+fn protocol_name(m: &crate::scenario::MemberSpec) -> &'static str {
+    match m.protocol {
+        crate::scenario::Protocol::Consumer => "consumer",
+        crate::scenario::Protocol::Classic => m.rebalance_protocol.name(),
     }
 }

@@ -105,6 +105,11 @@ impl Metrics {
 
     pub fn group_stable(&mut self, now: SimTime, generation: i32) {
         self.mark(now, Mark::Stable { generation });
+        let everyone_in =
+            (0..self.in_group.len()).all(|m| !self.running_process[m] || self.in_group[m]);
+        if !self.formed() && self.incremental_join && !everyone_in {
+            return;
+        }
         if !self.formed() {
             let start = self.first_rebalance_start.unwrap_or(now);
             self.formation = Some(Formation {
@@ -148,8 +153,8 @@ impl Metrics {
             end_ms: ms(now),
             duration_ms: ms(now) - ms(r.start),
             detect_ms: ms(r.start) - ms(r.cause),
-            join_ms: ms(join_end) - ms(r.start),
-            sync_ms: ms(now) - ms(join_end),
+            join_ms: (!self.incremental_join).then(|| ms(join_end) - ms(r.start)),
+            sync_ms: (!self.incremental_join).then(|| ms(now) - ms(join_end)),
             follow_up_ms: 0,
             assignor: r.assignor.clone(),
             window: Window::default(),

@@ -181,9 +181,15 @@ pub fn render_chrome_trace(
                 "lag_peak": r.window.lag_peak,
             }),
         );
-        let join_end = (start + r.join_ms * 1000).min(end);
-        out.slice((GROUP, 1), "rebalance", "join", start, join_end, json!({}));
-        out.slice((GROUP, 1), "rebalance", "sync", join_end, end, json!({}));
+        match r.join_ms {
+            Some(join_ms) => {
+                let join_end = (start + join_ms * 1000).min(end);
+                out.slice((GROUP, 1), "rebalance", "join", start, join_end, json!({}));
+                out.slice((GROUP, 1), "rebalance", "sync", join_end, end, json!({}));
+            }
+            // KIP-848: one reconciliation, no join or sync phase.
+            None => out.slice((GROUP, 1), "rebalance", "reconcile", start, end, json!({})),
+        }
     }
     for &(at_ms, lag) in &report.lag.series {
         out.counter(GROUP, "total lag", at_ms * 1000, json!({"records": lag}));

@@ -45,6 +45,9 @@ pub fn render_text(r: &Report) -> String {
             let _ = writeln!(w, "  {e}");
         }
     }
+    for n in &r.notices {
+        let _ = writeln!(w, "notice: {n}");
+    }
     match &r.formation {
         Some(f) => {
             let _ = writeln!(
@@ -61,15 +64,17 @@ pub fn render_text(r: &Report) -> String {
     for e in &r.rebalances.list {
         let _ = writeln!(
             w,
-            "  gen {:>3}  {:<20} {:<6} start {:>7} ms  end {:>7} ms  took {:>6} ms (join {} + sync {})  detect {} ms{}",
+            "  gen {:>3}  {:<20} {:<6} start {:>7} ms  end {:>7} ms  took {:>6} ms ({})  detect {} ms{}",
             e.generation,
             e.trigger,
             e.member.as_deref().unwrap_or("-"),
             e.start_ms,
             e.end_ms,
             e.duration_ms,
-            e.join_ms,
-            e.sync_ms,
+            match (e.join_ms, e.sync_ms) {
+                (Some(j), Some(s)) => format!("join {j} + sync {s}"),
+                _ => "reconciled".to_string(),
+            },
             e.detect_ms,
             if e.follow_up_ms > 0 { format!("  follow-up +{} ms", e.follow_up_ms) } else { String::new() }
         );

@@ -333,12 +333,13 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
             escape(&r.trigger),
             escape(&who),
             r.duration_ms,
-            r.join_ms,
-            r.sync_ms,
+            r.join_ms.map_or("-".to_string(), |v| v.to_string()),
+            r.sync_ms.map_or("-".to_string(), |v| v.to_string()),
             g = r.generation,
         ));
         // The sync phase (CompletingRebalance), darker.
-        let sync_start = (r.start_ms + r.join_ms) * 1000;
+        // KIP-848 has no sync phase: nothing darker is drawn.
+        let sync_start = (r.start_ms + r.join_ms.unwrap_or(r.duration_ms)) * 1000;
         if let Some((sx, sw)) = scale.span(sync_start, r.end_ms * 1000, 0.0) {
             if sw >= 1.0 {
                 o.push_str(&format!(

@@ -43,6 +43,7 @@ pub fn emit_scenario(
                 "eager" => (Some(vec!["range".to_string()]), None),
                 "cooperative" => (Some(vec!["cooperative-sticky".to_string()]), None),
                 "default" => (None, None),
+                "consumer" => (None, Some(Protocol::Consumer)),
                 other => return Err(format!("variant {other:?} cannot be emitted")),
             },
         };

@@ -172,6 +172,28 @@ pub struct GroupFile {
     /// partitions).
     #[serde(default = "default_metadata_max_age")]
     pub metadata_max_age_ms: u64,
+    /// KIP-848 (protocol = "consumer"): the client's `group.remote.assignor` (`uniform` or
+    /// `range`; unset lets the broker choose: uniform).
+    pub remote_assignor: Option<Spanned<String>>,
+    /// The broker's `group.consumer.heartbeat.interval.ms`.
+    #[serde(default = "default_consumer_heartbeat")]
+    pub consumer_heartbeat_interval_ms: u64,
+    /// The broker's `group.consumer.session.timeout.ms`.
+    #[serde(default = "default_consumer_session")]
+    pub consumer_session_timeout_ms: u64,
+    /// The broker's `group.consumer.assignment.interval.ms` (0: at every epoch bump).
+    #[serde(default = "default_consumer_assignment_interval")]
+    pub consumer_assignment_interval_ms: u64,
+}
+
+fn default_consumer_heartbeat() -> u64 {
+    5_000
+}
+fn default_consumer_session() -> u64 {
+    45_000
+}
+fn default_consumer_assignment_interval() -> u64 {
+    1_000
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]

@@ -33,19 +33,19 @@ pub(super) fn member_spec(
     span: Option<Range<usize>>,
     cx: &MemberContext,
 ) -> Result<MemberSpec, Invalid> {
-    let (assignors, a_span) = match (&m.assignors, cx.clear_member_assignors) {
-        (Some(a), false) => (a.clone(), span.clone()),
-        _ => (cx.group_assignors.to_vec(), cx.assignors_span.clone()),
-    };
-    let rebalance_protocol = client_protocol(&assignors).map_err(|e| (a_span, e))?;
     let bad = |e: String| (span.clone(), e);
-    match m.protocol.unwrap_or(cx.group.protocol) {
-        Protocol::Consumer => {
-            return Err(bad(format!(
-                "member {:?}: protocol = \"consumer\": the KIP-848 consumer protocol is not supported yet",
-                m.name
-            )))
-        }
+    let protocol = m.protocol.unwrap_or(cx.group.protocol);
+    if protocol != cx.group.protocol {
+        return Err(bad(format!(
+            "member {:?}: protocol {protocol:?} in a group whose protocol is {:?}: a group mixing classic and consumer members (the online migration between them) is not supported yet",
+            m.name, cx.group.protocol
+        )));
+    }
+    let remote_assignor = m
+        .remote_assignor
+        .clone()
+        .or_else(|| cx.group.remote_assignor.clone());
+    let (assignors, rebalance_protocol) = match protocol {
         // ConsumerConfig refuses `group.remote.assignor` with `group.protocol=classic`.
         Protocol::Classic if m.remote_assignor.is_some() => {
             return Err(bad(format!(
@@ -54,9 +54,34 @@ pub(super) fn member_spec(
                 m.name
             )))
         }
-        Protocol::Classic => {}
+        Protocol::Classic => {
+            let (assignors, a_span) = match (&m.assignors, cx.clear_member_assignors) {
+                (Some(a), false) => (a.clone(), span.clone()),
+                _ => (cx.group_assignors.to_vec(), cx.assignors_span.clone()),
+            };
+            let rebalance_protocol = client_protocol(&assignors).map_err(|e| (a_span, e))?;
+            (assignors, rebalance_protocol)
+        }
+        // The broker assigns: partition.assignment.strategy does not apply; the member asks
+        // for a server assignor (or lets the broker choose uniform). Reconciliation is
+        // incremental, like COOPERATIVE.
+        Protocol::Consumer => {
+            if let Some(a) = remote_assignor.as_deref().filter(|a| !["uniform", "range"].contains(a)) {
+                return Err(bad(format!(
+                    "member {:?}: remote_assignor {a:?} is not a server assignor the broker has (uniform, range)",
+                    m.name
+                )));
+            }
+            let shown = remote_assignor.clone().unwrap_or_else(|| "uniform".into());
+            (vec![shown], RebalanceProtocol::Cooperative)
+        }
+    };
+    let mut settings = member_settings(m, cx.group).map_err(bad)?;
+    if protocol == Protocol::Consumer {
+        // The broker's session timeout and heartbeat interval apply, not the client's.
+        settings.session_timeout_ms = cx.group.consumer_session_timeout_ms;
+        settings.heartbeat_interval_ms = cx.group.consumer_heartbeat_interval_ms;
     }
-    let settings = member_settings(m, cx.group).map_err(bad)?;
     let topics = match &m.topics {
         Some(ts) => {
             if let Some(t) = ts.iter().find(|t| !cx.topics.contains(t)) {
@@ -85,6 +110,8 @@ pub(super) fn member_spec(
         topics,
         start_ms: Some(m.start_ms.unwrap_or(0)),
         settings,
+        protocol,
+        remote_assignor,
     })
 }
 

@@ -39,6 +39,9 @@ pub struct Scenario {
     pub co_partitioned: Vec<Vec<usize>>,
     /// Variants the snapshot tests run.
     pub snapshot_variants: Vec<String>,
+    /// Settings the file sets that do not apply to the run (classic-only settings under the
+    /// consumer protocol), each in words.
+    pub notices: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -100,6 +103,11 @@ pub struct GroupSpec {
     pub on_partitions_revoked_ms: u64,
     pub on_partitions_assigned_ms: u64,
     pub metadata_max_age_ms: u64,
+    /// KIP-848: the client's `group.remote.assignor` (`None`: the broker chooses).
+    pub remote_assignor: Option<String>,
+    pub consumer_heartbeat_interval_ms: u64,
+    pub consumer_session_timeout_ms: u64,
+    pub consumer_assignment_interval_ms: u64,
 }
 
 /// Manual commits after each processed batch.
@@ -130,6 +138,10 @@ pub struct MemberSpec {
     pub start_ms: Option<u64>,
     /// Its consumer settings: the group's, with the member entry's own over them.
     pub settings: ClientSettings,
+    /// `group.protocol`: classic or consumer (KIP-848).
+    pub protocol: Protocol,
+    /// KIP-848: its `group.remote.assignor`.
+    pub remote_assignor: Option<String>,
 }
 
 /// A consumer's own settings (members are not in lockstep: each may process at its own speed

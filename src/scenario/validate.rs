@@ -144,14 +144,6 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             clear_member_assignors = true;
         }
     }
-    if protocol == Protocol::Consumer {
-        return Err((
-            Some(g.protocol.span())
-                .filter(|s| !s.is_empty())
-                .or(assignors_span),
-            "the KIP-848 consumer protocol is not supported yet".into(),
-        ));
-    }
 
     // Group settings.
     let session = *g.session_timeout_ms.get_ref();
@@ -214,6 +206,40 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         on_partitions_revoked_ms: g.on_partitions_revoked_ms,
         on_partitions_assigned_ms: g.on_partitions_assigned_ms,
         metadata_max_age_ms: g.metadata_max_age_ms,
+        remote_assignor: g.remote_assignor.as_ref().map(|a| a.get_ref().clone()),
+        consumer_heartbeat_interval_ms: g.consumer_heartbeat_interval_ms,
+        consumer_session_timeout_ms: g.consumer_session_timeout_ms,
+        consumer_assignment_interval_ms: g.consumer_assignment_interval_ms,
+    };
+    if group.consumer_heartbeat_interval_ms == 0
+        || group.consumer_heartbeat_interval_ms >= group.consumer_session_timeout_ms
+    {
+        return Err(whole(format!(
+            "group.consumer_heartbeat_interval_ms = {} must be positive and below consumer_session_timeout_ms ({})",
+            group.consumer_heartbeat_interval_ms, group.consumer_session_timeout_ms
+        )));
+    }
+    if let Some(a) = &g.remote_assignor {
+        if !["uniform", "range"].contains(&a.get_ref().as_str()) {
+            return Err((
+                Some(a.span()),
+                format!(
+                    "group.remote_assignor {:?} is not a server assignor the broker has (uniform, range)",
+                    a.get_ref()
+                ),
+            ));
+        }
+        if protocol == Protocol::Classic {
+            return Err((
+                Some(a.span()),
+                "group.remote_assignor applies only to protocol = \"consumer\" (Kafka's ConsumerConfig refuses group.remote.assignor with group.protocol=classic)".into(),
+            ));
+        }
+    }
+    let notices = if protocol == Protocol::Consumer {
+        classic_only_settings(&file)
+    } else {
+        Vec::new()
     };
     if group.metadata_max_age_ms == 0 {
         return Err(whole("group.metadata_max_age_ms must be positive".into()));
@@ -710,7 +736,9 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
     }
 
     let snapshot_variants = match &file.snapshot_variants {
-        None => vec!["eager".to_string(), "cooperative".to_string()],
+        None => ["eager", "cooperative", "consumer"]
+            .map(String::from)
+            .to_vec(),
         Some(list) => {
             for v in list.get_ref() {
                 if !BUILT_IN_VARIANTS.contains(&v.as_str()) && !file.variants.contains_key(v) {
@@ -746,7 +774,66 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         timeline,
         co_partitioned,
         snapshot_variants,
+        notices,
     })
+}
+
+/// Classic-only client settings the file sets, which the consumer protocol does not apply (as
+/// in the Java client: the broker assigns and decides the session and heartbeat timing).
+fn classic_only_settings(file: &ScenarioFile) -> Vec<String> {
+    let g = &file.group;
+    let mut notices = Vec::new();
+    let mut note = |key: String, value: String, instead: &str| {
+        notices.push(format!(
+            "{key} = {value} does not apply under the consumer protocol ({instead})"
+        ));
+    };
+    if !g.assignors.span().is_empty() {
+        note(
+            "group.assignors".into(),
+            format!("{:?}", g.assignors.get_ref()),
+            "the broker's server assignor assigns; see remote_assignor",
+        );
+    }
+    if !g.session_timeout_ms.span().is_empty() {
+        note(
+            "group.session_timeout_ms".into(),
+            g.session_timeout_ms.get_ref().to_string(),
+            "the broker's group.consumer.session.timeout.ms decides: consumer_session_timeout_ms",
+        );
+    }
+    if !g.heartbeat_interval_ms.span().is_empty() {
+        note(
+            "group.heartbeat_interval_ms".into(),
+            g.heartbeat_interval_ms.get_ref().to_string(),
+            "the broker hands out group.consumer.heartbeat.interval.ms: consumer_heartbeat_interval_ms",
+        );
+    }
+    for m in &file.members {
+        let m = m.get_ref();
+        if let Some(a) = &m.assignors {
+            note(
+                format!("members {:?} assignors", m.name),
+                format!("{a:?}"),
+                "the broker's server assignor assigns",
+            );
+        }
+        if let Some(s) = m.session_timeout_ms {
+            note(
+                format!("members {:?} session_timeout_ms", m.name),
+                s.to_string(),
+                "the broker's session timeout applies",
+            );
+        }
+        if let Some(h) = m.heartbeat_interval_ms {
+            note(
+                format!("members {:?} heartbeat_interval_ms", m.name),
+                h.to_string(),
+                "the broker's heartbeat interval applies",
+            );
+        }
+    }
+    notices
 }
 
 /// Each member's actions must make sense in order: a running member can leave, crash, stall or

@@ -68,6 +68,10 @@ fn coordinator_timer(d: &mut Digest, timer: &CoordTimer) {
             d.u8(3);
             d.str(member_id);
         }
+        CoordTimer::Consumer(t) => {
+            d.u8(4);
+            d.str(&t.name());
+        }
     }
 }
 
@@ -99,6 +103,7 @@ fn error_code(d: &mut Digest, e: ErrorCode) {
         ErrorCode::GroupMaxSizeReached => 7,
         ErrorCode::FencedMemberEpoch => 8,
         ErrorCode::UnreleasedInstanceId => 9,
+        ErrorCode::StaleMemberEpoch => 10,
     });
 }
 
@@ -262,6 +267,30 @@ fn request(d: &mut Digest, r: &Request) {
             d.usizes(partitions);
         }
         Request::FindCoordinator => d.u8(7),
+        Request::ConsumerGroupHeartbeat {
+            member_id,
+            member_epoch,
+            instance_id,
+            rebalance_timeout_ms,
+            subscribed_topic_names,
+            server_assignor,
+            owned,
+        } => {
+            d.u8(8);
+            d.str(member_id);
+            d.i32(*member_epoch);
+            opt_str(d, instance_id.as_deref());
+            d.i32(*rebalance_timeout_ms);
+            match subscribed_topic_names {
+                Some(t) => {
+                    d.u8(1);
+                    strs(d, t);
+                }
+                None => d.u8(0),
+            }
+            opt_str(d, server_assignor.as_deref());
+            opt_usizes(d, owned.as_deref());
+        }
     }
 }
 
@@ -311,6 +340,20 @@ fn response(d: &mut Digest, r: &Response) {
         Response::FindCoordinator { broker } => {
             d.u8(7);
             d.u64(*broker as u64);
+        }
+        Response::ConsumerGroupHeartbeat {
+            error,
+            member_id,
+            member_epoch,
+            heartbeat_interval_ms,
+            assignment,
+        } => {
+            d.u8(8);
+            error_code(d, *error);
+            opt_str(d, member_id.as_deref());
+            d.i32(*member_epoch);
+            d.i32(*heartbeat_interval_ms);
+            opt_usizes(d, assignment.as_deref());
         }
         Response::LeaveGroup { error, members } => {
             d.u8(6);

@@ -12,11 +12,14 @@ use crate::check::{Checks, Names, SettleWindow};
 use crate::client::{ClientEffect, ClientEnv, ClientTimer, Consumer};
 use crate::cluster::{Cluster, PartitionSpace};
 use crate::facts::Fact;
-use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect};
+use crate::group::consumer_group::ConsumerGroupConfig;
+use crate::group::coordinator::{
+    ConsumerTopic, CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect,
+};
 use crate::group::messages::{ClientRef, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
-use crate::scenario::{ClientSettings, MemberSpec, Scenario, TimelineAction};
+use crate::scenario::{ClientSettings, MemberSpec, Protocol, Scenario, TimelineAction};
 use crate::sim::queue::TimerId;
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
@@ -147,10 +150,16 @@ impl<'s> World<'s> {
         if options.record_history {
             metrics.record_history();
         }
-        let coordinator = Coordinator::new(
+        let mut coordinator = Coordinator::new(
             CoordinatorConfig::with_initial_delay(scenario.group.initial_rebalance_delay_ms),
             streams.stream("member-ids"),
         );
+        if scenario.group.protocol == Protocol::Consumer {
+            coordinator = coordinator.with_consumer_group(
+                consumer_group_config(scenario),
+                &consumer_topics(scenario, &partitions, streams.stream("topic-ids")),
+            );
+        }
         let n = scenario.members.len();
         let partitions_len = partitions.len();
         let check = Checks::new(
@@ -410,6 +419,7 @@ impl<'s> World<'s> {
                 self.log(|| format!("topic {name} grows to {partitions} partitions"));
                 let now = self.now();
                 let counts = scenario.partition_counts_at(now.as_millis());
+                self.coordinator.set_partitions(*topic, name, *partitions);
                 self.observers
                     .metrics
                     .partitions_added(now, scenario, &counts);
@@ -605,6 +615,40 @@ fn arrival_lags(
 
 /// The group must be Stable within rebalance timeout + session timeout after the last timeline
 /// event has ended (DESIGN.md "What counts").
+/// The broker's consumer-group settings from the scenario's `[group]`.
+fn consumer_group_config(scenario: &Scenario) -> ConsumerGroupConfig {
+    let g = &scenario.group;
+    ConsumerGroupConfig {
+        heartbeat_interval_ms: g.consumer_heartbeat_interval_ms,
+        session_timeout_ms: g.consumer_session_timeout_ms,
+        assignment_interval_ms: g.consumer_assignment_interval_ms,
+        ..ConsumerGroupConfig::default()
+    }
+}
+
+/// The topics as the consumer group sees them: each with a topic id (drawn once per run, as a
+/// cluster creates them), its partitions at the start and where its partitions begin.
+fn consumer_topics(
+    scenario: &Scenario,
+    partitions: &PartitionSpace,
+    mut ids: Stream,
+) -> Vec<ConsumerTopic> {
+    scenario
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(t, topic)| {
+            let bytes: [u8; 16] = std::array::from_fn(|_| ids.between(0, 255) as u8);
+            ConsumerTopic {
+                name: topic.name.clone(),
+                id: crate::java::Uuid::from_bytes(bytes),
+                partitions: topic.partitions,
+                first: partitions.first(t),
+            }
+        })
+        .collect()
+}
+
 /// The broker a client asks first (its `bootstrap.servers`): FindCoordinator goes there.
 const BOOTSTRAP_BROKER: u32 = 0;
 

@@ -248,10 +248,16 @@ pub enum GroupEffect {
     },
     CancelTimer(ConsumerGroupTimer),
     Record(ConsumerGroupRecord),
-    /// The group epoch was bumped (a rebalance begins under this protocol) and why.
+    /// The group epoch was bumped (a rebalance begins under this protocol), why, and by whom
+    /// (`None`: a metadata change).
     EpochBumped {
         epoch: i32,
         cause: EpochCause,
+        member_id: Option<String>,
+    },
+    /// A member left the group (a leave or a fence).
+    Removed {
+        member_id: String,
     },
     /// A member was fenced (session or rebalance timeout).
     Fenced {
@@ -455,7 +461,8 @@ impl ConsumerGroup {
             } else {
                 EpochCause::MetadataChanged
             };
-            self.bump_epoch(&mut cx, cause);
+            let by = (cause != EpochCause::MetadataChanged).then_some(updated.member_id.as_str());
+            self.bump_epoch(&mut cx, cause, by);
         }
         // 2. The target assignment, if it is behind and may be recomputed now.
         if self.group_epoch > self.assignment_epoch && self.may_assign(now) {
@@ -684,7 +691,10 @@ impl ConsumerGroup {
             .push(GroupEffect::CancelTimer(ConsumerGroupTimer::Rebalance {
                 member_id: member_id.to_string(),
             }));
-        self.bump_epoch(cx, cause);
+        self.bump_epoch(cx, cause, Some(member_id));
+        cx.out.push(GroupEffect::Removed {
+            member_id: member_id.to_string(),
+        });
     }
 
     /// The tombstones of a member's records, and the member gone.
@@ -708,7 +718,7 @@ impl ConsumerGroup {
         self.members.remove(member_id);
     }
 
-    fn bump_epoch(&mut self, cx: &mut Cx, cause: EpochCause) {
+    fn bump_epoch(&mut self, cx: &mut Cx, cause: EpochCause, member_id: Option<&str>) {
         self.group_epoch += 1;
         cx.record(ConsumerGroupRecord::GroupMetadata {
             epoch: self.group_epoch,
@@ -716,6 +726,7 @@ impl ConsumerGroup {
         cx.out.push(GroupEffect::EpochBumped {
             epoch: self.group_epoch,
             cause,
+            member_id: member_id.map(str::to_string),
         });
     }
 

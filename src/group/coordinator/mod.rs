@@ -33,6 +33,7 @@
 //!
 //! It imports nothing of the world, the metrics or the report.
 
+mod consumer;
 mod join;
 mod offsets;
 mod record;
@@ -40,6 +41,7 @@ mod session;
 mod sync;
 
 pub use crate::group::records::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
+pub use consumer::ConsumerTopic;
 
 use super::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, Request, Response, Subscription, Trigger,
@@ -84,6 +86,8 @@ pub enum CoordTimer {
     Sync,
     /// `heartbeat:<member id>`: a member's (or pending member's) session timer.
     Heartbeat { member_id: String },
+    /// A KIP-848 consumer group's timer (`session-timeout:<id>`, `rebalance-timeout:<id>`).
+    Consumer(crate::group::consumer_group::ConsumerGroupTimer),
 }
 
 impl CoordTimer {
@@ -93,6 +97,7 @@ impl CoordTimer {
             CoordTimer::Join => "join".into(),
             CoordTimer::Sync => "sync".into(),
             CoordTimer::Heartbeat { member_id } => format!("heartbeat:{member_id}"),
+            CoordTimer::Consumer(t) => t.name(),
         }
     }
 
@@ -279,6 +284,8 @@ struct MemberIds {
 
 pub struct Coordinator {
     config: CoordinatorConfig,
+    /// A KIP-848 consumer group instead of a classic one (`consumer.rs`).
+    consumer: Option<Box<consumer::ConsumerHost>>,
     /// The group exists (its first JoinGroup created it and wrote a record).
     exists: bool,
     state: GroupState,
@@ -308,6 +315,7 @@ impl Coordinator {
     pub fn new(config: CoordinatorConfig, ids: Stream) -> Self {
         Coordinator {
             config,
+            consumer: None,
             exists: false,
             state: GroupState::Empty,
             previous_state: GroupState::Empty,
@@ -342,11 +350,17 @@ impl Coordinator {
     }
 
     pub fn is_stable(&self) -> bool {
-        self.state == GroupState::Stable
+        match self.consumer_state() {
+            Some((stable, _, _)) => stable,
+            None => self.state == GroupState::Stable,
+        }
     }
 
     pub fn state_name(&self) -> &'static str {
-        self.state.name()
+        match self.consumer_state() {
+            Some((_, name, _)) => name,
+            None => self.state.name(),
+        }
     }
 
     /// Whether the group exists (Kafka's trace shows `null` for a group never created).
@@ -354,8 +368,12 @@ impl Coordinator {
         self.exists
     }
 
+    /// The generation (a consumer group's group epoch).
     pub fn generation(&self) -> i32 {
-        self.generation
+        match self.consumer_state() {
+            Some((_, _, epoch)) => epoch,
+            None => self.generation,
+        }
     }
 
     pub fn leader(&self) -> Option<&str> {
@@ -498,7 +516,11 @@ impl Coordinator {
                 generation,
                 offsets,
             } => {
-                let error = self.offset_commit(cx, from, &member_id, generation, &offsets);
+                let error = if self.consumer.is_some() {
+                    self.consumer_offset_commit(cx, from, &member_id, generation, &offsets)
+                } else {
+                    self.offset_commit(cx, from, &member_id, generation, &offsets)
+                };
                 cx.respond(from, Response::OffsetCommit { error });
             }
             Request::OffsetFetch { partitions } => {
@@ -511,6 +533,9 @@ impl Coordinator {
             // Any broker answers FindCoordinator from the cluster's metadata (the world does);
             // it never reaches the group's state.
             Request::FindCoordinator => {}
+            request @ Request::ConsumerGroupHeartbeat { .. } => {
+                self.consumer_heartbeat(cx, from, request)
+            }
         }
     }
 
@@ -533,6 +558,7 @@ impl Coordinator {
                 }
             }
             CoordTimer::Heartbeat { member_id } => self.on_session_timer(cx, &member_id),
+            CoordTimer::Consumer(timer) => self.consumer_timer(cx, timer),
         }
     }
 

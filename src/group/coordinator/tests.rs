@@ -217,6 +217,7 @@ fn error_of(r: &Response) -> ErrorCode {
         | Response::OffsetCommit { error }
         | Response::LeaveGroup { error, .. } => *error,
         Response::OffsetFetch { .. } | Response::FindCoordinator { .. } => ErrorCode::None,
+        Response::ConsumerGroupHeartbeat { error, .. } => *error,
     }
 }
 

@@ -1,0 +1,446 @@
+//! KIP-848's membership on the client (`group.protocol=consumer`): Kafka's
+//! `ConsumerMembershipManager` and `ConsumerHeartbeatRequestManager` as one state machine.
+//!
+//! ```text
+//!  UNSUBSCRIBED -> JOINING -> RECONCILING -> ACKNOWLEDGING -> STABLE
+//!                    ^  ^                                       |  (a new assignment: RECONCILING)
+//!                    |  +--- FENCED (onPartitionsLost) <--------+  FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID
+//!                    +------ STALE (poll timeout: leave, onPartitionsLost at the next poll)
+//!  close(): PREPARE_LEAVING (commit, onPartitionsRevoked) -> LEAVING (epoch -1, or -2 static)
+//! ```
+//!
+//! The background thread heartbeats every `heartbeat_interval_ms` the broker hands out, at once
+//! when joining, acknowledging or leaving; a heartbeat carries only what changed since the one
+//! before (the full set while joining). An assignment is reconciled by the application thread's
+//! `poll()`: commit if auto-commit is on, `onPartitionsRevoked` for what it loses, then
+//! `onPartitionsAssigned` for what it gains, then ACKNOWLEDGING (the next heartbeat reports what
+//! it owns, which is what lets the broker hand the revoked partitions to their new owners).
+
+use super::poll::Listener;
+use super::*;
+
+/// The client's `MemberState` under the consumer protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MemberState {
+    Joining,
+    Reconciling,
+    Acknowledging,
+    Stable,
+    /// The broker fenced it: its partitions are lost at the next poll, then it rejoins.
+    Fenced,
+    /// Its poll timer expired: it left; lost and rejoin at the next poll.
+    Stale,
+    Leaving,
+}
+
+impl MemberState {
+    fn name(self) -> &'static str {
+        match self {
+            MemberState::Joining => "JOINING",
+            MemberState::Reconciling => "RECONCILING",
+            MemberState::Acknowledging => "ACKNOWLEDGING",
+            MemberState::Stable => "STABLE",
+            MemberState::Fenced => "FENCED",
+            MemberState::Stale => "STALE",
+            MemberState::Leaving => "LEAVING",
+        }
+    }
+}
+
+/// The consumer protocol's membership state.
+pub(super) struct ConsumerMembership {
+    pub(super) state: MemberState,
+    pub(super) epoch: i32,
+    /// From the broker's last answer (until then, the next heartbeat goes at once).
+    heartbeat_interval_ms: u64,
+    in_flight: bool,
+    /// A heartbeat is wanted as soon as the one in flight is answered.
+    send_when_answered: bool,
+    /// The assignment received and not reconciled yet.
+    target: Option<Vec<usize>>,
+    /// Partitions being assigned once the revocation callback has run.
+    assigning: Vec<usize>,
+    // What the last heartbeat carried, for "only what changed".
+    sent_topics: Option<Vec<String>>,
+    sent_owned: Option<Vec<usize>>,
+    sent_timeout: Option<i32>,
+    sent_assignor: Option<String>,
+}
+
+impl ConsumerMembership {
+    pub(super) fn new() -> Self {
+        ConsumerMembership {
+            state: MemberState::Joining,
+            epoch: 0,
+            heartbeat_interval_ms: 0,
+            in_flight: false,
+            send_when_answered: false,
+            target: None,
+            assigning: Vec::new(),
+            sent_topics: None,
+            sent_owned: None,
+            sent_timeout: None,
+            sent_assignor: None,
+        }
+    }
+
+    pub(super) fn is_rebalancing(&self) -> bool {
+        self.state != MemberState::Stable || self.target.is_some()
+    }
+
+    pub(super) fn rebalance_step(&self) -> Option<&'static str> {
+        match self.state {
+            MemberState::Stable if self.target.is_some() => Some("with an assignment to reconcile"),
+            MemberState::Stable => None,
+            MemberState::Joining => Some("joining (epoch 0)"),
+            MemberState::Reconciling => Some("reconciling its assignment"),
+            MemberState::Acknowledging => Some("acknowledging its assignment"),
+            MemberState::Fenced => Some("fenced, about to rejoin"),
+            MemberState::Stale => Some("stale after a poll timeout, about to rejoin"),
+            MemberState::Leaving => Some("leaving"),
+        }
+    }
+}
+
+impl Consumer {
+    fn kip848(&mut self) -> &mut ConsumerMembership {
+        self.consumer_membership
+            .as_mut()
+            .expect("a consumer-protocol member")
+    }
+
+    fn move_to(&mut self, env: &mut ClientEnv, state: MemberState) {
+        let from = self.kip848().state;
+        if from != state {
+            log!(env, "{} {} -> {}", self.name(), from.name(), state.name());
+            self.kip848().state = state;
+        }
+    }
+
+    /// The member starts under the consumer protocol: a client-made member id (KIP-848: the
+    /// client chooses it, a base64 Uuid), JOINING once the coordinator is known.
+    pub(super) fn start_consumer_protocol(&mut self, env: &mut ClientEnv) {
+        let mut ids = Stream::derive(
+            env.scenario.seed,
+            &format!("member-id-{}-{}", self.idx, self.incarnation),
+        );
+        let bytes: [u8; 16] = std::array::from_fn(|_| ids.between(0, 255) as u8);
+        self.membership.member_id = crate::java::Uuid::from_bytes(bytes).to_string();
+        self.consumer_membership = Some(ConsumerMembership::new());
+        self.arm_consumer_poll_timer(env);
+    }
+
+    /// The background thread watches the application's polls (`max.poll.interval.ms`).
+    fn arm_consumer_poll_timer(&mut self, env: &mut ClientEnv) {
+        let at = self.last_poll + Duration::from_millis(self.settings().max_poll_interval_ms);
+        env.set_timer(ClientTimer::PollTimer, at.max(env.now()));
+    }
+
+    /// The application thread's part, at each `poll()`: give up lost partitions and rejoin,
+    /// or reconcile a new assignment. Returns whether the poll loop may go on.
+    pub(super) fn consumer_protocol_poll(&mut self, env: &mut ClientEnv) -> bool {
+        let (state, idle_joining) = {
+            let m = self.kip848();
+            (m.state, !m.in_flight && m.sent_topics.is_none())
+        };
+        match state {
+            MemberState::Fenced | MemberState::Stale => {
+                let lost = std::mem::take(&mut self.owned);
+                if !lost.is_empty() {
+                    self.listener(env, Listener::Lost, &lost);
+                    self.drop_partitions(&lost, env);
+                }
+                self.rejoin(env);
+                true
+            }
+            MemberState::Joining if idle_joining => {
+                env.fact(Fact::Joining { member: self.idx });
+                self.send_consumer_heartbeat(env);
+                true
+            }
+            _ => match self.kip848().target.take() {
+                Some(target) => {
+                    self.reconcile(env, target);
+                    matches!(self.app, App::Idle)
+                }
+                None => true,
+            },
+        }
+    }
+
+    /// Rejoin with epoch 0 and the same member id (a fenced or stale member).
+    fn rejoin(&mut self, env: &mut ClientEnv) {
+        let m = self.kip848();
+        m.epoch = 0;
+        m.target = None;
+        m.sent_topics = None;
+        m.sent_owned = None;
+        m.sent_timeout = None;
+        m.sent_assignor = None;
+        self.membership.generation = None;
+        self.move_to(env, MemberState::Joining);
+        env.fact(Fact::Joining { member: self.idx });
+        self.send_consumer_heartbeat(env);
+        self.arm_consumer_poll_timer(env);
+    }
+
+    /// `maybeReconcile` / `revokeAndAssign`: commit (auto-commit), revoke what it loses, then
+    /// assign what it gains, then acknowledge.
+    fn reconcile(&mut self, env: &mut ClientEnv, target: Vec<usize>) {
+        let revoked: Vec<usize> = self
+            .owned
+            .iter()
+            .filter(|p| !target.contains(p))
+            .copied()
+            .collect();
+        let added: Vec<usize> = target
+            .iter()
+            .filter(|p| !self.owned.contains(p))
+            .copied()
+            .collect();
+        self.kip848().assigning = added;
+        if revoked.is_empty() {
+            self.assign_reconciled(env);
+            return;
+        }
+        // Auto-commit before revoking (the revoked partitions' progress is committed first).
+        if self.auto_commit_sync(env, AfterCommit::Revoke(revoked.clone())) {
+            return;
+        }
+        self.revoke_reconciled(env, revoked);
+    }
+
+    pub(super) fn revoke_reconciled(&mut self, env: &mut ClientEnv, revoked: Vec<usize>) {
+        self.listener(env, Listener::Revoked, &revoked);
+        self.owned.retain(|p| !revoked.contains(p));
+        self.drop_partitions(&revoked, env);
+        let ms = self.settings().on_partitions_revoked_ms;
+        self.callback(env, ms, AfterCallback::ConsumerAssign);
+    }
+
+    pub(super) fn assign_reconciled(&mut self, env: &mut ClientEnv) {
+        let added = std::mem::take(&mut self.kip848().assigning);
+        self.owned.extend(added.iter().copied());
+        self.owned.sort_unstable();
+        self.listener(env, Listener::Assigned, &added);
+        self.pending_fetch.extend(added.iter().copied());
+        let ms = self.settings().on_partitions_assigned_ms;
+        self.callback(env, ms, AfterCallback::ConsumerAcknowledge);
+    }
+
+    /// The reconciliation is complete: the next heartbeat, sent at once, reports what it owns.
+    pub(super) fn acknowledge(&mut self, env: &mut ClientEnv) {
+        self.move_to(env, MemberState::Acknowledging);
+        self.send_consumer_heartbeat(env);
+    }
+
+    /// The background thread's heartbeat (`ConsumerHeartbeatRequestManager`).
+    pub(super) fn send_consumer_heartbeat(&mut self, env: &mut ClientEnv) {
+        let topics = self.topics.clone();
+        let owned = self.owned.clone();
+        let timeout = self.settings().max_poll_interval_ms.min(i32::MAX as u64) as i32;
+        let member_id = self.membership.member_id.clone();
+        let instance_id = self.spec.group_instance_id.clone();
+        let is_static = instance_id.is_some();
+        let assignor = self.spec.remote_assignor.clone();
+        let m = self.kip848();
+        if m.in_flight {
+            m.send_when_answered = true;
+            return;
+        }
+        if matches!(m.state, MemberState::Fenced | MemberState::Stale) {
+            return;
+        }
+        let request = match m.state {
+            MemberState::Leaving => Request::ConsumerGroupHeartbeat {
+                member_id,
+                member_epoch: if is_static { -2 } else { -1 },
+                instance_id,
+                rebalance_timeout_ms: -1,
+                subscribed_topic_names: None,
+                server_assignor: None,
+                owned: None,
+            },
+            MemberState::Joining if m.epoch == 0 => {
+                m.sent_topics = Some(topics.clone());
+                m.sent_owned = Some(owned.clone());
+                m.sent_timeout = Some(timeout);
+                m.sent_assignor = assignor.clone();
+                Request::ConsumerGroupHeartbeat {
+                    member_id,
+                    member_epoch: 0,
+                    instance_id,
+                    rebalance_timeout_ms: timeout,
+                    subscribed_topic_names: Some(topics),
+                    server_assignor: assignor,
+                    owned: Some(owned),
+                }
+            }
+            _ => {
+                let changed_topics = (m.sent_topics.as_ref() != Some(&topics)).then_some(topics);
+                let changed_owned = (m.sent_owned.as_ref() != Some(&owned)).then_some(owned);
+                let changed_timeout = (m.sent_timeout != Some(timeout)).then_some(timeout);
+                let changed_assignor = assignor.filter(|a| m.sent_assignor.as_ref() != Some(a));
+                if changed_assignor.is_some() {
+                    m.sent_assignor = changed_assignor.clone();
+                }
+                if let Some(t) = &changed_topics {
+                    m.sent_topics = Some(t.clone());
+                }
+                if let Some(o) = &changed_owned {
+                    m.sent_owned = Some(o.clone());
+                }
+                if let Some(t) = changed_timeout {
+                    m.sent_timeout = Some(t);
+                }
+                Request::ConsumerGroupHeartbeat {
+                    member_id,
+                    member_epoch: m.epoch,
+                    instance_id,
+                    rebalance_timeout_ms: changed_timeout.unwrap_or(-1),
+                    subscribed_topic_names: changed_topics,
+                    server_assignor: changed_assignor,
+                    owned: changed_owned,
+                }
+            }
+        };
+        m.in_flight = true;
+        let interval = m.heartbeat_interval_ms;
+        let leaving = m.state == MemberState::Leaving;
+        env.send(request);
+        self.membership.last_heartbeat_sent = env.now();
+        if !leaving && interval > 0 {
+            env.set_timer(
+                ClientTimer::Heartbeat,
+                env.now() + Duration::from_millis(interval),
+            );
+        }
+    }
+
+    /// A ConsumerGroupHeartbeat answer, handled by the background thread as it arrives.
+    pub(super) fn on_consumer_heartbeat_response(
+        &mut self,
+        env: &mut ClientEnv,
+        error: ErrorCode,
+        member_epoch: i32,
+        heartbeat_interval_ms: i32,
+        assignment: Option<Vec<usize>>,
+    ) {
+        let owned = self.owned.clone();
+        let m = self.kip848();
+        m.in_flight = false;
+        match error {
+            ErrorCode::None => {
+                if m.state == MemberState::Leaving {
+                    return;
+                }
+                m.epoch = member_epoch;
+                m.heartbeat_interval_ms = heartbeat_interval_ms.max(0) as u64;
+                self.membership.generation = Some(member_epoch);
+                let state = self.kip848().state;
+                match assignment {
+                    Some(a) if a != owned || state == MemberState::Joining => {
+                        if a == owned {
+                            self.move_to(env, MemberState::Stable);
+                        } else {
+                            log!(
+                                env,
+                                "{} new assignment at epoch {member_epoch}: {}",
+                                self.name(),
+                                env.partitions.list(&a)
+                            );
+                            self.kip848().target = Some(a);
+                            self.move_to(env, MemberState::Reconciling);
+                            self.wake(env);
+                        }
+                    }
+                    _ => {
+                        if state == MemberState::Acknowledging {
+                            self.move_to(env, MemberState::Stable);
+                        }
+                    }
+                }
+            }
+            ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId => {
+                let leaving = m.state == MemberState::Leaving;
+                log!(
+                    env,
+                    "{} heartbeat: {}, the member is fenced",
+                    self.name(),
+                    error.name()
+                );
+                if leaving {
+                    return;
+                }
+                self.membership.generation = None;
+                self.move_to(env, MemberState::Fenced);
+                self.wake(env);
+                return;
+            }
+            _ => {}
+        }
+        let last_sent = self.membership.last_heartbeat_sent;
+        let m = self.kip848();
+        let at_once =
+            std::mem::take(&mut m.send_when_answered) || m.state == MemberState::Acknowledging;
+        let interval = m.heartbeat_interval_ms;
+        if at_once {
+            self.send_consumer_heartbeat(env);
+        } else if interval > 0 {
+            let at = last_sent + Duration::from_millis(interval);
+            env.set_timer(ClientTimer::Heartbeat, at.max(env.now()));
+        }
+    }
+
+    /// The background thread checks the poll timer: past `max.poll.interval.ms` the member
+    /// leaves (epoch -1) and is STALE; its partitions are lost at the next poll.
+    pub(super) fn consumer_check_poll_timer(&mut self, env: &mut ClientEnv) {
+        let deadline = self.last_poll + Duration::from_millis(self.settings().max_poll_interval_ms);
+        if env.now() < deadline {
+            self.arm_consumer_poll_timer(env);
+            return;
+        }
+        if matches!(
+            self.kip848().state,
+            MemberState::Stale | MemberState::Leaving
+        ) {
+            return;
+        }
+        log!(env, "{} poll timeout: leaving the group", self.name());
+        let member_id = self.membership.member_id.clone();
+        let epoch = if self.spec.group_instance_id.is_some() {
+            -2
+        } else {
+            -1
+        };
+        env.send(Request::ConsumerGroupHeartbeat {
+            member_id,
+            member_epoch: epoch,
+            instance_id: self.spec.group_instance_id.clone(),
+            rebalance_timeout_ms: -1,
+            subscribed_topic_names: None,
+            server_assignor: None,
+            owned: None,
+        });
+        self.membership.generation = None;
+        self.kip848().in_flight = false;
+        env.cancel_timer(ClientTimer::Heartbeat);
+        self.move_to(env, MemberState::Stale);
+    }
+
+    /// `close()` after the commit: revoke everything, then the leave heartbeat.
+    pub(super) fn consumer_finish_close(&mut self, env: &mut ClientEnv) {
+        let revoked = std::mem::take(&mut self.owned);
+        if !revoked.is_empty() {
+            self.listener(env, Listener::RevokedOnClose, &revoked);
+        }
+        self.move_to(env, MemberState::Leaving);
+        self.kip848().in_flight = false;
+        self.send_consumer_heartbeat(env);
+        env.cancel_timer(ClientTimer::Heartbeat);
+        env.cancel_timer(ClientTimer::PollTimer);
+        log!(env, "{} closed", self.name());
+        env.fact(Fact::ProcessStopped { member: self.idx });
+        self.alive = false;
+    }
+}

@@ -1,0 +1,315 @@
+//! ConsumerGroupHeartbeat (KIP-848) at the coordinator: the group is a consumer group
+//! (`group::consumer_group`), and this is Kafka's `GroupMetadataManager` handing it the request:
+//! partitions translated between the cluster's global indexes and the group's (topic, partition),
+//! its effects turned into the coordinator's (responses, timers, facts), and OffsetCommit checked
+//! against member epochs.
+
+use super::*;
+use crate::assignor::{Topic, TopicPartition};
+use crate::group::consumer_group::{
+    ConsumerGroup, ConsumerGroupConfig, ConsumerGroupState, ConsumerGroupTimer, ConsumerHeartbeat,
+    EpochCause, GroupEffect, Partitions,
+};
+use crate::log;
+
+/// A topic as the consumer group is told of it: its name and id, its partitions now, and the
+/// global index of its partition 0 in the cluster's partition space.
+pub struct ConsumerTopic {
+    pub name: String,
+    pub id: crate::java::Uuid,
+    pub partitions: u32,
+    pub first: usize,
+}
+
+/// The consumer group and what the coordinator keeps beside it.
+pub(super) struct ConsumerHost {
+    pub(super) group: ConsumerGroup,
+    /// Scenario topic index -> the group's topic index (name order), and each topic's first
+    /// global partition index.
+    topic_of: Vec<u32>,
+    first: Vec<usize>,
+    /// The group's topic index -> scenario topic index.
+    scenario_topic: Vec<usize>,
+    /// Which client each member id is.
+    clients: BTreeMap<String, ClientRef>,
+    /// What each member's heartbeats last said it owns (its acknowledgement).
+    reported_owned: BTreeMap<String, Partitions>,
+    /// The group epoch the last GroupStable fact was for.
+    stable_reported: i32,
+}
+
+impl ConsumerHost {
+    pub(super) fn new(config: ConsumerGroupConfig, topics: &[ConsumerTopic]) -> Self {
+        let mut order: Vec<usize> = (0..topics.len()).collect();
+        order.sort_by(|&a, &b| crate::java::string_compare(&topics[a].name, &topics[b].name));
+        let mut topic_of = vec![0; topics.len()];
+        for (i, &t) in order.iter().enumerate() {
+            topic_of[t] = i as u32;
+        }
+        let group_topics = order
+            .iter()
+            .map(|&t| Topic {
+                name: topics[t].name.clone(),
+                partitions: topics[t].partitions as i32,
+                id: Some(topics[t].id),
+            })
+            .collect();
+        ConsumerHost {
+            group: ConsumerGroup::new(config, group_topics),
+            topic_of,
+            first: topics.iter().map(|t| t.first).collect(),
+            scenario_topic: order,
+            clients: BTreeMap::new(),
+            reported_owned: BTreeMap::new(),
+            stable_reported: 0,
+        }
+    }
+
+    fn to_group(&self, parts: &[usize]) -> Partitions {
+        parts
+            .iter()
+            .map(|&p| {
+                let t = self.first.iter().rposition(|&f| f <= p).unwrap_or(0);
+                TopicPartition::new(self.topic_of[t], (p - self.first[t]) as i32)
+            })
+            .collect()
+    }
+
+    fn to_global(&self, parts: &Partitions) -> Vec<usize> {
+        let mut out: Vec<usize> = parts
+            .iter()
+            .map(|tp| self.first[self.scenario_topic[tp.topic as usize]] + tp.partition as usize)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}
+
+impl Coordinator {
+    /// Makes the group a KIP-848 consumer group over `topics` (scenario order).
+    pub fn with_consumer_group(
+        mut self,
+        config: ConsumerGroupConfig,
+        topics: &[ConsumerTopic],
+    ) -> Self {
+        self.consumer = Some(Box::new(ConsumerHost::new(config, topics)));
+        self
+    }
+
+    /// A topic grew: the consumer group notices on its next heartbeat.
+    pub fn set_partitions(&mut self, scenario_topic: usize, name: &str, partitions: u32) {
+        let _ = scenario_topic;
+        if let Some(host) = self.consumer.as_mut() {
+            host.group.set_partitions(name, partitions as i32);
+        }
+    }
+
+    pub(super) fn consumer_heartbeat(&mut self, cx: &mut Cx, from: ClientRef, request: Request) {
+        let Request::ConsumerGroupHeartbeat {
+            member_id,
+            member_epoch,
+            instance_id,
+            rebalance_timeout_ms,
+            subscribed_topic_names,
+            server_assignor,
+            owned,
+        } = request
+        else {
+            return;
+        };
+        let Some(host) = self.consumer.as_mut() else {
+            return;
+        };
+        if let Some(o) = &owned {
+            cx.fact(Fact::OwnedReported {
+                member: from.member,
+                partitions: o.clone(),
+            });
+        }
+        let owned = owned.map(|o| host.to_group(&o));
+        if let Some(o) = &owned {
+            host.reported_owned.insert(member_id.clone(), o.clone());
+        }
+        let heartbeat = ConsumerHeartbeat {
+            member_id: member_id.clone(),
+            member_epoch,
+            instance_id,
+            rebalance_timeout_ms,
+            subscribed_topic_names,
+            server_assignor,
+            owned,
+        };
+        let was_member = host.group.member(&member_id).is_some();
+        let mut out = Out::new(false);
+        let response = host.group.heartbeat(cx.now, &heartbeat, &mut out);
+        if member_epoch >= 0 && response.error == ErrorCode::None {
+            host.clients.insert(member_id.clone(), from);
+            if !was_member {
+                cx.fact(Fact::MemberAdded {
+                    member: from.member,
+                    member_id: member_id.clone(),
+                });
+            }
+        }
+        let assignment = response.assignment.as_ref().map(|a| host.to_global(a));
+        if let Some(a) = &assignment {
+            cx.fact(Fact::AssignmentSent {
+                member: from.member,
+                partitions: a.clone(),
+            });
+        }
+        log!(
+            cx,
+            "coordinator consumer heartbeat from {} epoch {member_epoch}: {} epoch {}{} (group epoch {}, {})",
+            from.member,
+            response.error.name(),
+            response.member_epoch,
+            assignment
+                .as_ref()
+                .map_or(String::new(), |a| format!(" assignment {a:?}")),
+            host.group.group_epoch(),
+            host.group.state().name()
+        );
+        self.apply_group_effects(cx, out);
+        cx.respond(
+            from,
+            Response::ConsumerGroupHeartbeat {
+                error: response.error,
+                member_id: response.member_id,
+                member_epoch: response.member_epoch,
+                heartbeat_interval_ms: response.heartbeat_interval_ms,
+                assignment,
+            },
+        );
+    }
+
+    pub(super) fn consumer_timer(&mut self, cx: &mut Cx, timer: ConsumerGroupTimer) {
+        let Some(host) = self.consumer.as_mut() else {
+            return;
+        };
+        let mut out = Out::new(false);
+        host.group.on_timer(cx.now, &timer, &mut out);
+        self.apply_group_effects(cx, out);
+    }
+
+    /// OffsetCommit in a consumer group: the member epoch must be the member's, except that a
+    /// commit for partitions the member still owns is accepted at a lagging epoch (KIP-1251).
+    pub(super) fn consumer_offset_commit(
+        &mut self,
+        cx: &mut Cx,
+        from: ClientRef,
+        member_id: &str,
+        epoch: i32,
+        offsets: &[(usize, u64)],
+    ) -> ErrorCode {
+        let Some(host) = self.consumer.as_ref() else {
+            return ErrorCode::UnknownMemberId;
+        };
+        let Some(member) = host.group.member(member_id) else {
+            return ErrorCode::UnknownMemberId;
+        };
+        let parts: Vec<usize> = offsets.iter().map(|&(p, _)| p).collect();
+        let owned = host
+            .to_group(&parts)
+            .iter()
+            .all(|tp| member.assigned.contains_key(tp));
+        if epoch > member.member_epoch || (epoch < member.member_epoch && !owned) {
+            return ErrorCode::StaleMemberEpoch;
+        }
+        for &(partition, offset) in offsets {
+            cx.out
+                .push(CoordinatorEffect::CommitOffset { partition, offset });
+            cx.fact(Fact::OffsetCommitted {
+                member: from.member,
+                partition,
+                offset,
+            });
+        }
+        ErrorCode::None
+    }
+
+    /// The consumer group's effects as the coordinator's: timers by key, facts for observers.
+    fn apply_group_effects(&mut self, cx: &mut Cx, mut out: Out<GroupEffect>) {
+        let Some(host) = self.consumer.as_mut() else {
+            return;
+        };
+        let effects: Vec<GroupEffect> = out.drain().0.collect();
+        for effect in effects {
+            match effect {
+                GroupEffect::SetTimer { timer, at } => {
+                    cx.set_timer(CoordTimer::Consumer(timer), at)
+                }
+                GroupEffect::CancelTimer(timer) => cx.cancel_timer(CoordTimer::Consumer(timer)),
+                // The consumer group's records are not kept: no fail-over reads them yet.
+                GroupEffect::Record(_) => {}
+                GroupEffect::EpochBumped {
+                    epoch,
+                    cause,
+                    member_id,
+                } => {
+                    let member = member_id
+                        .as_ref()
+                        .and_then(|id| host.clients.get(id))
+                        .map(|c| c.member);
+                    let trigger = match cause {
+                        EpochCause::MemberJoined => Trigger::MemberJoined,
+                        EpochCause::MemberLeft => Trigger::MemberLeft,
+                        EpochCause::MemberFenced => Trigger::MemberExpired,
+                        EpochCause::SubscriptionChanged => Trigger::SubscriptionChanged,
+                        EpochCause::MetadataChanged => Trigger::MetadataChanged,
+                    };
+                    cx.fact(Fact::RebalanceStarted {
+                        generation: epoch,
+                        trigger,
+                        member,
+                    });
+                }
+                GroupEffect::Removed { member_id } | GroupEffect::Fenced { member_id } => {
+                    host.reported_owned.remove(&member_id);
+                    if let Some(c) = host.clients.remove(&member_id) {
+                        cx.fact(Fact::MemberRemoved {
+                            member: c.member,
+                            member_id,
+                        });
+                    }
+                }
+            }
+        }
+        // Every member reconciled to the target and says so (its heartbeat reports what it
+        // was given): the rebalance of that epoch is over.
+        let acknowledged = host
+            .group
+            .members()
+            .all(|m| host.reported_owned.get(&m.member_id) == Some(&m.assigned_partitions()));
+        if host.group.state() == ConsumerGroupState::Stable
+            && acknowledged
+            && host.stable_reported != host.group.group_epoch()
+        {
+            host.stable_reported = host.group.group_epoch();
+            // The assignor that computed the target (the report's `assignor`).
+            let assignor = host
+                .group
+                .preferred_assignor()
+                .unwrap_or_else(|| "uniform".to_string());
+            cx.fact(Fact::JoinCompleted {
+                generation: host.group.group_epoch(),
+                assignor,
+            });
+            cx.fact(Fact::GroupStable {
+                generation: host.group.group_epoch(),
+            });
+        }
+    }
+
+    /// The consumer group's state and epoch (the classic group's fields are unused then).
+    pub(super) fn consumer_state(&self) -> Option<(bool, &'static str, i32)> {
+        self.consumer.as_ref().map(|h| {
+            let state = h.group.state();
+            (
+                state == ConsumerGroupState::Stable || state == ConsumerGroupState::Empty,
+                state.name(),
+                h.group.group_epoch(),
+            )
+        })
+    }
+}
