@@ -160,14 +160,14 @@ impl Coordinator {
         }
         log!(
             cx,
-            "coordinator consumer heartbeat from {} epoch {member_epoch}: {} epoch {}{} (group epoch {}, {})",
-            from.member,
+            "coordinator ConsumerGroupHeartbeat from {member_id} epoch {member_epoch}: {} epoch {}{} (group epoch {}, assignment epoch {}, {})",
             response.error.name(),
             response.member_epoch,
             assignment
                 .as_ref()
                 .map_or(String::new(), |a| format!(" assignment {a:?}")),
             host.group.group_epoch(),
+            host.group.assignment_epoch(),
             host.group.state().name()
         );
         self.apply_group_effects(cx, out);
