@@ -4,6 +4,7 @@
 use super::file::ScenarioFile;
 use super::limits::KeySpans;
 use super::validate::validate;
+use super::value::parse_value;
 use super::Scenario;
 use std::fmt;
 use std::path::Path;
@@ -260,31 +261,6 @@ pub(super) fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> 
         set_path(doc.as_item_mut(), &path, value).map_err(|m| format!("--set {set:?}: {m}"))?;
     }
     Ok(doc.to_string())
-}
-
-/// A TOML value, or a bare word taken as a string; a number TOML cannot hold is an error, not
-/// a string.
-pub(super) fn parse_value(raw: &str) -> Result<toml_edit::Value, String> {
-    let doc = format!("v = {raw}");
-    match doc.parse::<toml_edit::DocumentMut>() {
-        Ok(d) => Ok(match d.get("v").and_then(|i| i.as_value()) {
-            Some(v) => v.clone(),
-            None => toml_edit::Value::from(raw),
-        }),
-        Err(_) if looks_numeric(raw) => Err(format!(
-            "{raw} is out of range (integers are 64-bit signed, at most {})",
-            i64::MAX
-        )),
-        Err(_) => Ok(toml_edit::Value::from(raw)),
-    }
-}
-
-/// Digits (with `_` separators), optionally signed: meant as a number.
-fn looks_numeric(raw: &str) -> bool {
-    let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
-    !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
-        && digits.chars().any(|c| c.is_ascii_digit())
 }
 
 fn set_path(

@@ -5,10 +5,17 @@
 
 use super::file::{MemberFile, Protocol};
 use super::limits;
-use super::validate::{Invalid, MAX_SESSION_TIMEOUT_MS, MIN_SESSION_TIMEOUT_MS};
 use super::{ClientSettings, GroupSpec, MemberSpec};
 use crate::assignor::{by_name, RebalanceProtocol};
 use std::ops::Range;
+
+/// A validation error: the byte span of the offending entry (for its line) and what is wrong.
+pub(super) type Invalid = (Option<Range<usize>>, String);
+
+/// Kafka's broker bounds on a classic member's session timeout
+/// (`group.min.session.timeout.ms`, `group.max.session.timeout.ms`).
+pub(super) const MIN_SESSION_TIMEOUT_MS: u64 = 6_000;
+pub(super) const MAX_SESSION_TIMEOUT_MS: u64 = 1_800_000;
 
 /// What every member is built against: the group's settings, the assignor list a member
 /// without its own takes (a variant's, which also overrides the members' own lists) and the
@@ -134,8 +141,8 @@ pub(super) fn overlay_restart_set(
                 MemberFile::RESTART_KEYS.join(", ")
             ));
         }
-        let value =
-            super::load::parse_value(raw.trim()).map_err(|m| format!("set entry {item:?}: {m}"))?;
+        let value = super::value::parse_value(raw.trim())
+            .map_err(|m| format!("set entry {item:?}: {m}"))?;
         doc.insert(key, toml_edit::Item::Value(value));
     }
     let over: MemberFile = toml::from_str(&doc.to_string()).map_err(|e| {

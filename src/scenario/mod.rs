@@ -10,6 +10,7 @@ pub mod limits;
 mod load;
 mod members;
 mod validate;
+mod value;
 
 pub use emit::emit_scenario;
 pub use faults::FaultPlan;

@@ -13,14 +13,8 @@ use super::{
     StreamPartitioner, TimelineAction, TimelineEvent, TopicSpec,
 };
 use std::collections::BTreeSet;
-use std::ops::Range;
 
-pub(super) type Invalid = (Option<Range<usize>>, String);
-
-/// Kafka's broker bounds on a classic member's session timeout
-/// (`group.min.session.timeout.ms`, `group.max.session.timeout.ms`).
-pub(super) const MIN_SESSION_TIMEOUT_MS: u64 = 6_000;
-pub(super) const MAX_SESSION_TIMEOUT_MS: u64 = 1_800_000;
+use super::members::{Invalid, MAX_SESSION_TIMEOUT_MS, MIN_SESSION_TIMEOUT_MS};
 
 /// Variants every scenario has (DESIGN.md "Interfaces"), and `default`: the file as written
 /// (what a run without `--variant` runs; an upgrade scenario's members carry their own lists).
