@@ -114,3 +114,61 @@ fn a_members_remote_assignor_is_the_server_assignor_the_group_runs() {
         .iter()
         .all(|e| e.assignor == "uniform"));
 }
+
+#[test]
+fn a_static_member_restarted_before_its_crashed_process_expires_fails_with_unreleased_instance_id()
+{
+    // KIP-848: the crashed process never sent epoch -2, so the instance id is still held until
+    // its session expires; the new process's join is refused and
+    // ConsumerHeartbeatRequestManager treats UNRELEASED_INSTANCE_ID as fatal. A process
+    // restarted after the old session expired joins normally.
+    let text = r#"
+name = "static-crash"
+duration_ms = 300000
+[[topics]]
+name = "orders"
+partitions = 6
+[group]
+protocol = "consumer"
+record_processing_us = 1000
+[[members]]
+name = "c"
+count = 3
+group_instance_id = "pod-{n}"
+[[producers]]
+topic = "orders"
+records_per_sec = 100
+[[timeline]]
+at_ms = 30000
+action = "crash"
+member = "c1"
+[[timeline]]
+at_ms = 40000
+action = "restart"
+member = "c1"
+[[timeline]]
+at_ms = 60000
+action = "crash"
+member = "c2"
+[[timeline]]
+at_ms = 120000
+action = "restart"
+member = "c2"
+"#;
+    let scenario = cgsim::scenario::load_str("s.toml", text, &LoadOptions::default()).unwrap();
+    let r = run(&scenario, RunOptions::default()).report;
+    let errors: Vec<(&str, &str)> = r
+        .errors
+        .iter()
+        .map(|e| (e.member.as_str(), e.error.as_str()))
+        .collect();
+    assert_eq!(errors, [("c1", "UNRELEASED_INSTANCE_ID")]);
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
+    let mut owners: Vec<&String> = r.final_assignment.keys().collect();
+    owners.sort();
+    assert_eq!(owners, ["c2", "c3"]);
+}

@@ -377,6 +377,26 @@ impl Consumer {
                 self.wake(env);
                 return;
             }
+            ErrorCode::UnreleasedInstanceId => {
+                // `ConsumerHeartbeatRequestManager`: a fatal error, poll() throws and the
+                // application stops (the old process still holds the static id: it crashed
+                // rather than leaving, and its session has not expired yet).
+                log!(
+                    env,
+                    "{} heartbeat: UNRELEASED_INSTANCE_ID, the consumer fails",
+                    self.name()
+                );
+                env.fact(Fact::FatalError {
+                    member: self.idx,
+                    error: "UNRELEASED_INSTANCE_ID",
+                });
+                env.fact(Fact::Crashed {
+                    member: self.idx,
+                    owned: self.owned.clone(),
+                });
+                self.alive = false;
+                return;
+            }
             _ => {}
         }
         let last_sent = self.membership.last_heartbeat_sent;
