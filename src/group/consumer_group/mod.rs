@@ -290,6 +290,10 @@ pub struct ConsumerGroup {
     /// The partition counts of the subscribed topics the group epoch was last computed
     /// against (Kafka 4.3 keeps their hash); a change is noticed on the next heartbeat.
     metadata_seen: BTreeMap<String, i32>,
+    /// Metadata images since the start, and the one the group last looked at (a heartbeat
+    /// recomputes the subscribed counts only when either moved or a subscription changed).
+    metadata_version: u64,
+    metadata_version_seen: u64,
 }
 
 /// One handler call: the time and where effects go.
@@ -316,6 +320,8 @@ impl ConsumerGroup {
             members: JavaHashMap::new(Capacity::Default),
             target: BTreeMap::new(),
             metadata_seen: BTreeMap::new(),
+            metadata_version: 0,
+            metadata_version_seen: 0,
         }
     }
 
@@ -389,6 +395,7 @@ impl ConsumerGroup {
     pub fn set_partitions(&mut self, topic: &str, partitions: i32) {
         if let Some(t) = self.topics.iter_mut().find(|t| t.name == topic) {
             t.partitions = partitions;
+            self.metadata_version += 1;
         }
     }
 
@@ -450,10 +457,16 @@ impl ConsumerGroup {
             is_new || updated.subscribed_topic_names != member.subscribed_topic_names;
         self.members
             .insert(updated.member_id.clone(), updated.clone());
-        let seen = self.subscribed_metadata();
-        let metadata_moved = seen != self.metadata_seen;
-        if subscription_changed || metadata_moved {
+        // The subscribed topics' counts, recomputed only when a subscription or the metadata
+        // moved (every heartbeat would cost a pass over the members).
+        let mut metadata_moved = false;
+        if subscription_changed || self.metadata_version != self.metadata_version_seen {
+            self.metadata_version_seen = self.metadata_version;
+            let seen = self.subscribed_metadata();
+            metadata_moved = seen != self.metadata_seen;
             self.metadata_seen = seen;
+        }
+        if subscription_changed || metadata_moved {
             let cause = if is_new {
                 EpochCause::MemberJoined
             } else if subscription_changed {

@@ -277,13 +277,18 @@ impl Coordinator {
         }
         // Every member reconciled to the target and says so (its heartbeat reports what it
         // was given): the rebalance of that epoch is over.
-        let acknowledged = host
-            .group
-            .members()
-            .all(|m| host.reported_owned.get(&m.member_id) == Some(&m.assigned_partitions()));
-        if host.group.state() == ConsumerGroupState::Stable
-            && acknowledged
-            && host.stable_reported != host.group.group_epoch()
+        let acknowledged = |host: &ConsumerHost| {
+            host.group.members().all(|m| {
+                host.reported_owned.get(&m.member_id).is_some_and(|owned| {
+                    owned.len() == m.assigned.len()
+                        && owned.iter().all(|tp| m.assigned.contains_key(tp))
+                })
+            })
+        };
+        // Cheapest first: this runs after every heartbeat.
+        if host.stable_reported != host.group.group_epoch()
+            && host.group.state() == ConsumerGroupState::Stable
+            && acknowledged(host)
         {
             host.stable_reported = host.group.group_epoch();
             // The assignor that computed the target (the report's `assignor`).
