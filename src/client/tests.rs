@@ -569,3 +569,150 @@ fn a_static_member_past_its_poll_interval_sends_no_leave_group_and_rejoins_with_
         ("", Some("pod-1"))
     );
 }
+
+fn consumer_heartbeat_ok(epoch: i32, assignment: Option<Vec<usize>>) -> Response {
+    Response::ConsumerGroupHeartbeat {
+        error: ErrorCode::None,
+        member_id: None,
+        member_epoch: epoch,
+        heartbeat_interval_ms: 5000,
+        assignment,
+    }
+}
+
+#[test]
+fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_acknowledges_at_once()
+{
+    // ConsumerHeartbeatRequestManager: the join carries every field; later heartbeats only what
+    // changed since the last one; after a reconciliation the acknowledging heartbeat goes at
+    // once (not at the next interval) and reports what the member now owns.
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator]));
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+    let sent = h.take_sent();
+    let [Request::ConsumerGroupHeartbeat {
+        member_id,
+        member_epoch: 0,
+        rebalance_timeout_ms: 300_000,
+        subscribed_topic_names: Some(topics),
+        owned: Some(owned),
+        ..
+    }] = &sent[..]
+    else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(
+        member_id.len(),
+        22,
+        "a client-made base64 Uuid: {member_id}"
+    );
+    assert_eq!(topics, &["orders"]);
+    assert!(owned.is_empty());
+    assert!(h.consumer.is_rebalancing());
+    // The broker answers with all four partitions: onPartitionsAssigned, then the ack at once.
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1, 2, 3])));
+    assert!(h.facts.contains(&Fact::Assigned {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+    let sent = h.take_sent();
+    let ack = sent
+        .iter()
+        .find(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .unwrap_or_else(|| panic!("{sent:?}"));
+    let Request::ConsumerGroupHeartbeat {
+        member_epoch: 2,
+        rebalance_timeout_ms: -1,
+        subscribed_topic_names: None,
+        owned: Some(owned),
+        ..
+    } = ack
+    else {
+        panic!("{ack:?}")
+    };
+    assert_eq!(owned, &[0, 1, 2, 3]);
+    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.respond(
+        16,
+        Response::OffsetFetch {
+            committed: (0..4).map(|p| (p, None)).collect(),
+        },
+    );
+    assert!(!h.consumer.is_rebalancing());
+    // The next heartbeat, an interval after the ack, carries nothing new.
+    h.take_sent();
+    h.run_until(5_011);
+    let beats: Vec<Request> = h
+        .take_sent()
+        .into_iter()
+        .filter(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .collect();
+    assert!(
+        matches!(
+            &beats[..],
+            [Request::ConsumerGroupHeartbeat {
+                member_epoch: 2,
+                rebalance_timeout_ms: -1,
+                subscribed_topic_names: None,
+                owned: None,
+                ..
+            }]
+        ),
+        "{beats:?}"
+    );
+}
+
+#[test]
+fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the_same_id() {
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator]));
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+    let Request::ConsumerGroupHeartbeat { member_id, .. } = h.take_sent().remove(0) else {
+        panic!("the join heartbeat")
+    };
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.respond(
+        16,
+        Response::OffsetFetch {
+            committed: (0..2).map(|p| (p, None)).collect(),
+        },
+    );
+    h.take_sent();
+    h.run_until(5_011);
+    h.respond(
+        5_015,
+        Response::ConsumerGroupHeartbeat {
+            error: ErrorCode::FencedMemberEpoch,
+            member_id: None,
+            member_epoch: 0,
+            heartbeat_interval_ms: 0,
+            assignment: None,
+        },
+    );
+    h.run_until(6_000);
+    assert!(h.facts.contains(&Fact::Lost {
+        member: 0,
+        partitions: vec![0, 1]
+    }));
+    let rejoin = h
+        .take_sent()
+        .into_iter()
+        .rfind(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .expect("a rejoin");
+    let Request::ConsumerGroupHeartbeat {
+        member_id: again,
+        member_epoch: 0,
+        owned: Some(owned),
+        ..
+    } = rejoin
+    else {
+        panic!("{rejoin:?}")
+    };
+    assert_eq!(again, member_id, "the same client-made id");
+    assert!(owned.is_empty());
+}
