@@ -40,6 +40,13 @@ impl Consumer {
                 let take = (end - pos).min(budget);
                 budget -= take;
                 batch.push((p, pos, pos + take));
+                if end > pos + take {
+                    env.fact(Fact::FetchLag {
+                        member: self.idx,
+                        partition: p,
+                        lag: end - (pos + take),
+                    });
+                }
             }
         }
         self.fetch_cursor = (start + 1) % n;

@@ -9,8 +9,10 @@
 //!
 //! Definitions are DESIGN.md's ("What is measured", "What counts").
 
+mod describe;
 mod history;
 mod join;
+mod kafka;
 mod lag;
 mod ledger;
 pub mod outcome;
@@ -118,6 +120,10 @@ pub struct Metrics {
     batch_records: u64,
     history: Option<History>,
     errors: Vec<MemberError>,
+    /// Kafka's consumer sensors, per member (`kafka.rs`).
+    sensors: Vec<kafka::Sensors>,
+    /// The coordinator's side of the group, for `--describe` (`describe.rs`).
+    group: describe::GroupRecord,
 }
 
 fn ms(t: SimTime) -> u64 {
@@ -185,6 +191,8 @@ impl Metrics {
             batch_records: scenario.group.max_poll_records,
             history: None,
             errors: Vec::new(),
+            sensors: vec![kafka::Sensors::default(); n],
+            group: describe::GroupRecord::new(n, p),
         }
     }
 
@@ -214,6 +222,8 @@ impl Metrics {
 
     /// Takes in one fact from a model (the world calls this for every fact, in order).
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
+        self.observe_group(fact);
+        self.observe_sensors(now, fact);
         match fact {
             Fact::MemberAdded { member, member_id }
             | Fact::MemberReplaced { member, member_id } => self.member_added(*member, member_id),
@@ -269,8 +279,14 @@ impl Metrics {
                 records,
                 duration_us,
             } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
-            // The checkers' concern (check/offsets.rs).
-            Fact::OffsetCommitted { .. } => {}
+            // The checkers' concern (check/offsets.rs), and the group record's and the Kafka
+            // sensors' (above).
+            Fact::OffsetCommitted { .. }
+            | Fact::JoinGroupSent { .. }
+            | Fact::JoinGroupAnswered { .. }
+            | Fact::SyncGroupAnswered { .. }
+            | Fact::ListenerTime { .. }
+            | Fact::FetchLag { .. } => {}
         }
     }
 }
