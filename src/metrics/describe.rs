@@ -6,8 +6,8 @@
 //! and DescribeGroups lists them in its iteration order, so the record here is a `JavaHashMap`
 //! built by the same inserts and removals as the coordinator's (from its facts).
 
-use super::*;
 use super::outcome::{DescribedMember, GroupDescription, PartitionOffsets};
+use super::*;
 use crate::java::{Capacity, JavaHashMap};
 
 /// The coordinator's side of the group, as its facts tell it.

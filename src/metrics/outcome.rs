@@ -2,8 +2,8 @@
 //! and the JSON report"). Built by the metrics (and the checkers' `Invariants`) at the end of a
 //! run; `report/` renders it and imports nothing back into the run.
 
-use super::*;
 pub use super::kafka::{ConsumerMetrics, KafkaMetrics};
+use super::*;
 pub use crate::check::{Invariants, Violation, Zombie};
 use crate::scenario::TimelineAction;
 use serde::Serialize;

@@ -204,7 +204,11 @@ fn offsets(g: &GroupDescription) -> ToolOutput {
         let committed = p.and_then(|p| p.committed);
         let log_end = p.map(|p| p.log_end_offset);
         let (consumer_id, host, client_id) = consumer.map_or(
-            (MISSING.to_string(), MISSING.to_string(), MISSING.to_string()),
+            (
+                MISSING.to_string(),
+                MISSING.to_string(),
+                MISSING.to_string(),
+            ),
             |(id, host, client)| (id.to_string(), host, client.to_string()),
         );
         Row {
@@ -221,9 +225,8 @@ fn offsets(g: &GroupDescription) -> ToolOutput {
             client_id,
         }
     };
-    let by_topic_then_partition = |a: &(String, u32), b: &(String, u32)| {
-        string_compare(&a.0, &b.0).then(a.1.cmp(&b.1))
-    };
+    let by_topic_then_partition =
+        |a: &(String, u32), b: &(String, u32)| string_compare(&a.0, &b.0).then(a.1.cmp(&b.1));
     let mut rows = Vec::new();
     let mut assigned: Vec<&(String, u32)> = Vec::new();
     let mut members: Vec<_> = g
@@ -232,7 +235,7 @@ fn offsets(g: &GroupDescription) -> ToolOutput {
         .filter(|m| !m.assignment.is_empty())
         .collect();
     // A stable sort: equal sizes keep the coordinator's order.
-    members.sort_by(|a, b| b.assignment.len().cmp(&a.assignment.len()));
+    members.sort_by_key(|m| std::cmp::Reverse(m.assignment.len()));
     for m in members {
         let mut parts = m.assignment.clone();
         parts.sort_by(by_topic_then_partition);
@@ -375,9 +378,13 @@ mod tests {
             lines[2],
             "g               t               0          0               40              40              consumer-g-1-bbbb /c2             consumer-g-1"
         );
-        assert!(lines[3].starts_with("g               t               2          20              40              20 "));
+        assert!(lines[3].starts_with(
+            "g               t               2          20              40              20 "
+        ));
         // No committed offset: CURRENT-OFFSET and LAG are `-`.
-        assert!(lines[4].starts_with("g               t               1          -               40              -  "));
+        assert!(lines[4].starts_with(
+            "g               t               1          -               40              -  "
+        ));
         // Committed, but nobody's: no consumer.
         assert_eq!(
             lines[5],
