@@ -62,11 +62,12 @@ pub enum Fact {
     /// NONE is a successful join, which sends the SyncGroup at once; any other fails the
     /// attempt (`failed-rebalance`).
     JoinGroupAnswered { member: usize, error: ErrorCode },
-    /// The member handles a SyncGroup answer for `generation`: with NONE it is the end of a
-    /// successful rebalance (`rebalance-latency`) and `assignment` what the coordinator gave it.
+    /// The member handles a SyncGroup answer for `generation` (-1, Kafka's NO_GENERATION, if
+    /// it has none): with NONE it is the end of a successful rebalance (`rebalance-latency`) and
+    /// `assignment` what the coordinator gave it.
     SyncGroupAnswered {
         member: usize,
-        generation: Option<i32>,
+        generation: i32,
         error: ErrorCode,
         assignment: Vec<usize>,
     },

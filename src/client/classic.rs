@@ -123,7 +123,7 @@ impl Consumer {
             } if self.membership.phase == Phase::AwaitingSync => {
                 env.fact(Fact::SyncGroupAnswered {
                     member,
-                    generation: self.membership.generation,
+                    generation: self.membership.generation.unwrap_or(-1),
                     error: *error,
                     assignment: assignment.clone().unwrap_or_default(),
                 })

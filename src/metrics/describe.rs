@@ -18,7 +18,7 @@ pub(super) struct GroupRecord {
     /// Member id -> scenario member, in the coordinator's map.
     members: JavaHashMap<String, usize>,
     /// Per member: the generation and assignment its last successful SyncGroup answer carried.
-    synced: Vec<Option<(Option<i32>, Vec<usize>)>>,
+    synced: Vec<Option<(i32, Vec<usize>)>>,
     /// Per partition: the last offset the coordinator stored for the group.
     committed: Vec<Option<u64>>,
 }
@@ -99,7 +99,7 @@ impl Metrics {
             .map(|(id, &m)| {
                 let spec = &scenario.members[m];
                 let assignment = match &g.synced[m] {
-                    Some((generation, parts)) if stable && *generation == g.generation => {
+                    Some((generation, parts)) if stable && Some(*generation) == g.generation => {
                         parts.clone()
                     }
                     _ => Vec::new(),

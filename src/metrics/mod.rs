@@ -222,30 +222,65 @@ impl Metrics {
 
     /// Takes in one fact from a model (the world calls this for every fact, in order).
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
-        self.observe_group(fact);
-        self.observe_sensors(now, fact);
+        // The group record (`describe.rs`) and the Kafka sensors (`kafka.rs`) see the facts
+        // they concern, the group record first (a static replacement needs the old member id);
+        // the hot ones (every batch, every notification) go to the figures alone.
         match fact {
             Fact::MemberAdded { member, member_id }
-            | Fact::MemberReplaced { member, member_id } => self.member_added(*member, member_id),
+            | Fact::MemberReplaced { member, member_id } => {
+                self.observe_group(fact);
+                self.member_added(*member, member_id)
+            }
             Fact::MemberRemoved { member, member_id } => {
+                self.observe_group(fact);
                 self.member_removed(now, *member, member_id)
             }
             Fact::RebalanceStarted {
                 generation,
                 trigger,
                 member,
-            } => self.rebalance_started(now, *generation, *trigger, *member),
+            } => {
+                self.observe_group(fact);
+                self.rebalance_started(now, *generation, *trigger, *member)
+            }
             Fact::JoinCompleted {
                 generation,
                 assignor,
-            } => self.join_completed(now, *generation, assignor),
-            Fact::GroupStable { generation } => self.group_stable(now, *generation),
-            Fact::GroupEmpty => self.group_empty(now),
-            Fact::ProcessStarted { member } => self.process_started(now, *member),
+            } => {
+                self.observe_group(fact);
+                self.join_completed(now, *generation, assignor)
+            }
+            Fact::GroupStable { generation } => {
+                self.observe_group(fact);
+                self.group_stable(now, *generation)
+            }
+            Fact::GroupEmpty => {
+                self.observe_group(fact);
+                self.group_empty(now)
+            }
+            Fact::OffsetCommitted { .. } => self.observe_group(fact),
+            Fact::SyncGroupAnswered { .. } => {
+                self.observe_group(fact);
+                self.observe_sensors(now, fact)
+            }
+            Fact::JoinGroupSent { .. }
+            | Fact::JoinGroupAnswered { .. }
+            | Fact::ListenerTime { .. }
+            | Fact::FetchLag { .. } => self.observe_sensors(now, fact),
+            Fact::ProcessStarted { member } => {
+                self.observe_sensors(now, fact);
+                self.process_started(now, *member)
+            }
             Fact::Joining { member } => self.joining(now, *member),
             Fact::CloseRequested { member } => self.close_requested(now, *member),
-            Fact::ProcessStopped { member } => self.process_stopped(now, *member),
-            Fact::Crashed { member, owned } => self.crashed(now, *member, owned),
+            Fact::ProcessStopped { member } => {
+                self.observe_sensors(now, fact);
+                self.process_stopped(now, *member)
+            }
+            Fact::Crashed { member, owned } => {
+                self.observe_sensors(now, fact);
+                self.crashed(now, *member, owned)
+            }
             Fact::Stalled { member, until } => self.stalled(now, *member, *until),
             Fact::StallEnded { member } => self.stall_ended(now, *member),
             Fact::FatalError { member, error } => self.fatal_error(now, *member, error),
@@ -256,6 +291,7 @@ impl Metrics {
             }
             Fact::Lost { member, partitions } => self.lost(now, *member, partitions),
             Fact::ProcessingStarted { member, partitions } => {
+                self.observe_sensors(now, fact);
                 self.processing_started(now, *member, partitions)
             }
             Fact::PositionSet {
@@ -279,14 +315,6 @@ impl Metrics {
                 records,
                 duration_us,
             } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
-            // The checkers' concern (check/offsets.rs), and the group record's and the Kafka
-            // sensors' (above).
-            Fact::OffsetCommitted { .. }
-            | Fact::JoinGroupSent { .. }
-            | Fact::JoinGroupAnswered { .. }
-            | Fact::SyncGroupAnswered { .. }
-            | Fact::ListenerTime { .. }
-            | Fact::FetchLag { .. } => {}
         }
     }
 }
