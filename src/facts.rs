@@ -6,7 +6,7 @@
 //! (`cluster::PartitionSpace`).
 
 use crate::app::join::Miss;
-use crate::group::messages::Trigger;
+use crate::group::messages::{ErrorCode, Trigger};
 use crate::sim::SimTime;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +65,36 @@ pub enum Fact {
     StallEnded { member: usize },
     /// A fatal error: `KafkaConsumer.poll` throws and the application exits.
     FatalError { member: usize, error: &'static str },
+    /// The member sends a JoinGroup (every one, with or without a member id): where Kafka's
+    /// `initiateJoinGroup` starts a rebalance's clock and `join-time` a round trip.
+    JoinGroupSent { member: usize },
+    /// The member handles a JoinGroup answer (the consumer reads it at its next poll): `error`
+    /// NONE is a successful join, which sends the SyncGroup at once; any other fails the
+    /// attempt (`failed-rebalance`).
+    JoinGroupAnswered { member: usize, error: ErrorCode },
+    /// The member handles a SyncGroup answer for `generation` (-1, Kafka's NO_GENERATION, if
+    /// it has none): with NONE it is the end of a successful rebalance (`rebalance-latency`) and
+    /// `assignment` what the coordinator gave it.
+    SyncGroupAnswered {
+        member: usize,
+        generation: i32,
+        error: ErrorCode,
+        assignment: Vec<usize>,
+    },
+    /// A rebalance-listener callback ran for `ms` of the member's time (Kafka's
+    /// `partition-revoked-latency`, `partition-assigned-latency`, `partition-lost-latency`).
+    ListenerTime {
+        member: usize,
+        callback: Callback,
+        ms: u64,
+    },
+    /// A poll returned fewer records of a partition than its fetch saw: the fetch's high
+    /// watermark minus the position after the batch (`records-lag`, only when above 0).
+    FetchLag {
+        member: usize,
+        partition: usize,
+        lag: u64,
+    },
     /// `onPartitionsAssigned` (SyncGroup's assignment minus what the member owned).
     Assigned {
         member: usize,
@@ -112,4 +142,13 @@ pub enum Fact {
         records: u64,
         duration_us: u64,
     },
+}
+
+/// A `ConsumerRebalanceListener` callback, as Kafka's consumer metrics name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callback {
+    /// `onPartitionsRevoked` (in a rebalance or from `close()`).
+    Revoked,
+    Assigned,
+    Lost,
 }

@@ -57,6 +57,10 @@ enum Command {
         /// FILE` replays it with the same digest.
         #[arg(long, value_name = "FILE")]
         emit_scenario: Option<PathBuf>,
+        /// After the report, the group at the run's end as Kafka's `kafka-consumer-groups
+        /// --describe --members --verbose` and `--describe --offsets` print it (text only).
+        #[arg(long)]
+        describe: bool,
     },
     /// Run every (variant, seed) pair of a scenario and print one table: figures by variant,
     /// each the median over seeds with its spread and its ratio to the first variant.
@@ -157,11 +161,7 @@ enum ConformTarget {
 fn main() -> ExitCode {
     let args = Args::parse();
     // Diagnostics for people, on stderr, with RUST_LOG; nothing asserted depends on them.
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    init_logging();
     match args.command {
         Command::Run {
             scenario,
@@ -175,6 +175,7 @@ fn main() -> ExitCode {
             timeline_window,
             chrome_trace,
             emit_scenario,
+            describe,
         } => cli::run::run(
             &scenario,
             &cgsim::scenario::LoadOptions {
@@ -182,7 +183,7 @@ fn main() -> ExitCode {
                 variant,
                 sets,
             },
-            format,
+            cli::run::Output { format, describe },
             trace.as_deref(),
             &inject_double_ownership,
             &cli::run::Pictures {
@@ -254,4 +255,26 @@ fn main() -> ExitCode {
             format,
         ),
     }
+}
+
+/// `RUST_LOG` as a list of `target=level` directives or a bare level (`info`,
+/// `cgsim=debug,warn`); unset or unreadable, errors only (EnvFilter's default).
+fn init_logging() {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => spec.parse::<Targets>().unwrap_or_else(|e| {
+            eprintln!("RUST_LOG={spec:?}: {e}; logging errors only");
+            Targets::new().with_default(LevelFilter::ERROR)
+        }),
+        _ => Targets::new().with_default(LevelFilter::ERROR),
+    };
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+        )
+        .with(filter)
+        .init();
 }

@@ -1,10 +1,11 @@
 //! `cgsim run SCENARIO [--seed N] [--variant NAME] [--set KEY=VALUE]... [--format text|json]
 //! [--trace [FILE|-]] [--timeline OUT.svg] [--timeline-window START_MS..END_MS] [--chrome-trace OUT.json]
-//! [--emit-scenario FILE]`
+//! [--emit-scenario FILE] [--describe]`
 
 use cgsim::cluster::PartitionSpace;
 use cgsim::report::{
-    render_chrome_trace, render_text, render_timeline, ChromeTraceOptions, TimelineOptions,
+    render_chrome_trace, render_describe, render_text, render_timeline, ChromeTraceOptions,
+    TimelineOptions,
 };
 use cgsim::scenario::Scenario;
 use cgsim::scenario::{emit_scenario, load, LoadOptions};
@@ -18,6 +19,14 @@ pub enum Format {
     Json,
 }
 
+/// What the report is printed as: text or JSON, and with `--describe` Kafka's
+/// `kafka-consumer-groups --describe` tables after the text.
+#[derive(Clone, Copy, Debug)]
+pub struct Output {
+    pub format: Format,
+    pub describe: bool,
+}
+
 /// The pictures asked for: `--timeline`, `--timeline-window`, `--chrome-trace`.
 #[derive(Clone, Debug, Default)]
 pub struct Pictures {
@@ -29,7 +38,7 @@ pub struct Pictures {
 pub fn run(
     path: &Path,
     options: &LoadOptions,
-    format: Format,
+    output: Output,
     trace: Option<&str>,
     faults: &[String],
     pictures: &Pictures,
@@ -42,6 +51,12 @@ pub fn run(
             return super::bad_input();
         }
     };
+    if output.describe && output.format == Format::Json {
+        eprintln!(
+            "--describe: prints kafka-consumer-groups tables after the text report, not with --format json (the JSON report has Kafka's metric names under kafka_metrics)"
+        );
+        return super::bad_input();
+    }
     let want_history = pictures.timeline.is_some() || pictures.chrome_trace.is_some();
     if window_ms.is_some() && !want_history {
         eprintln!("--timeline-window: needs --timeline or --chrome-trace");
@@ -128,7 +143,7 @@ pub fn run(
             return super::bad_input();
         }
     }
-    let report = match format {
+    let report = match output.format {
         Format::Text => render_text(&out.report),
         Format::Json => {
             serde_json::to_string_pretty(&out.report).expect("report serializes") + "\n"
@@ -136,6 +151,22 @@ pub fn run(
     };
     if !super::write_stdout(&report) {
         return ExitCode::SUCCESS;
+    }
+    if output.describe {
+        // Each as the tool prints it: a state warning on stderr, then the table on stdout.
+        for tool in render_describe(&out.report.group) {
+            let title = format!(
+                "\n{}  (at the run's end, {} ms)\n",
+                tool.command, out.report.group.at_ms
+            );
+            if !super::write_stdout(&title) {
+                return ExitCode::SUCCESS;
+            }
+            eprint!("{}", tool.stderr);
+            if !super::write_stdout(&tool.stdout) {
+                return ExitCode::SUCCESS;
+            }
+        }
     }
     if out.report.has_violations() {
         eprintln!(

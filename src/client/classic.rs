@@ -109,6 +109,27 @@ impl ClassicMembership {
 impl Consumer {
     /// One JoinGroup or SyncGroup response, handled by the application thread.
     pub(super) fn handle_group_response(&mut self, env: &mut ClientEnv, response: Response) {
+        // For Kafka's consumer metrics (join-time, sync-time, rebalance-latency, failed-rebalance).
+        let member = self.idx;
+        match &response {
+            Response::JoinGroup { error, .. } if self.membership.phase == Phase::AwaitingJoin => {
+                env.fact(Fact::JoinGroupAnswered {
+                    member,
+                    error: *error,
+                })
+            }
+            Response::SyncGroup {
+                error, assignment, ..
+            } if self.membership.phase == Phase::AwaitingSync => {
+                env.fact(Fact::SyncGroupAnswered {
+                    member,
+                    generation: self.membership.generation.unwrap_or(-1),
+                    error: *error,
+                    assignment: assignment.clone().unwrap_or_default(),
+                })
+            }
+            _ => {}
+        }
         match response {
             Response::JoinGroup {
                 error,
@@ -354,6 +375,7 @@ impl Consumer {
         if id.is_empty() {
             env.fact(Fact::Joining { member: self.idx });
         }
+        env.fact(Fact::JoinGroupSent { member: self.idx });
         log!(
             env,
             "{} JoinGroup (member id {})",

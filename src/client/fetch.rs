@@ -18,6 +18,7 @@ impl Consumer {
         ) * 2;
         let mut budget = self.settings().max_poll_records;
         let mut batch = Vec::new();
+        let mut left_behind = None;
         let n = self.positions.len();
         let start = self.fetch_cursor % n;
         for (&p, &pos) in self
@@ -40,7 +41,18 @@ impl Consumer {
                 let take = (end - pos).min(budget);
                 budget -= take;
                 batch.push((p, pos, pos + take));
+                // Only the partition that used up the budget can keep records back.
+                if end > pos + take {
+                    left_behind = Some((p, end - (pos + take)));
+                }
             }
+        }
+        if let Some((partition, lag)) = left_behind {
+            env.fact(Fact::FetchLag {
+                member: self.idx,
+                partition,
+                lag,
+            });
         }
         self.fetch_cursor = (start + 1) % n;
         batch

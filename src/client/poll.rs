@@ -4,6 +4,7 @@
 //! it; a listener callback blocks the loop for its time; a stall holds the batch in progress.
 
 use super::*;
+use crate::facts::Callback;
 
 /// A `ConsumerRebalanceListener` callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +33,20 @@ impl Consumer {
             env.partitions.list(partitions)
         );
         let (member, partitions) = (self.idx, partitions.to_vec());
+        // The time the callback takes, as the callers spend it (`callback`): on close and for
+        // lost partitions the listener takes none.
+        let s = self.settings();
+        let (kind, ms) = match callback {
+            Listener::Assigned => (Callback::Assigned, s.on_partitions_assigned_ms),
+            Listener::Revoked => (Callback::Revoked, s.on_partitions_revoked_ms),
+            Listener::RevokedOnClose => (Callback::Revoked, 0),
+            Listener::Lost => (Callback::Lost, 0),
+        };
+        env.fact(Fact::ListenerTime {
+            member,
+            callback: kind,
+            ms,
+        });
         env.fact(match callback {
             Listener::Assigned => Fact::Assigned { member, partitions },
             Listener::Revoked => Fact::Revoked { member, partitions },

@@ -9,8 +9,10 @@
 //!
 //! Definitions are DESIGN.md's ("What is measured", "What counts").
 
+mod describe;
 mod history;
 mod join;
+mod kafka;
 mod lag;
 mod ledger;
 pub mod outcome;
@@ -123,6 +125,10 @@ pub struct Metrics {
     batch_records: u64,
     history: Option<History>,
     errors: Vec<MemberError>,
+    /// Kafka's consumer sensors, per member (`kafka.rs`).
+    sensors: Vec<kafka::Sensors>,
+    /// The coordinator's side of the group, for `--describe` (`describe.rs`).
+    group: describe::GroupRecord,
 }
 
 fn ms(t: SimTime) -> u64 {
@@ -192,6 +198,8 @@ impl Metrics {
             batch_records: scenario.group.max_poll_records,
             history: None,
             errors: Vec::new(),
+            sensors: vec![kafka::Sensors::default(); n],
+            group: describe::GroupRecord::new(n, p),
         }
     }
 
@@ -221,28 +229,65 @@ impl Metrics {
 
     /// Takes in one fact from a model (the world calls this for every fact, in order).
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
+        // The group record (`describe.rs`) and the Kafka sensors (`kafka.rs`) see the facts
+        // they concern, the group record first (a static replacement needs the old member id);
+        // the hot ones (every batch, every notification) go to the figures alone.
         match fact {
             Fact::MemberAdded { member, member_id }
-            | Fact::MemberReplaced { member, member_id } => self.member_added(*member, member_id),
+            | Fact::MemberReplaced { member, member_id } => {
+                self.observe_group(fact);
+                self.member_added(*member, member_id)
+            }
             Fact::MemberRemoved { member, member_id } => {
+                self.observe_group(fact);
                 self.member_removed(now, *member, member_id)
             }
             Fact::RebalanceStarted {
                 generation,
                 trigger,
                 member,
-            } => self.rebalance_started(now, *generation, *trigger, *member),
+            } => {
+                self.observe_group(fact);
+                self.rebalance_started(now, *generation, *trigger, *member)
+            }
             Fact::JoinCompleted {
                 generation,
                 assignor,
-            } => self.join_completed(now, *generation, assignor),
-            Fact::GroupStable { generation } => self.group_stable(now, *generation),
-            Fact::GroupEmpty => self.group_empty(now),
-            Fact::ProcessStarted { member } => self.process_started(now, *member),
+            } => {
+                self.observe_group(fact);
+                self.join_completed(now, *generation, assignor)
+            }
+            Fact::GroupStable { generation } => {
+                self.observe_group(fact);
+                self.group_stable(now, *generation)
+            }
+            Fact::GroupEmpty => {
+                self.observe_group(fact);
+                self.group_empty(now)
+            }
+            Fact::OffsetCommitted { .. } => self.observe_group(fact),
+            Fact::SyncGroupAnswered { .. } => {
+                self.observe_group(fact);
+                self.observe_sensors(now, fact)
+            }
+            Fact::JoinGroupSent { .. }
+            | Fact::JoinGroupAnswered { .. }
+            | Fact::ListenerTime { .. }
+            | Fact::FetchLag { .. } => self.observe_sensors(now, fact),
+            Fact::ProcessStarted { member } => {
+                self.observe_sensors(now, fact);
+                self.process_started(now, *member)
+            }
             Fact::Joining { member } => self.joining(now, *member),
             Fact::CloseRequested { member } => self.close_requested(now, *member),
-            Fact::ProcessStopped { member } => self.process_stopped(now, *member),
-            Fact::Crashed { member, owned } => self.crashed(now, *member, owned),
+            Fact::ProcessStopped { member } => {
+                self.observe_sensors(now, fact);
+                self.process_stopped(now, *member)
+            }
+            Fact::Crashed { member, owned } => {
+                self.observe_sensors(now, fact);
+                self.crashed(now, *member, owned)
+            }
             Fact::Stalled { member, until } => self.stalled(now, *member, *until),
             Fact::StallEnded { member } => self.stall_ended(now, *member),
             Fact::FatalError { member, error } => self.fatal_error(now, *member, error),
@@ -253,6 +298,7 @@ impl Metrics {
             }
             Fact::Lost { member, partitions } => self.lost(now, *member, partitions),
             Fact::ProcessingStarted { member, partitions } => {
+                self.observe_sensors(now, fact);
                 self.processing_started(now, *member, partitions)
             }
             Fact::PositionSet {
@@ -276,10 +322,8 @@ impl Metrics {
                 records,
                 duration_us,
             } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
-            // The checkers' concern (check/offsets.rs).
-            Fact::OffsetCommitted { .. }
-            | Fact::OwnedReported { .. }
-            | Fact::AssignmentSent { .. } => {}
+            // KIP-848 hand-over: the checkers' concern (check/handover.rs).
+            Fact::OwnedReported { .. } | Fact::AssignmentSent { .. } => {}
         }
     }
 }

@@ -2,6 +2,7 @@
 //! and the JSON report"). Built by the metrics (and the checkers' `Invariants`) at the end of a
 //! run; `report/` renders it and imports nothing back into the run.
 
+pub use super::kafka::{ConsumerMetrics, KafkaMetrics};
 use super::*;
 pub use crate::check::{Invariants, Violation, Zombie};
 use crate::scenario::TimelineAction;
@@ -49,6 +50,47 @@ pub struct Report {
     /// under the consumer protocol); absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// Kafka's consumer metrics (`consumer-coordinator-metrics`, `records-lag-max`) for the
+    /// whole run, for the group and per member (`metrics/kafka.rs`).
+    pub kafka_metrics: KafkaMetrics,
+    /// The group at the run's end as `kafka-consumer-groups --describe` reads it (rendered by
+    /// `cgsim run --describe`; not a JSON key).
+    #[serde(skip)]
+    pub group: GroupDescription,
+}
+
+/// The group when the run ends, as the coordinator would describe it (DescribeGroups) with the
+/// committed and log end offsets `kafka-consumer-groups --describe` adds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupDescription {
+    pub group_id: String,
+    /// Kafka's group state name: `Stable`, `PreparingRebalance`, `CompletingRebalance`,
+    /// `Empty`, or `Dead` (the group never had a member).
+    pub state: String,
+    pub at_ms: u64,
+    /// In the coordinator's member-map order (a Java `HashMap` over member ids).
+    pub members: Vec<DescribedMember>,
+    /// Every existing partition: the group's committed offset (if any) and the log end offset.
+    pub partitions: Vec<PartitionOffsets>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DescribedMember {
+    /// The scenario's name for it (cgsim's stand-in for the client's host).
+    pub name: String,
+    pub consumer_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    /// (topic, partition) as the coordinator has it: empty unless the group is Stable.
+    pub assignment: Vec<(String, u32)>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartitionOffsets {
+    pub topic: String,
+    pub partition: u32,
+    pub committed: Option<u64>,
+    pub log_end_offset: u64,
 }
 
 /// A fatal error a member hit (KafkaConsumer.poll threw it and the application stopped).
@@ -289,6 +331,8 @@ impl Metrics {
         scenario: &Scenario,
     ) -> Report {
         self.close_window();
+        let kafka_metrics = self.kafka_metrics(end);
+        let group = self.group_description(end, scenario, logs);
         let catch_up_ms: Vec<Option<u64>> = self
             .rebalances
             .iter()
@@ -463,6 +507,8 @@ impl Metrics {
             final_assignment,
             errors: self.errors,
             notices: scenario.notices.clone(),
+            kafka_metrics,
+            group,
         }
     }
 }

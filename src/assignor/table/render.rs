@@ -2,28 +2,16 @@
 
 use super::{Block, Section, SectionTable};
 use crate::assignor::{Topic, TopicPartition};
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// `t3a:0,1;t3b:2` (the `kafka-consumer-groups.sh --describe --members --verbose` form), `-`
-/// for nothing.
+/// `t3a:0,1;t3b:2`, exactly as Kafka 4.x's `kafka-consumer-groups --describe --members
+/// --verbose` prints an assignment (topics' entries in Java string order), `-` for nothing.
 pub fn partitions_text(topics: &[Topic], parts: &[TopicPartition]) -> String {
-    let mut by_topic: BTreeMap<u32, Vec<i32>> = BTreeMap::new();
-    for tp in parts {
-        by_topic.entry(tp.topic).or_default().push(tp.partition);
-    }
-    if by_topic.is_empty() {
-        return "-".into();
-    }
-    by_topic
-        .into_iter()
-        .map(|(t, mut ps)| {
-            ps.sort_unstable();
-            let list = ps.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
-            format!("{}:{list}", topics[t as usize].name)
-        })
-        .collect::<Vec<_>>()
-        .join(";")
+    crate::report::assignment_text(
+        parts
+            .iter()
+            .map(|tp| (topics[tp.topic as usize].name.as_str(), tp.partition as u32)),
+    )
 }
 
 /// The table as text: per section a header, then one block per group with a row per member
