@@ -72,6 +72,9 @@ pub enum Fact {
     /// NONE is a successful join, which sends the SyncGroup at once; any other fails the
     /// attempt (`failed-rebalance`).
     JoinGroupAnswered { member: usize, error: ErrorCode },
+    /// A busy member's SyncGroup answer arrived: its heartbeat thread's pass at `at` reads it
+    /// (Kafka runs the answer's handler there) unless the application thread polls first.
+    SyncGroupRead { member: usize, at: SimTime },
     /// The member handles a SyncGroup answer for `generation` (-1, Kafka's NO_GENERATION, if
     /// it has none): with NONE it is the end of a successful rebalance (`rebalance-latency`) and
     /// `assignment` what the coordinator gave it.

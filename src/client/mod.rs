@@ -452,6 +452,28 @@ impl Consumer {
                 self.poll(env);
             }
             Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
+                // For Kafka's sync-time and rebalance-latency: whichever thread polls the
+                // network client first runs the SyncGroup answer's handler. An application
+                // thread waiting on a commit or on offsets polls it now; one in its batch or in
+                // a listener callback does not, but from the JoinGroup answer on the heartbeat
+                // thread does, on its next pass. (An idle member handles the answer now.)
+                let now = env.now();
+                let read = match self.app {
+                    App::Idle => None,
+                    _ if self.after_commit.is_some() || self.awaiting_offsets => Some(now),
+                    _ if self.membership.heartbeat_enabled => {
+                        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+                        let last = self.membership.last_heartbeat_sent;
+                        Some(heartbeat::next_pass(last, backoff, now))
+                    }
+                    _ => None,
+                };
+                if let (Some(at), Response::SyncGroup { .. }) = (read, &response) {
+                    env.fact(Fact::SyncGroupRead {
+                        member: self.idx,
+                        at,
+                    });
+                }
                 self.membership.inbox.push_back(response);
                 self.wake(env);
             }

@@ -19,7 +19,8 @@
 //!   answered with NONE, from its send to the member reading the answer
 //!   (`ClientResponse.requestLatencyMs`: the consumer reads it at its next poll).
 //! - `sync-time-{avg,max}`, `sync-total` (`syncSensor`): the same for each SyncGroup answered
-//!   with NONE.
+//!   with NONE; from the JoinGroup answer on the heartbeat thread polls the network too, so a
+//!   member busy in a batch reads it on the thread's next pass (every `retry.backoff.ms`).
 //! - `last-rebalance-seconds-ago`: whole seconds (truncated) from the member's last successful
 //!   rebalance to the run's end; -1 if it never completed one.
 //! - `partition-{revoked,assigned,lost}-latency-{avg,max}` (`ConsumerRebalanceListenerInvoker`
@@ -91,6 +92,8 @@ pub(super) struct Sensors {
     rebalance_start: Option<SimTime>,
     join_sent: Option<SimTime>,
     sync_sent: Option<SimTime>,
+    /// When the heartbeat thread reads the SyncGroup answer, if before the next poll.
+    sync_read: Option<SimTime>,
 }
 
 impl Sensors {
@@ -99,6 +102,7 @@ impl Sensors {
         self.rebalance_start = None;
         self.join_sent = None;
         self.sync_sent = None;
+        self.sync_read = None;
     }
 
     fn join_sent(&mut self, now: SimTime) {
@@ -118,10 +122,14 @@ impl Sensors {
         }
         // A successful JoinGroup answer sends the SyncGroup at once.
         self.sync_sent = Some(now);
+        self.sync_read = None;
     }
 
     fn sync_answered(&mut self, now: SimTime, error: ErrorCode) {
         let sent = self.sync_sent.take();
+        // The handler ran when the network client was first polled after the answer came:
+        // on the heartbeat thread's pass, or now at the application thread's poll.
+        let now = self.sync_read.take().map_or(now, |read| read.min(now));
         if error != ErrorCode::None {
             self.failed_rebalances += 1;
             return;
@@ -149,7 +157,7 @@ impl Sensors {
 }
 
 impl Metrics {
-    /// The Kafka sensors' share of a fact (called for every fact, after the other figures').
+    /// The Kafka sensors' share of a fact (`observe` hands over the facts they concern).
     pub(super) fn observe_sensors(&mut self, now: SimTime, fact: &Fact) {
         match fact {
             Fact::ProcessStarted { member }
@@ -159,6 +167,7 @@ impl Metrics {
             Fact::JoinGroupAnswered { member, error } => {
                 self.sensors[*member].join_answered(now, *error)
             }
+            Fact::SyncGroupRead { member, at } => self.sensors[*member].sync_read = Some(*at),
             Fact::SyncGroupAnswered { member, error, .. } => {
                 self.sensors[*member].sync_answered(now, *error)
             }
@@ -350,6 +359,26 @@ mod tests {
         s.sync_answered(t(202), ErrorCode::None);
         assert_eq!(s.rebalance.count, 2);
         assert_eq!(s.rebalance.total, 57);
+    }
+
+    #[test]
+    fn the_heartbeat_threads_pass_reads_a_busy_members_sync_answer() {
+        let mut s = Sensors::default();
+        s.join_sent(t(0));
+        s.join_answered(t(10), ErrorCode::None);
+        // Its answer comes at 16, in a batch; the heartbeat thread's pass at 110 reads it, the
+        // batch ends at 150.
+        s.sync_read = Some(t(110));
+        s.sync_answered(t(150), ErrorCode::None);
+        assert_eq!(s.sync.max(), Some(100));
+        assert_eq!(s.rebalance.max(), Some(110));
+        assert_eq!(s.last_rebalance_end, Some(t(110)));
+        // A poll that comes first reads it then.
+        s.join_sent(t(200));
+        s.join_answered(t(210), ErrorCode::None);
+        s.sync_read = Some(t(310));
+        s.sync_answered(t(230), ErrorCode::None);
+        assert_eq!(s.sync.total, 100 + 20);
     }
 
     #[test]

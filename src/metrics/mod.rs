@@ -272,6 +272,7 @@ impl Metrics {
             }
             Fact::JoinGroupSent { .. }
             | Fact::JoinGroupAnswered { .. }
+            | Fact::SyncGroupRead { .. }
             | Fact::ListenerTime { .. }
             | Fact::FetchLag { .. } => self.observe_sensors(now, fact),
             Fact::ProcessStarted { member } => {
