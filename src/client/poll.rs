@@ -137,14 +137,7 @@ impl Consumer {
                 return;
             }
         }
-        if self.membership.join_due() && self.membership.coordinator.is_none() {
-            // `ensureCoordinatorReady`: the poll waits for FindCoordinator's answer first.
-            if !self.membership.finding_coordinator {
-                self.membership.finding_coordinator = true;
-                log!(env, "{} FindCoordinator", self.name());
-                env.send(Request::FindCoordinator);
-            }
-            self.app = App::Blocked;
+        if self.membership.join_due() && !self.ensure_coordinator(env) {
             return;
         }
         if self.membership.join_due() {
@@ -156,16 +149,25 @@ impl Consumer {
         self.poll_fetch_and_process(env);
     }
 
+    /// `ensureCoordinatorReady`: whether the coordinator is known; if not, the poll waits for
+    /// FindCoordinator's answer (sent once).
+    fn ensure_coordinator(&mut self, env: &mut ClientEnv) -> bool {
+        if self.membership.coordinator.is_some() {
+            return true;
+        }
+        if !self.membership.finding_coordinator {
+            self.membership.finding_coordinator = true;
+            log!(env, "{} FindCoordinator", self.name());
+            env.send(Request::FindCoordinator);
+        }
+        self.app = App::Blocked;
+        false
+    }
+
     /// Under the consumer protocol: find the coordinator, then the membership's part of the
     /// poll (lost partitions, reconciliation), then the same fetch-and-process as classic.
     fn poll_consumer_protocol(&mut self, env: &mut ClientEnv) {
-        if self.membership.coordinator.is_none() {
-            if !self.membership.finding_coordinator {
-                self.membership.finding_coordinator = true;
-                log!(env, "{} FindCoordinator", self.name());
-                env.send(Request::FindCoordinator);
-            }
-            self.app = App::Blocked;
+        if !self.ensure_coordinator(env) {
             return;
         }
         if !self.consumer_protocol_poll(env) || !matches!(self.app, App::Idle) {

@@ -419,7 +419,7 @@ impl<'s> World<'s> {
                 self.log(|| format!("topic {name} grows to {partitions} partitions"));
                 let now = self.now();
                 let counts = scenario.partition_counts_at(now.as_millis());
-                self.coordinator.set_partitions(*topic, name, *partitions);
+                self.coordinator.set_partitions(name, *partitions);
                 self.observers
                     .metrics
                     .partitions_added(now, scenario, &counts);

@@ -20,6 +20,8 @@
 mod reconcile;
 mod target;
 
+pub use target::SERVER_ASSIGNORS;
+
 use crate::assignor::{Topic, TopicPartition};
 use crate::group::messages::ErrorCode;
 use crate::java::{Capacity, JavaHashMap};
@@ -479,7 +481,7 @@ impl ConsumerGroup {
         }
         // 2. The target assignment, if it is behind and may be recomputed now.
         if self.group_epoch > self.assignment_epoch && self.may_assign(now) {
-            self.compute_target(&mut cx, &updated.member_id);
+            self.compute_target(&mut cx);
         }
         // 3. Reconcile the member towards its target.
         let target = self.target_of(&updated.member_id);
@@ -770,15 +772,9 @@ impl ConsumerGroup {
     }
 
     /// Recomputes the target at the group epoch and writes what changed.
-    fn compute_target(&mut self, cx: &mut Cx, updated: &str) {
+    fn compute_target(&mut self, cx: &mut Cx) {
         let default_assignor = self.config.assignors[0].clone();
-        let target = target::compute(
-            &self.topics,
-            &self.members,
-            updated,
-            &self.target,
-            &default_assignor,
-        );
+        let target = target::compute(&self.topics, &self.members, &self.target, &default_assignor);
         for (id, parts) in &target {
             let before = self.target.get(id);
             if before.map_or(!parts.is_empty(), |b| b != parts) {

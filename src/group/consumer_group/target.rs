@@ -28,6 +28,9 @@ pub fn preferred_assignor<'m>(members: impl Iterator<Item = &'m ConsumerMember>)
 
 /// The cgsim assignor for a `group.remote.assignor` name (the server's `range` is ours
 /// `server-range`).
+/// The server assignors a member may ask for (`group.consumer.assignors`' defaults).
+pub const SERVER_ASSIGNORS: &[&str] = &["uniform", "range"];
+
 pub fn assignor_name(remote: &str) -> &str {
     match remote {
         "range" => "server-range",
@@ -36,12 +39,11 @@ pub fn assignor_name(remote: &str) -> &str {
 }
 
 /// The new target of every member. Members are given to the assignor in the broker's map
-/// order (the member-spec map is filled in that order, the updated member last, which it is
-/// already, having been put into the group first).
+/// order (the member-spec map is filled in that order, then the updated member, which the
+/// group holds already).
 pub fn compute(
     topics: &[Topic],
     members: &JavaHashMap<String, ConsumerMember>,
-    _updated: &str,
     current: &BTreeMap<String, Partitions>,
     default_assignor: &str,
 ) -> BTreeMap<String, Partitions> {

@@ -97,8 +97,7 @@ impl Coordinator {
     }
 
     /// A topic grew: the consumer group notices on its next heartbeat.
-    pub fn set_partitions(&mut self, scenario_topic: usize, name: &str, partitions: u32) {
-        let _ = scenario_topic;
+    pub fn set_partitions(&mut self, name: &str, partitions: u32) {
         if let Some(host) = self.consumer.as_mut() {
             host.group.set_partitions(name, partitions as i32);
         }
@@ -216,15 +215,7 @@ impl Coordinator {
         if epoch > member.member_epoch || (epoch < member.member_epoch && !owned) {
             return ErrorCode::StaleMemberEpoch;
         }
-        for &(partition, offset) in offsets {
-            cx.out
-                .push(CoordinatorEffect::CommitOffset { partition, offset });
-            cx.fact(Fact::OffsetCommitted {
-                member: from.member,
-                partition,
-                offset,
-            });
-        }
+        Coordinator::write_commits(cx, from, offsets);
         ErrorCode::None
     }
 

@@ -23,6 +23,12 @@ impl Coordinator {
         if self.state == GroupState::CompletingRebalance {
             return ErrorCode::RebalanceInProgress;
         }
+        Coordinator::write_commits(cx, from, offsets);
+        ErrorCode::None
+    }
+
+    /// An accepted commit: each offset written to `__consumer_offsets`, and its fact.
+    pub(super) fn write_commits(cx: &mut Cx, from: ClientRef, offsets: &[(usize, u64)]) {
         for &(partition, offset) in offsets {
             cx.out
                 .push(CoordinatorEffect::CommitOffset { partition, offset });
@@ -32,6 +38,5 @@ impl Coordinator {
                 offset,
             });
         }
-        ErrorCode::None
     }
 }
