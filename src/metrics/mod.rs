@@ -129,6 +129,8 @@ pub struct Metrics {
     sensors: Vec<kafka::Sensors>,
     /// The coordinator's side of the group, for `--describe` (`describe.rs`).
     group: describe::GroupRecord,
+    /// KIP-848: the consumer group as its records tell it (under the consumer protocol).
+    consumer_group: describe::ConsumerGroupReplay,
 }
 
 fn ms(t: SimTime) -> u64 {
@@ -200,6 +202,7 @@ impl Metrics {
             errors: Vec::new(),
             sensors: vec![kafka::Sensors::default(); n],
             group: describe::GroupRecord::new(n, p),
+            consumer_group: describe::ConsumerGroupReplay::default(),
         }
     }
 
@@ -274,7 +277,11 @@ impl Metrics {
             | Fact::JoinGroupAnswered { .. }
             | Fact::SyncGroupRead { .. }
             | Fact::ListenerTime { .. }
-            | Fact::FetchLag { .. } => self.observe_sensors(now, fact),
+            | Fact::FetchLag { .. }
+            | Fact::ReconcilingStarted { .. }
+            | Fact::ReconcilingEnded { .. }
+            | Fact::HeartbeatFailed { .. } => self.observe_sensors(now, fact),
+            Fact::ConsumerGroupRecorded(record) => self.consumer_group.replay(record),
             Fact::ProcessStarted { member } => {
                 self.observe_sensors(now, fact);
                 self.process_started(now, *member)
