@@ -65,7 +65,10 @@ impl crate::app::join::Positions for FetchPositions {
 impl Consumer {
     /// The fetch position of an owned partition, and when its record there is appended.
     pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, offset: u64) {
-        let record_at = env.logs.time_of(p, offset).map_or(u64::MAX, SimTime::as_micros);
+        let record_at = env
+            .logs
+            .time_of(p, offset)
+            .map_or(u64::MAX, SimTime::as_micros);
         self.positions.set(FetchPosition {
             partition: p,
             offset,

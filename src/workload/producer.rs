@@ -113,7 +113,7 @@ enum StreamKind {
         records_per_sec: u64,
         ids: Vec<u32>,
         picker: KeyPicker,
-        rng: Stream,
+        rng: Box<Stream>,
     },
     Script {
         ids: Vec<u32>,
@@ -249,7 +249,7 @@ impl Logs {
                         records_per_sec: *records_per_sec,
                         picker: KeyPicker::new(*distribution, ids.len()),
                         ids,
-                        rng: streams.stream(&format!("producer-{i}-keys")),
+                        rng: Box::new(streams.stream(&format!("producer-{i}-keys"))),
                     }
                 }
                 ProducerKind::Script {
@@ -385,7 +385,10 @@ impl Logs {
     /// (keys are kept when the scenario has an application).
     pub fn record(&self, p: usize, offset: u64) -> Option<Record> {
         let time_us = *self.times[p].get(offset as usize)?;
-        let key = self.record_keys[p].get(offset as usize).copied().unwrap_or(0);
+        let key = self.record_keys[p]
+            .get(offset as usize)
+            .copied()
+            .unwrap_or(0);
         Some(Record { time_us, key })
     }
 
