@@ -376,8 +376,14 @@ impl Logs {
             if s.num == 0 {
                 continue;
             }
-            let total = s.count_by(s.end_us);
-            if before + total > offset {
+            // An open-ended segment holds every later offset (and counting "all of it" would
+            // overflow into 128-bit arithmetic).
+            let total = if s.end_us == u64::MAX {
+                u64::MAX
+            } else {
+                s.count_by(s.end_us)
+            };
+            if before.saturating_add(total) > offset {
                 // Smallest t with num * (t - start) >= (k + 1) * den * 1e6, k = offset - before
                 // (64-bit when it cannot overflow).
                 let k = offset - before + 1;
