@@ -4,6 +4,7 @@
 pub mod assign;
 pub mod compare;
 pub mod conform;
+pub mod explain;
 pub mod partition;
 pub mod run;
 

@@ -108,6 +108,7 @@ pub fn run(
         RunOptions {
             keep_trace: trace.is_some(),
             record_history: want_history,
+            ..RunOptions::default()
         },
         &faults,
     );
