@@ -80,6 +80,12 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: cli::run::Format,
     },
+    /// Check every scenario's `[[expect]]` entries (in DIR, or one file) over its variants: one
+    /// line per expectation and variant, exit 1 if any failed.
+    Check {
+        /// A directory of scenario files (TOML), or one file.
+        dir: PathBuf,
+    },
     /// Run every (variant, seed) pair of a scenario and print one table: figures by variant,
     /// each the median over seeds with its spread and its ratio to the first variant.
     Compare {
@@ -226,6 +232,7 @@ fn main() -> ExitCode {
             },
             format,
         ),
+        Command::Check { dir } => cli::check::run_check(&dir),
         Command::Compare {
             scenario,
             seeds,

@@ -2,6 +2,7 @@
 //! violations, 2 bad input (with file, line and what is wrong).
 
 pub mod assign;
+pub mod check;
 pub mod compare;
 pub mod conform;
 pub mod explain;
