@@ -18,7 +18,11 @@ pub fn report_expectations(path: &Path, scenario: &Scenario, report: &Report) ->
     let json = serde_json::to_value(report).expect("report serializes");
     let mut all_passed = true;
     let mut bad = false;
-    for e in scenario.expects.iter().filter(|e| e.applies_to(&scenario.variant)) {
+    for e in scenario
+        .expects
+        .iter()
+        .filter(|e| e.applies_to(&scenario.variant))
+    {
         match e.check(&json) {
             Verdict::Pass { .. } => {}
             Verdict::Fail { measured } => {

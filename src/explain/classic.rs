@@ -204,7 +204,10 @@ fn counts(ns: impl Iterator<Item = usize>) -> String {
         [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{n} {} each", plural(*n)),
         _ => {
             let words: Vec<String> = ns.iter().map(usize::to_string).collect();
-            format!("{} partitions", super::list_names(&words).replace("..", " to "))
+            format!(
+                "{} partitions",
+                super::list_names(&words).replace("..", " to ")
+            )
         }
     }
 }
@@ -279,7 +282,12 @@ fn rejoined(ctx: &Ctx, kind: &'static str, js: &[&Joiner]) -> Clause {
         _ => format!("{names} rejoined ({sent})"),
     };
     Clause {
-        at_ms: js.iter().map(|j| j.first_sent).min().unwrap_or(SimTime::ZERO).as_millis(),
+        at_ms: js
+            .iter()
+            .map(|j| j.first_sent)
+            .min()
+            .unwrap_or(SimTime::ZERO)
+            .as_millis(),
         kind,
         members: ctx.names_vec(&members),
         text,
@@ -305,7 +313,9 @@ fn waited(ctx: &Ctx, r: &Record, j: &Joiner) -> (Clause, Wait) {
                     "which owned nothing, so had nothing to revoke and no reason to rejoin, and heard of {what} only from its own next heartbeat, {heard} ms after it began"
                 )
             } else {
-                format!("which heard of {what} only from its next heartbeat, {heard} ms after it began")
+                format!(
+                    "which heard of {what} only from its next heartbeat, {heard} ms after it began"
+                )
             };
             if poll >= 100 {
                 why.push_str(&format!(
@@ -321,10 +331,7 @@ fn waited(ctx: &Ctx, r: &Record, j: &Joiner) -> (Clause, Wait) {
                 at(t)
             ),
         ),
-        Some((t, Event::Started)) => (
-            "start",
-            format!("which started at {}", at(t)),
-        ),
+        Some((t, Event::Started)) => ("start", format!("which started at {}", at(t))),
         Some((t, Event::PollTimeout { .. })) => (
             "poll",
             format!(
@@ -357,7 +364,10 @@ fn waited(ctx: &Ctx, r: &Record, j: &Joiner) -> (Clause, Wait) {
 
 /// The first clause: what put the group in PreparingRebalance.
 fn cause(ctx: &Ctx, r: &Record, all: &[Record]) -> Clause {
-    let who = r.member.map(|m| ctx.name(m)).unwrap_or_else(|| "a member".into());
+    let who = r
+        .member
+        .map(|m| ctx.name(m))
+        .unwrap_or_else(|| "a member".into());
     let start = at(r.start);
     let members = r.member.map(|m| vec![ctx.name(m)]).unwrap_or_default();
     let settings = r.member.and_then(|m| ctx.settings(m));

@@ -39,7 +39,11 @@ pub(super) fn tell(ctx: &Ctx, r: &Record) -> Rebalance {
         }
     }
     let acks = |ms: &[usize]| -> String {
-        let times: Vec<SimTime> = ms.iter().filter_map(|m| r.acknowledged.get(m)).copied().collect();
+        let times: Vec<SimTime> = ms
+            .iter()
+            .filter_map(|m| r.acknowledged.get(m))
+            .copied()
+            .collect();
         if times.is_empty() {
             "had not acknowledged by the run's end".to_string()
         } else {
@@ -49,7 +53,10 @@ pub(super) fn tell(ctx: &Ctx, r: &Record) -> Rebalance {
     if !revokers.is_empty() {
         let ms: Vec<usize> = revokers.iter().map(|&(m, _, _)| m).collect();
         let told: Vec<SimTime> = revokers.iter().map(|&(_, t, _)| t).collect();
-        let revoked: Vec<SimTime> = ms.iter().filter_map(|m| r.revoked.get(m).map(|&(t, _)| t)).collect();
+        let revoked: Vec<SimTime> = ms
+            .iter()
+            .filter_map(|m| r.revoked.get(m).map(|&(t, _)| t))
+            .collect();
         let one = ms.len() == 1;
         causes.push(Clause {
             at_ms: told.iter().min().copied().unwrap_or(r.start).as_millis(),
@@ -95,7 +102,11 @@ pub(super) fn tell(ctx: &Ctx, r: &Record) -> Rebalance {
                 } else {
                     format!(" once {} had released them", ctx.names_of(&released))
                 },
-                if one && gainers[0].2 == 1 { "it" } else { "them" },
+                if one && gainers[0].2 == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
                 acks(&ms),
             ),
         });
@@ -145,7 +156,11 @@ pub(super) fn tell(ctx: &Ctx, r: &Record) -> Rebalance {
         );
         if let Some((&m, &t)) = last {
             let name = ctx.name(m);
-            let told = r.sent.get(&m).and_then(|s| s.first()).map_or(r.start, |&(t, _)| t);
+            let told = r
+                .sent
+                .get(&m)
+                .and_then(|s| s.first())
+                .map_or(r.start, |&(t, _)| t);
             let gained = gainers.iter().find(|&&(x, _, _)| x == m);
             // The latest release (a revoker's acknowledgement) before its new partitions came.
             let release = gained.and_then(|&(_, given, _)| {
@@ -238,8 +253,15 @@ fn counts(ns: impl Iterator<Item = usize>) -> String {
 }
 
 fn cause(ctx: &Ctx, r: &Record) -> Clause {
-    let who = r.member.map(|m| ctx.name(m)).unwrap_or_else(|| "a member".into());
-    let bump = format!("bumped the group epoch to {} at {}", r.generation, at(r.start));
+    let who = r
+        .member
+        .map(|m| ctx.name(m))
+        .unwrap_or_else(|| "a member".into());
+    let bump = format!(
+        "bumped the group epoch to {} at {}",
+        r.generation,
+        at(r.start)
+    );
     let settings = r.member.and_then(|m| ctx.settings(m));
     let (kind, text) = match (r.trigger, r.cause) {
         (Trigger::MemberJoined, Some((t, Event::Started))) => (
@@ -284,6 +306,10 @@ fn cause(ctx: &Ctx, r: &Record) -> Clause {
         at_ms: r.cause.map_or(r.start, |(t, _)| t).as_millis(),
         kind,
         members: r.member.map(|m| vec![ctx.name(m)]).unwrap_or_default(),
-        text: if r.formation { format!("the group formed: {text}") } else { text },
+        text: if r.formation {
+            format!("the group formed: {text}")
+        } else {
+            text
+        },
     }
 }

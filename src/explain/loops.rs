@@ -32,9 +32,10 @@ pub(super) fn find(ctx: &Ctx, story: &Story) -> Vec<Loop> {
         gaps.sort_unstable();
         let every_ms = gaps.get(gaps.len() / 2).copied().unwrap_or(0);
         let last = records.last().expect("at least LOOP_AT");
-        let later = story.records.iter().any(|r| {
-            r.start > last.start && r.member != Some(m) && r.trigger != Trigger::FollowUp
-        });
+        let later = story
+            .records
+            .iter()
+            .any(|r| r.start > last.start && r.member != Some(m) && r.trigger != Trigger::FollowUp);
         let at_end = !later && last.start.as_millis() + 2 * every_ms.max(1) >= end;
         let name = ctx.name(m);
         // Others that rejoined in most of the loop's rebalances.

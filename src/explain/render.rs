@@ -22,7 +22,10 @@ pub fn render_text(e: &Explanation) -> String {
             r.generation,
             if r.formation { " (formation)" } else { "" },
             r.trigger,
-            r.member.as_ref().map(|m| format!(" {m}")).unwrap_or_default(),
+            r.member
+                .as_ref()
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default(),
             r.start_ms
         );
         match r.end_ms {

@@ -21,10 +21,7 @@ pub(super) fn verdict(ctx: &Ctx, story: &Story, loops: &[Loop], report: &Report)
             at(r.start)
         );
         if !joined.is_empty() && r.join_completed.is_none() {
-            t.push_str(&format!(
-                " ({} had rejoined)",
-                ctx.names_of(&joined)
-            ));
+            t.push_str(&format!(" ({} had rejoined)", ctx.names_of(&joined)));
         }
         t
     });
@@ -60,7 +57,11 @@ pub(super) fn verdict(ctx: &Ctx, story: &Story, loops: &[Loop], report: &Report)
             text,
         };
     }
-    let last = story.records.iter().rev().find_map(|r| r.stable.map(|t| (r.generation, t)));
+    let last = story
+        .records
+        .iter()
+        .rev()
+        .find_map(|r| r.stable.map(|t| (r.generation, t)));
     Settled {
         settled: true,
         checked: true,

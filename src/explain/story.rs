@@ -146,9 +146,7 @@ impl Walk {
             }
             Fact::CloseRequested { member } => self.note(now, *member, Event::Closed),
             Fact::Crashed { member, owned } => {
-                let crashed = Event::Crashed {
-                    owned: owned.len(),
-                };
+                let crashed = Event::Crashed { owned: owned.len() };
                 self.last_event.insert(*member, (now, crashed));
                 self.owned.remove(member);
             }

@@ -30,8 +30,12 @@ pub struct Expectation {
 /// What checking one expectation against one report found.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
-    Pass { measured: String },
-    Fail { measured: String },
+    Pass {
+        measured: String,
+    },
+    Fail {
+        measured: String,
+    },
     /// The key names nothing in the report (bad input, not a failed expectation).
     UnknownKey(String),
 }
@@ -213,16 +217,31 @@ mod tests {
     fn paths_numbers_arrays_and_unknown_keys() {
         let report = json!({"pauses": {"max": 3016}, "invariants": {"violations": [1, 2]}, "variant": "eager"});
         let pass = |m: &str| Verdict::Pass { measured: m.into() };
-        assert_eq!(expect("pauses.max", Comparison::Le(3016.0)).check(&report), pass("3016"));
+        assert_eq!(
+            expect("pauses.max", Comparison::Le(3016.0)).check(&report),
+            pass("3016")
+        );
         assert_eq!(
             expect("pauses.max", Comparison::Ge(4000.0)).check(&report),
-            Verdict::Fail { measured: "3016".into() }
+            Verdict::Fail {
+                measured: "3016".into()
+            }
         );
-        assert_eq!(expect("invariants.violations", Comparison::Eq(json!(2))).check(&report), pass("2"));
-        assert_eq!(expect("variant", Comparison::Eq(json!("eager"))).check(&report), pass("\"eager\""));
-        let Verdict::UnknownKey(m) = expect("pauses.min", Comparison::Eq(json!(0))).check(&report) else {
+        assert_eq!(
+            expect("invariants.violations", Comparison::Eq(json!(2))).check(&report),
+            pass("2")
+        );
+        assert_eq!(
+            expect("variant", Comparison::Eq(json!("eager"))).check(&report),
+            pass("\"eager\"")
+        );
+        let Verdict::UnknownKey(m) = expect("pauses.min", Comparison::Eq(json!(0))).check(&report)
+        else {
             panic!("unknown key");
         };
-        assert!(m.contains("no \"min\" under \"pauses\" (keys there: max)"), "{m}");
+        assert!(
+            m.contains("no \"min\" under \"pauses\" (keys there: max)"),
+            "{m}"
+        );
     }
 }
