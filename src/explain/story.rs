@@ -190,13 +190,13 @@ impl Walk {
                     );
                 }
             }
-            Fact::JoinGroupAnswered { member, error } if *error != ErrorCode::None => {
-                // MEMBER_ID_REQUIRED is the first round trip of a new member's join, not a
-                // failure of the rebalance.
-                if *error != ErrorCode::MemberIdRequired {
-                    if let Some(r) = self.open.and_then(|i| self.records.get_mut(i)) {
-                        r.failed.push((*member, now, *error));
-                    }
+            // MEMBER_ID_REQUIRED is the first round trip of a new member's join, not a failure
+            // of the rebalance.
+            Fact::JoinGroupAnswered { member, error }
+                if *error != ErrorCode::None && *error != ErrorCode::MemberIdRequired =>
+            {
+                if let Some(r) = self.open.and_then(|i| self.records.get_mut(i)) {
+                    r.failed.push((*member, now, *error));
                 }
             }
             Fact::SyncGroupAnswered { member, error, .. } if *error != ErrorCode::None => {
