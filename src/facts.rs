@@ -41,6 +41,9 @@ pub enum Fact {
         member: usize,
         partitions: Vec<usize>,
     },
+    /// KIP-848: the consumer group wrote a record (and replayed it into its state, as Kafka's
+    /// coordinator does), with what a describe reads from it.
+    ConsumerGroupRecorded(ConsumerRecord),
     /// The coordinator stored a committed offset.
     OffsetCommitted {
         member: usize,
@@ -74,6 +77,14 @@ pub enum Fact {
     /// The member sends a JoinGroup (every one, with or without a member id): where Kafka's
     /// `initiateJoinGroup` starts a rebalance's clock and `join-time` a round trip.
     JoinGroupSent { member: usize },
+    /// KIP-848: the member's state became RECONCILING (the consumer's rebalance clock starts:
+    /// `AbstractMembershipManager.transitionTo` -> `recordRebalanceStarted`).
+    ReconcilingStarted { member: usize },
+    /// KIP-848: RECONCILING -> ACKNOWLEDGING or STABLE (`recordRebalanceEnded`).
+    ReconcilingEnded { member: usize },
+    /// KIP-848: a ConsumerGroupHeartbeat answer carried an error (`onHeartbeatFailure`, which
+    /// counts a failed rebalance if one had started).
+    HeartbeatFailed { member: usize, error: ErrorCode },
     /// The member handles a JoinGroup answer (the consumer reads it at its next poll): `error`
     /// NONE is a successful join, which sends the SyncGroup at once; any other fails the
     /// attempt (`failed-rebalance`).
@@ -167,6 +178,36 @@ pub enum RejoinCause {
     Subscription,
     /// The leader saw partition counts change since it last assigned.
     Metadata,
+}
+
+/// A consumer group record, as its replay changes what ConsumerGroupDescribe returns. Every
+/// record about a member `put`s it in the group's member map (a `TimelineHashMap`) except a
+/// member-metadata tombstone, which removes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConsumerRecord {
+    /// CONSUMER_GROUP_MEMBER_METADATA (`tombstone`: the member is gone).
+    Member {
+        member_id: String,
+        member: Option<usize>,
+        tombstone: bool,
+    },
+    /// CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: the member's epoch, whether its state is
+    /// STABLE, and what it is assigned (a tombstone: epoch -1 and nothing).
+    CurrentAssignment {
+        member_id: String,
+        member_epoch: i32,
+        stable: bool,
+        assigned: Vec<usize>,
+    },
+    /// CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER (`None`: a tombstone).
+    TargetMember {
+        member_id: String,
+        partitions: Option<Vec<usize>>,
+    },
+    /// CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: the target assignment epoch.
+    TargetEpoch { epoch: i32 },
+    /// CONSUMER_GROUP_METADATA: the group epoch.
+    GroupEpoch { epoch: i32 },
 }
 
 /// A `ConsumerRebalanceListener` callback, as Kafka's consumer metrics name them.

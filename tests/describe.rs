@@ -196,3 +196,89 @@ member = "c1"
         assert_eq!(row[6..], ["-", "-", "-"]);
     }
 }
+
+fn member_rows(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .split("--members --verbose")
+        .nth(1)
+        .unwrap()
+        .split("kafka-consumer-groups")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cgsim-group "))
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+/// `BaseHashTable.findSlot` worked independently: the key's `String.hashCode()` times Knuth's
+/// 64-bit constant, the top `log2(slots)` bits.
+fn timeline_slot(id: &str, slots: u32) -> u64 {
+    let hash = string_hash(id) as i64;
+    (hash.wrapping_mul(-7_046_029_254_386_353_131) as u64) >> (64 - slots.trailing_zeros())
+}
+
+#[test]
+fn a_consumer_group_is_described_from_its_records() {
+    let out = cgsim(&[
+        "run",
+        "scenarios/scale-out.toml",
+        "--variant",
+        "consumer",
+        "--describe",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "a Stable group: no warning");
+    let stdout = text(&out.stdout);
+    insta::with_settings!({
+        snapshot_path => "../snapshots",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!("scale-out--describe@consumer", stdout);
+    });
+    let rows = member_rows(&stdout);
+    assert_eq!(rows.len(), 5);
+    for r in &rows {
+        // GROUP ID HOST CLIENT #PARTITIONS EPOCH CURRENT TARGET-EPOCH TARGET: reconciled, so
+        // each member is at the target epoch with its target assignment.
+        assert_eq!(r.len(), 9, "{r:?}");
+        assert_eq!(r[5], r[7], "{r:?}");
+        assert_eq!(r[6], r[8], "{r:?}");
+        assert_ne!(r[5], "-");
+    }
+    // ConsumerGroup.members is a TimelineHashMap: five members in four slots (it doubles
+    // before the put that would take it past 0.75 per slot), listed slot by slot.
+    let slots: Vec<u64> = rows.iter().map(|r| timeline_slot(&r[1], 4)).collect();
+    let mut sorted = slots.clone();
+    sorted.sort_unstable();
+    assert_eq!(slots, sorted, "{rows:?}");
+}
+
+#[test]
+fn a_consumer_group_caught_reconciling_shows_current_and_target() {
+    // c5 joined at 60 s; its partitions are released by 60.05 s but it hears of them only at
+    // its next heartbeat, 5 s later: at 61 s it is at the group's epoch with nothing yet.
+    let out = cgsim(&[
+        "run",
+        "scenarios/scale-out.toml",
+        "--variant",
+        "consumer",
+        "--set",
+        "duration_ms=61000",
+        "--describe",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let warning = "\nWarning: Consumer group 'cgsim-group' is rebalancing.\n";
+    assert_eq!(text(&out.stderr), format!("{warning}{warning}"));
+    let rows = member_rows(&text(&out.stdout));
+    let c5 = rows.iter().find(|r| r[2] == "/c5").expect("c5's row");
+    assert_eq!(&c5[4..7], ["0", "6", "-"], "{c5:?}");
+    assert_eq!(c5[7], "6");
+    assert!(c5[8].starts_with("orders:"), "{c5:?}");
+    // The others are reconciled already.
+    assert!(rows
+        .iter()
+        .filter(|r| r[2] != "/c5")
+        .all(|r| r[6] == r[8] && r[6] != "-"));
+}

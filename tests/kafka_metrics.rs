@@ -249,3 +249,37 @@ fn the_json_report_uses_kafkas_names() {
     // The group's describe record is for --describe, not a JSON key.
     assert!(json.get("group").is_none());
 }
+
+#[test]
+fn consumer_protocol_rebalances_are_each_members_reconciliations() {
+    // The same group under KIP-848 (requests 2 ms each way). c1's first heartbeat brings all
+    // four partitions at 8 ms: JOINING -> RECONCILING, onPartitionsAssigned (11 ms),
+    // ACKNOWLEDGING at 19: 11 ms. c2 joins at 30 s with nothing (JOINING -> STABLE: no
+    // reconciliation); c1's heartbeat answer at 30023 takes orders-2 and -3 away: RECONCILING,
+    // an auto-commit (30023 -> 30027), onPartitionsRevoked (7), onPartitionsAssigned with
+    // nothing new (11), ACKNOWLEDGING at 30045: 22 ms. c2's next heartbeat (35008) brings
+    // them: assigned callback, ACKNOWLEDGING at 35019: 11 ms.
+    let r = report(&PIN.replace("assignors = [\"range\"]", "protocol = \"consumer\""));
+    let c1 = member(&r, "c1");
+    assert_eq!(c1.rebalance_total, 2);
+    assert_eq!(c1.rebalance_latency_total, 33);
+    assert_eq!(c1.rebalance_latency_max, Some(22));
+    assert_eq!(c1.failed_rebalance_total, 0);
+    // (120000 - 30045) / 1000, truncated.
+    assert_eq!(c1.last_rebalance_seconds_ago, 89);
+    // No JoinGroup or SyncGroup under this protocol: those sensors have no samples.
+    assert_eq!((c1.join_total, c1.join_time_avg), (0, None));
+    assert_eq!((c1.sync_total, c1.sync_time_max), (0, None));
+    assert_eq!(c1.partition_revoked_latency_max, Some(7));
+    assert_eq!(c1.partition_assigned_latency_avg, Some(11.0));
+    let c2 = member(&r, "c2");
+    assert_eq!(
+        (c2.rebalance_total, c2.rebalance_latency_max),
+        (1, Some(11))
+    );
+    assert_eq!(c2.partition_revoked_latency_avg, None);
+    assert_eq!(c2.last_rebalance_seconds_ago, 84);
+    let g = &r.kafka_metrics.group;
+    assert_eq!((g.rebalance_total, g.rebalance_latency_total), (3, 44));
+    assert_eq!(g.last_rebalance_seconds_ago, 84);
+}

@@ -88,7 +88,7 @@ impl TaskState {
         };
         let topic = partitions.topic(p);
         for offset in from..to {
-            let Some(&record) = logs.record(p, offset) else {
+            let Some(record) = logs.record(p, offset) else {
                 continue;
             };
             if topic == app.prices {

@@ -114,6 +114,15 @@ impl Consumer {
         if from != state {
             log!(env, "{} {} -> {}", self.name(), from.name(), state.name());
             self.kip848().state = state;
+            // The consumer's rebalance sensor (`AbstractMembershipManager.transitionTo`).
+            let member = self.idx;
+            match (from, state) {
+                (MemberState::Reconciling, MemberState::Stable | MemberState::Acknowledging) => {
+                    env.fact(Fact::ReconcilingEnded { member })
+                }
+                (_, MemberState::Reconciling) => env.fact(Fact::ReconcilingStarted { member }),
+                _ => {}
+            }
         }
     }
 
@@ -327,6 +336,12 @@ impl Consumer {
         assignment: Option<Vec<usize>>,
     ) {
         let owned = self.owned.clone();
+        if error != ErrorCode::None {
+            env.fact(Fact::HeartbeatFailed {
+                member: self.idx,
+                error,
+            });
+        }
         let m = self.kip848();
         m.in_flight = false;
         match error {

@@ -1,4 +1,5 @@
-//! Java semantics that decide Kafka's answers: `java.util.HashMap`/`HashSet` iteration order,
+//! Java semantics that decide Kafka's answers: `java.util.HashMap`/`HashSet` iteration order
+//! (and Kafka's own `TimelineHashMap`'s),
 //! the hash codes of the keys Kafka puts in them, `String.compareTo`, and Kafka's `Uuid`.
 //!
 //! Kafka's assignors and group coordinator iterate hash maps, so ties (which member keeps an
@@ -8,8 +9,10 @@
 
 mod hash_code;
 mod hash_map;
+mod timeline_hash;
 mod uuid;
 
 pub use hash_code::{int_hash, string_compare, string_hash, topic_partition_hash, JavaHash};
 pub use hash_map::{bucket_index, iteration_order, Capacity, JavaHashMap, JavaHashSet};
+pub use timeline_hash::TimelineHashSet;
 pub use uuid::{Uuid, UuidError};

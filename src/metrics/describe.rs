@@ -5,10 +5,17 @@
 //! The coordinator's members live in a `java.util.HashMap` (Kafka's `ClassicGroup.members`),
 //! and DescribeGroups lists them in its iteration order, so the record here is a `JavaHashMap`
 //! built by the same inserts and removals as the coordinator's (from its facts).
+//!
+//! A KIP-848 consumer group is described by ConsumerGroupDescribe from the state its records
+//! build (Kafka's coordinator changes its state only by replaying the records it writes): the
+//! members in its `TimelineHashMap`'s order, each with its member epoch, current assignment and
+//! target assignment, the group's state from its epochs (`ConsumerGroup.maybeUpdateGroupState`).
+//! Here [`ConsumerGroupReplay`] replays the same records, from their facts.
 
-use super::outcome::{DescribedMember, GroupDescription, PartitionOffsets};
+use super::outcome::{DescribedMember, GroupDescription, MemberEpochs, PartitionOffsets};
 use super::*;
-use crate::java::{Capacity, JavaHashMap};
+use crate::facts::ConsumerRecord;
+use crate::java::{Capacity, JavaHashMap, TimelineHashSet};
 
 /// The coordinator's side of the group, as its facts tell it.
 pub(super) struct GroupRecord {
@@ -31,6 +38,99 @@ impl GroupRecord {
             members: JavaHashMap::new(Capacity::Default),
             synced: vec![None; members],
             committed: vec![None; partitions],
+        }
+    }
+}
+
+/// A consumer group member as its records leave it.
+#[derive(Clone, Debug, Default)]
+struct ReplayedMember {
+    member: Option<usize>,
+    member_epoch: i32,
+    stable: bool,
+    assigned: Vec<usize>,
+}
+
+/// KIP-848: the consumer group rebuilt from its records (the coordinator's own state is built
+/// the same way).
+#[derive(Clone, Debug, Default)]
+pub(super) struct ConsumerGroupReplay {
+    /// Whether the group exists (a record was written).
+    exists: bool,
+    group_epoch: i32,
+    target_epoch: i32,
+    /// The member map's keys, in its iteration order.
+    order: TimelineHashSet<String>,
+    members: BTreeMap<String, ReplayedMember>,
+    /// Target assignments by member id (kept apart from the members, as Kafka keeps them).
+    targets: BTreeMap<String, Vec<usize>>,
+}
+
+impl ConsumerGroupReplay {
+    pub(super) fn replay(&mut self, record: &ConsumerRecord) {
+        self.exists = true;
+        match record {
+            ConsumerRecord::Member {
+                member_id,
+                member,
+                tombstone: false,
+            } => {
+                let m = self.members.entry(member_id.clone()).or_default();
+                m.member = member.or(m.member);
+                self.order.put(member_id.clone());
+            }
+            ConsumerRecord::Member {
+                member_id,
+                tombstone: true,
+                ..
+            } => {
+                self.members.remove(member_id);
+                self.order.remove(member_id);
+            }
+            ConsumerRecord::CurrentAssignment {
+                member_id,
+                member_epoch,
+                stable,
+                assigned,
+            } => {
+                let m = self.members.entry(member_id.clone()).or_default();
+                m.member_epoch = *member_epoch;
+                m.stable = *stable;
+                m.assigned = assigned.clone();
+                self.order.put(member_id.clone());
+            }
+            ConsumerRecord::TargetMember {
+                member_id,
+                partitions,
+            } => match partitions {
+                Some(p) => {
+                    self.targets.insert(member_id.clone(), p.clone());
+                }
+                None => {
+                    self.targets.remove(member_id);
+                }
+            },
+            ConsumerRecord::TargetEpoch { epoch } => self.target_epoch = *epoch,
+            ConsumerRecord::GroupEpoch { epoch } => self.group_epoch = *epoch,
+        }
+    }
+
+    /// `ConsumerGroup.maybeUpdateGroupState`'s answer, by Kafka's state names.
+    fn state(&self) -> &'static str {
+        if !self.exists {
+            "Dead"
+        } else if self.members.is_empty() {
+            "Empty"
+        } else if self.group_epoch > self.target_epoch {
+            "Assigning"
+        } else if self
+            .members
+            .values()
+            .any(|m| !m.stable || m.member_epoch != self.target_epoch)
+        {
+            "Reconciling"
+        } else {
+            "Stable"
         }
     }
 }
@@ -85,7 +185,6 @@ impl Metrics {
         logs: &Logs,
     ) -> GroupDescription {
         let g = &self.group;
-        let stable = g.state == "Stable";
         // Global partition index -> (topic, partition), as the partition space numbers them.
         let mut names: Vec<(String, u32)> = Vec::with_capacity(g.committed.len());
         for topic in &scenario.topics {
@@ -93,8 +192,65 @@ impl Metrics {
                 names.push((topic.name.clone(), i));
             }
         }
-        let members = g
-            .members
+        let named = |parts: &[usize]| parts.iter().map(|&p| names[p].clone()).collect();
+        let consumer = &self.consumer_group;
+        let (state, members) = if consumer.exists {
+            // ConsumerGroupDescribe: every member with its current and target assignments,
+            // whatever the group's state.
+            let members = consumer
+                .order
+                .iter()
+                .filter_map(|id| {
+                    let r = &consumer.members[id];
+                    let spec = &scenario.members[r.member?];
+                    let target = consumer.targets.get(id).map_or(&[][..], Vec::as_slice);
+                    Some(DescribedMember {
+                        name: spec.name.clone(),
+                        consumer_id: id.clone(),
+                        group_instance_id: spec.group_instance_id.clone(),
+                        client_id: spec.client_id.clone(),
+                        assignment: named(&r.assigned),
+                        epochs: Some(MemberEpochs {
+                            member_epoch: r.member_epoch,
+                            target_epoch: consumer.target_epoch,
+                            target_assignment: named(target),
+                        }),
+                    })
+                })
+                .collect();
+            (consumer.state().to_string(), members)
+        } else {
+            (g.state.to_string(), self.classic_members(scenario, &names))
+        };
+        let partitions = (0..g.committed.len())
+            .filter(|&p| self.partition_exists[p])
+            .map(|p| PartitionOffsets {
+                topic: names[p].0.clone(),
+                partition: names[p].1,
+                committed: g.committed[p],
+                log_end_offset: logs.end_offset(p, end),
+            })
+            .collect();
+        GroupDescription {
+            group_id: scenario.group.group_id.clone(),
+            state,
+            at_ms: ms(end),
+            members,
+            partitions,
+        }
+    }
+
+    /// DescribeGroups' members of a classic group: in the coordinator's map order; assignments
+    /// only when the group is Stable (DescribeGroups sends them only then), each the one its
+    /// member received in the current generation's SyncGroup.
+    fn classic_members(
+        &self,
+        scenario: &Scenario,
+        names: &[(String, u32)],
+    ) -> Vec<DescribedMember> {
+        let g = &self.group;
+        let stable = g.state == "Stable";
+        g.members
             .iter()
             .map(|(id, &m)| {
                 let spec = &scenario.members[m];
@@ -110,24 +266,9 @@ impl Metrics {
                     group_instance_id: spec.group_instance_id.clone(),
                     client_id: spec.client_id.clone(),
                     assignment: assignment.iter().map(|&p| names[p].clone()).collect(),
+                    epochs: None,
                 }
             })
-            .collect();
-        let partitions = (0..g.committed.len())
-            .filter(|&p| self.partition_exists[p])
-            .map(|p| PartitionOffsets {
-                topic: names[p].0.clone(),
-                partition: names[p].1,
-                committed: g.committed[p],
-                log_end_offset: logs.end_offset(p, end),
-            })
-            .collect();
-        GroupDescription {
-            group_id: scenario.group.group_id.clone(),
-            state: g.state.to_string(),
-            at_ms: ms(end),
-            members,
-            partitions,
-        }
+            .collect()
     }
 }

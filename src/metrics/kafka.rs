@@ -31,6 +31,16 @@
 //!   `FetchCollector` for each partition a poll drains): the fetch's high watermark minus the
 //!   position after the records returned; null if the member never had a fetch position.
 //!
+//! Under the consumer protocol (KIP-848) the `AsyncKafkaConsumer` registers a different set
+//! (`ConsumerRebalanceMetricsManager`, same group and names): `rebalance-latency-*` and
+//! `rebalance-total` sample each stretch from the member's move into RECONCILING to its move
+//! out of it to ACKNOWLEDGING or STABLE (`AbstractMembershipManager.transitionTo`, on the
+//! background thread as the heartbeat answer or the reconciliation lands);
+//! `failed-rebalance-total` counts heartbeat answers with an error while such a stretch is open
+//! (`onHeartbeatFailure` -> `maybeRecordRebalanceFailed`); there is no JoinGroup or SyncGroup,
+//! so `join-time-*` and `sync-time-*` have no samples (`null`). The listener latencies and
+//! `records-lag-max` are the same sensors.
+//!
 //! Kafka's values are doubles, NaN for a statistic with no samples: here averages are JSON
 //! numbers, maxima and totals integers (milliseconds: differences of millisecond timestamps, as
 //! Kafka's `time.milliseconds()` reads them), and NaN is `null`. A member's figures cover all its
@@ -94,6 +104,9 @@ pub(super) struct Sensors {
     sync_sent: Option<SimTime>,
     /// When the heartbeat thread reads the SyncGroup answer, if before the next poll.
     sync_read: Option<SimTime>,
+    /// KIP-848: `lastRebalanceStartMs` and `lastRebalanceEndMs` (-1 in Kafka: `None`).
+    reconcile_start_ms: Option<u64>,
+    reconcile_end_ms: Option<u64>,
 }
 
 impl Sensors {
@@ -103,6 +116,20 @@ impl Sensors {
         self.join_sent = None;
         self.sync_sent = None;
         self.sync_read = None;
+        self.reconcile_start_ms = None;
+        self.reconcile_end_ms = None;
+    }
+
+    /// KIP-848's `rebalanceStarted()`: a start later than the last end.
+    fn reconciling(&self) -> bool {
+        self.reconcile_start_ms > self.reconcile_end_ms
+    }
+
+    fn reconciling_ended(&mut self, now: SimTime) {
+        let start = self.reconcile_start_ms.unwrap_or(ms(now));
+        self.rebalance.record(ms(now) - start);
+        self.reconcile_end_ms = Some(ms(now));
+        self.last_rebalance_end = Some(now);
     }
 
     fn join_sent(&mut self, now: SimTime) {
@@ -177,6 +204,17 @@ impl Metrics {
                 ms,
             } => self.sensors[*member].listener(*callback, *ms),
             Fact::FetchLag { member, lag, .. } => self.sensors[*member].lag(*lag),
+            Fact::ReconcilingStarted { member } => {
+                self.sensors[*member].reconcile_start_ms = Some(ms(now))
+            }
+            Fact::ReconcilingEnded { member } => self.sensors[*member].reconciling_ended(now),
+            // `maybeRecordRebalanceFailed`: only while a rebalance is under way.
+            Fact::HeartbeatFailed { member, .. } => {
+                let s = &mut self.sensors[*member];
+                if s.reconciling() {
+                    s.failed_rebalances += 1;
+                }
+            }
             // From here the member's polls fetch, and Kafka records a lag for each partition a
             // poll drains (0 when the poll took all the fetch saw).
             Fact::ProcessingStarted { member, partitions } if !partitions.is_empty() => {

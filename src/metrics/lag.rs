@@ -12,7 +12,9 @@ impl Metrics {
             if !self.partition_exists[p] {
                 continue;
             }
-            let lag = logs.end_offset(p, now).saturating_sub(self.position[p]);
+            // Sample times only grow: each partition's keyed cursor moves forward.
+            let end = logs.end_offset_at_cursor(p, &mut self.lag_cursor[p], now);
+            let lag = end.saturating_sub(self.position[p]);
             // Peaks count after formation: before it nobody consumes yet.
             if self.formation.is_some() {
                 self.lag_peak[p] = self.lag_peak[p].max(lag);

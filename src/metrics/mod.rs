@@ -117,6 +117,8 @@ pub struct Metrics {
     /// The processed position of each partition's current owner.
     position: Vec<u64>,
     lag_peak: Vec<u64>,
+    /// Per partition: keyed appends seen by the last lag sample (where the next one starts).
+    lag_cursor: Vec<u64>,
     lag_series: Vec<(u64, u64)>,
     last_total_lag: u64,
     /// The current rebalance window's figures, and the entry they belong to once it is Stable.
@@ -129,6 +131,8 @@ pub struct Metrics {
     sensors: Vec<kafka::Sensors>,
     /// The coordinator's side of the group, for `--describe` (`describe.rs`).
     group: describe::GroupRecord,
+    /// KIP-848: the consumer group as its records tell it (under the consumer protocol).
+    consumer_group: describe::ConsumerGroupReplay,
 }
 
 fn ms(t: SimTime) -> u64 {
@@ -191,6 +195,7 @@ impl Metrics {
             recovery: Recovery::default(),
             position: vec![0; p],
             lag_peak: vec![0; p],
+            lag_cursor: vec![0; p],
             lag_series: Vec::new(),
             last_total_lag: 0,
             window: Window::default(),
@@ -200,6 +205,7 @@ impl Metrics {
             errors: Vec::new(),
             sensors: vec![kafka::Sensors::default(); n],
             group: describe::GroupRecord::new(n, p),
+            consumer_group: describe::ConsumerGroupReplay::default(),
         }
     }
 
@@ -274,7 +280,11 @@ impl Metrics {
             | Fact::JoinGroupAnswered { .. }
             | Fact::SyncGroupRead { .. }
             | Fact::ListenerTime { .. }
-            | Fact::FetchLag { .. } => self.observe_sensors(now, fact),
+            | Fact::FetchLag { .. }
+            | Fact::ReconcilingStarted { .. }
+            | Fact::ReconcilingEnded { .. }
+            | Fact::HeartbeatFailed { .. } => self.observe_sensors(now, fact),
+            Fact::ConsumerGroupRecorded(record) => self.consumer_group.replay(record),
             Fact::ProcessStarted { member } => {
                 self.observe_sensors(now, fact);
                 self.process_started(now, *member)

@@ -65,10 +65,12 @@ pub struct Report {
 pub struct GroupDescription {
     pub group_id: String,
     /// Kafka's group state name: `Stable`, `PreparingRebalance`, `CompletingRebalance`,
-    /// `Empty`, or `Dead` (the group never had a member).
+    /// `Empty`, or `Dead` (the group never had a member); a consumer group's `Assigning` or
+    /// `Reconciling` in place of the classic rebalancing states.
     pub state: String,
     pub at_ms: u64,
-    /// In the coordinator's member-map order (a Java `HashMap` over member ids).
+    /// In the coordinator's member-map order (a classic group's Java `HashMap`, a consumer
+    /// group's `TimelineHashMap`, over member ids).
     pub members: Vec<DescribedMember>,
     /// Every existing partition: the group's committed offset (if any) and the log end offset.
     pub partitions: Vec<PartitionOffsets>,
@@ -81,8 +83,20 @@ pub struct DescribedMember {
     pub consumer_id: String,
     pub group_instance_id: Option<String>,
     pub client_id: String,
-    /// (topic, partition) as the coordinator has it: empty unless the group is Stable.
+    /// (topic, partition) as the coordinator has it: a classic group's is empty unless the
+    /// group is Stable; a consumer group's is the member's current assignment.
     pub assignment: Vec<(String, u32)>,
+    /// KIP-848 (a consumer group's members only).
+    pub epochs: Option<MemberEpochs>,
+}
+
+/// What ConsumerGroupDescribe adds for a consumer group's member (KIP-1099's columns).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberEpochs {
+    pub member_epoch: i32,
+    /// The group's target assignment epoch.
+    pub target_epoch: i32,
+    pub target_assignment: Vec<(String, u32)>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -71,7 +71,7 @@ fn state_notice(g: &GroupDescription, rows: usize) -> (String, String, bool) {
             format!("\nConsumer group '{id}' has no active members.\n"),
             String::new(),
         ),
-        "PreparingRebalance" | "CompletingRebalance" => (
+        "PreparingRebalance" | "CompletingRebalance" | "Assigning" | "Reconciling" => (
             format!("\nWarning: Consumer group '{id}' is rebalancing.\n"),
             String::new(),
         ),
@@ -85,19 +85,29 @@ fn host(name: &str) -> String {
 }
 
 /// `--describe --members --verbose`: a row per member in the coordinator's order. A classic
-/// group has no member epochs or target assignments (KIP-848's), so those columns read `-`.
+/// group has no member epochs or target assignments (KIP-848's), so those columns read `-`;
+/// a consumer group's show each member's epoch and the group's target assignment epoch
+/// (KIP-1099).
 fn members_verbose(g: &GroupDescription) -> ToolOutput {
     let (stderr, mut out, print) = state_notice(g, g.members.len());
-    let assignments: Vec<String> = g
+    let text =
+        |parts: &[(String, u32)]| assignment_text(parts.iter().map(|(t, p)| (t.as_str(), *p)));
+    let assignments: Vec<String> = g.members.iter().map(|m| text(&m.assignment)).collect();
+    let targets: Vec<String> = g
         .members
         .iter()
-        .map(|m| assignment_text(m.assignment.iter().map(|(t, p)| (t.as_str(), *p))))
+        .map(|m| {
+            m.epochs
+                .as_ref()
+                .map_or(MISSING.to_string(), |e| text(&e.target_assignment))
+        })
         .collect();
     let (mut w_group, mut w_id, mut w_instance, mut w_host, mut w_client) = (15, 15, 17, 15, 15);
-    let (mut w_current, w_target) = (20, 20);
+    let (mut w_current, mut w_target) = (20, 20);
     let mut with_instance = false;
     if print {
-        for (m, current) in g.members.iter().zip(&assignments) {
+        for ((m, current), target) in g.members.iter().zip(&assignments).zip(&targets) {
+            w_target = w_target.max(target.chars().count());
             w_group = w_group.max(g.group_id.chars().count());
             w_id = w_id.max(m.consumer_id.chars().count());
             let instance = m.group_instance_id.as_deref().unwrap_or("");
@@ -150,8 +160,12 @@ fn members_verbose(g: &GroupDescription) -> ToolOutput {
             "TARGET-ASSIGNMENT",
         ],
     );
-    for (m, current) in g.members.iter().zip(&assignments) {
+    for ((m, current), target) in g.members.iter().zip(&assignments).zip(&targets) {
         let count = m.assignment.len().to_string();
+        let (epoch, target_epoch) = m.epochs.as_ref().map_or_else(
+            || (MISSING.to_string(), MISSING.to_string()),
+            |e| (e.member_epoch.to_string(), e.target_epoch.to_string()),
+        );
         line(
             &mut out,
             [
@@ -161,10 +175,10 @@ fn members_verbose(g: &GroupDescription) -> ToolOutput {
                 &host(&m.name),
                 &m.client_id,
                 &count,
-                MISSING,
+                &epoch,
                 current,
-                MISSING,
-                MISSING,
+                &target_epoch,
+                target,
             ],
         );
     }
@@ -345,6 +359,7 @@ mod tests {
                     group_instance_id: None,
                     client_id: "consumer-g-1".into(),
                     assignment: vec![("t".into(), 1)],
+                    epochs: None,
                 },
                 DescribedMember {
                     name: "c2".into(),
@@ -352,6 +367,7 @@ mod tests {
                     group_instance_id: None,
                     client_id: "consumer-g-1".into(),
                     assignment: vec![("t".into(), 2), ("t".into(), 0)],
+                    epochs: None,
                 },
             ],
             partitions: (0..4)

@@ -4,16 +4,19 @@
 //!   partitions (Kafka's sticky partitioner spreads batches; over time each partition gets
 //!   `r / n`), re-spread when partitions are added. Their log end offsets are closed-form
 //!   functions of time, so a run costs events per poll, not per record.
-//! - Keyed producers (streams and scripts): every record is generated up front from the seed,
-//!   placed by Kafka's default partitioner (or a KIP-837 stream partitioner) with the partition
-//!   count at its produce time, and appended to its partitions' logs.
+//! - Keyed producers (streams and scripts): every record is generated from the seed, the
+//!   producers' streams merged in time order, placed by Kafka's default partitioner (or a KIP-837
+//!   stream partitioner) with the partition count at its produce time, and appended to its
+//!   partitions' logs (8 bytes an append: the produce time; the key only when an application
+//!   reads it).
 
 use super::partitioner::default_partition;
 use crate::cluster::PartitionSpace;
 use crate::scenario::{KeyDistribution, ProducerKind, Scenario, StreamPartitioner};
 use crate::sim::rng::Stream;
 use crate::sim::{RngStreams, SimTime};
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// A stretch of time over which a null-key partition grows at `num / den` records per second.
 #[derive(Clone, Copy, Debug)]
@@ -63,19 +66,27 @@ pub struct Write {
 }
 
 /// Every partition's log, as functions of time, and the keyed records in them.
+///
+/// Keyed appends are kept compact: a partition's produce times in offset order (8 bytes an
+/// append), their keys only when an application reads them (the local join, state recovery),
+/// and the per-key write index only for the join. The logical records a stream partitioner
+/// dropped or broadcast (the only ones whose count differs from their appends') are listed
+/// apart, so the produced count needs no list of every record.
 pub struct Logs {
     segments: Vec<Vec<Segment>>,
-    records: Vec<Vec<Record>>,
+    /// Per partition: each keyed append's produce time (µs), in offset order.
+    times: Vec<Vec<u64>>,
+    /// Per partition: each keyed append's key, in offset order (empty without an application).
+    record_keys: Vec<Vec<u32>>,
     /// Key names of keyed records.
     pub keys: Vec<String>,
-    /// Per (topic, key): every write of that key, in time order.
+    /// Per (topic, key): every write of that key, in time order (only for the local join).
     writes: BTreeMap<(usize, u32), Vec<Write>>,
     /// `(global partition, offset)` of every keyed append, in write order (several per
-    /// broadcast record).
+    /// broadcast record; only for the local join).
     append_pool: Vec<(usize, u64)>,
-    /// Logical keyed records produced, and those a stream partitioner dropped, by time.
-    keyed_produced: Vec<u64>,
-    keyed_dropped: Vec<u64>,
+    /// Logical keyed records written to other than exactly one partition: (time, appends).
+    irregular: Vec<(u64, u32)>,
 }
 
 /// Logical record counts by a point in time.
@@ -86,18 +97,90 @@ pub struct Produced {
     pub dropped: u64,
 }
 
+/// One keyed producer's records, generated in time order as they are asked for (the same
+/// draws, in the same order, as generating them all at once).
+struct KeyedStream {
+    producer: usize,
+    topic: usize,
+    start_us: u64,
+    end_us: u64,
+    j: u64,
+    kind: StreamKind,
+}
+
+enum StreamKind {
+    Rate {
+        records_per_sec: u64,
+        ids: Vec<u32>,
+        picker: KeyPicker,
+        rng: Stream,
+    },
+    Script {
+        ids: Vec<u32>,
+        per_key: u64,
+        interval_ms: u64,
+    },
+}
+
+impl KeyedStream {
+    /// The next record's (time, key), or `None` when the producer is done.
+    fn next(&mut self) -> Option<(u64, u32)> {
+        let j = self.j;
+        let out = match &mut self.kind {
+            StreamKind::Rate {
+                records_per_sec,
+                ids,
+                picker,
+                rng,
+            } => {
+                if *records_per_sec == 0 {
+                    return None;
+                }
+                let offset_us =
+                    (u128::from(j) * 1_000_000).div_ceil(u128::from(*records_per_sec)) as u64;
+                if offset_us >= self.end_us - self.start_us {
+                    return None;
+                }
+                let key = ids[picker.pick(j, rng)];
+                (self.start_us + offset_us, key)
+            }
+            StreamKind::Script {
+                ids,
+                per_key,
+                interval_ms,
+            } => {
+                // Rounds of every key in turn; times only grow with j, so the first one past
+                // the end ends the script.
+                if ids.is_empty() || j >= per_key.saturating_mul(ids.len() as u64) {
+                    return None;
+                }
+                let at = j
+                    .saturating_mul(*interval_ms)
+                    .saturating_mul(1000)
+                    .saturating_add(self.start_us);
+                if at >= self.end_us {
+                    return None;
+                }
+                (at, ids[(j % ids.len() as u64) as usize])
+            }
+        };
+        self.j += 1;
+        Some(out)
+    }
+}
+
 impl Logs {
     pub fn new(scenario: &Scenario, space: &PartitionSpace, streams: &RngStreams) -> Self {
         let first: Vec<usize> = (0..scenario.topics.len()).map(|t| space.first(t)).collect();
         let total = space.len();
         let mut logs = Logs {
             segments: vec![Vec::new(); total],
-            records: vec![Vec::new(); total],
+            times: vec![Vec::new(); total],
+            record_keys: vec![Vec::new(); total],
             keys: Vec::new(),
             writes: BTreeMap::new(),
             append_pool: Vec::new(),
-            keyed_produced: Vec::new(),
-            keyed_dropped: Vec::new(),
+            irregular: Vec::new(),
         };
         for (t, topic) in scenario.topics.iter().enumerate() {
             // Breakpoints: partition count changes and producers starting or stopping.
@@ -142,11 +225,10 @@ impl Logs {
         logs
     }
 
-    /// Generates every keyed record and appends it where its partitioner sends it.
-    fn generate_keyed(&mut self, scenario: &Scenario, streams: &RngStreams, first: &[usize]) {
+    /// Every keyed producer's stream, its keys interned in producer order.
+    fn keyed_streams(&mut self, scenario: &Scenario, streams: &RngStreams) -> Vec<KeyedStream> {
         let mut key_ids: BTreeMap<String, u32> = BTreeMap::new();
-        // (time, producer, sequence, topic, key)
-        let mut all: Vec<(u64, usize, u64, usize, u32)> = Vec::new();
+        let mut out = Vec::new();
         for (i, p) in scenario.producers.iter().enumerate() {
             let mut intern = |k: &String| -> u32 {
                 let next = key_ids.len() as u32;
@@ -155,59 +237,62 @@ impl Logs {
                     next
                 })
             };
-            match &p.kind {
-                ProducerKind::NullKeys { .. } => {}
+            let kind = match &p.kind {
+                ProducerKind::NullKeys { .. } => continue,
                 ProducerKind::Keyed {
                     records_per_sec,
                     keys,
                     distribution,
                 } => {
                     let ids: Vec<u32> = keys.iter().map(&mut intern).collect();
-                    let mut rng = streams.stream(&format!("producer-{i}-keys"));
-                    let picker = KeyPicker::new(*distribution, ids.len());
-                    let span_us = (p.end_ms - p.start_ms) * 1000;
-                    let mut j = 0u64;
-                    loop {
-                        if *records_per_sec == 0 {
-                            break;
-                        }
-                        let offset_us = (u128::from(j) * 1_000_000)
-                            .div_ceil(u128::from(*records_per_sec))
-                            as u64;
-                        if offset_us >= span_us {
-                            break;
-                        }
-                        let key = ids[picker.pick(j, &mut rng)];
-                        all.push((p.start_ms * 1000 + offset_us, i, j, p.topic, key));
-                        j += 1;
+                    StreamKind::Rate {
+                        records_per_sec: *records_per_sec,
+                        picker: KeyPicker::new(*distribution, ids.len()),
+                        ids,
+                        rng: streams.stream(&format!("producer-{i}-keys")),
                     }
                 }
                 ProducerKind::Script {
                     keys,
                     per_key,
                     interval_ms,
-                } => {
-                    let ids: Vec<u32> = keys.iter().map(&mut intern).collect();
-                    let mut j = 0u64;
-                    // Times only grow with j: the first one past the end ends the script.
-                    'rounds: for _ in 0..*per_key {
-                        for &key in &ids {
-                            let at = j
-                                .saturating_mul(*interval_ms)
-                                .saturating_mul(1000)
-                                .saturating_add(p.start_ms * 1000);
-                            if at >= p.end_ms * 1000 {
-                                break 'rounds;
-                            }
-                            all.push((at, i, j, p.topic, key));
-                            j += 1;
-                        }
-                    }
-                }
+                } => StreamKind::Script {
+                    ids: keys.iter().map(&mut intern).collect(),
+                    per_key: u64::from(*per_key),
+                    interval_ms: *interval_ms,
+                },
+            };
+            out.push(KeyedStream {
+                producer: i,
+                topic: p.topic,
+                start_us: p.start_ms * 1000,
+                end_us: p.end_ms * 1000,
+                j: 0,
+                kind,
+            });
+        }
+        out
+    }
+
+    /// Generates every keyed record and appends it where its partitioner sends it: the
+    /// producers' streams merged in (time, producer, sequence) order, one record at a time.
+    fn generate_keyed(&mut self, scenario: &Scenario, streams: &RngStreams, first: &[usize]) {
+        let mut keyed = self.keyed_streams(scenario, streams);
+        // The local join (the only application) reads keys and looks writes up by key.
+        let (index_writes, keep_keys) = (scenario.app.is_some(), scenario.app.is_some());
+        // The next record of each stream, smallest (time, producer) first.
+        let mut heads: BinaryHeap<Reverse<(u64, usize, u32)>> = BinaryHeap::new();
+        for (s, stream) in keyed.iter_mut().enumerate() {
+            if let Some((t, key)) = stream.next() {
+                heads.push(Reverse((t, s, key)));
             }
         }
-        all.sort_unstable();
-        for (time_us, producer, _, topic, key) in all {
+        let mut targets: Vec<u32> = Vec::new();
+        while let Some(Reverse((time_us, s, key))) = heads.pop() {
+            let (producer, topic) = (keyed[s].producer, keyed[s].topic);
+            if let Some((t, k)) = keyed[s].next() {
+                heads.push(Reverse((t, s, k)));
+            }
             let spec = &scenario.producers[producer];
             let count = scenario.topics[topic].partitions_at(time_us / 1000);
             let name = &self.keys[key as usize];
@@ -215,55 +300,64 @@ impl Logs {
                 .stream_partitioner_keys
                 .as_ref()
                 .is_none_or(|ks| ks.contains(name));
-            let targets: Vec<u32> = match spec.stream_partitioner.filter(|_| applies) {
-                Some(StreamPartitioner::Drop) => Vec::new(),
-                Some(StreamPartitioner::Broadcast) => (0..count).collect(),
+            targets.clear();
+            match spec.stream_partitioner.filter(|_| applies) {
+                Some(StreamPartitioner::Drop) => {}
+                Some(StreamPartitioner::Broadcast) => targets.extend(0..count),
                 Some(StreamPartitioner::Default) | None => {
-                    vec![default_partition(name.as_bytes(), count)]
+                    targets.push(default_partition(name.as_bytes(), count))
                 }
-            };
-            self.keyed_produced.push(time_us);
-            if targets.is_empty() {
-                self.keyed_dropped.push(time_us);
+            }
+            if targets.len() != 1 {
+                self.irregular.push((time_us, targets.len() as u32));
             }
             let first_append = self.append_pool.len() as u32;
             for &t in &targets {
                 let global = first[topic] + t as usize;
-                self.append_pool
-                    .push((global, self.records[global].len() as u64));
-                self.records[global].push(Record { time_us, key });
+                if index_writes {
+                    self.append_pool
+                        .push((global, self.times[global].len() as u64));
+                }
+                self.times[global].push(time_us);
+                if keep_keys {
+                    self.record_keys[global].push(key);
+                }
             }
-            self.writes.entry((topic, key)).or_default().push(Write {
-                time_us,
-                first_append,
-                appends: targets.len() as u32,
-            });
+            if index_writes {
+                self.writes.entry((topic, key)).or_default().push(Write {
+                    time_us,
+                    first_append,
+                    appends: targets.len() as u32,
+                });
+            }
         }
     }
 
     /// Records appended to partition `p` by time `t`.
     pub fn end_offset(&self, p: usize, t: SimTime) -> u64 {
+        self.end_offset_at_cursor(p, &mut 0, t)
+    }
+
+    /// [`Logs::end_offset`] for a reader whose times only grow (the lag samples): `cursor`, the
+    /// keyed appends it saw last time, is where a short gallop starts, and is moved on.
+    pub fn end_offset_at_cursor(&self, p: usize, cursor: &mut u64, t: SimTime) -> u64 {
         let us = t.as_micros();
         let closed: u64 = match self.segments[p].as_slice() {
             [] => 0,
             [only] => only.count_by(us),
             many => many.iter().map(|s| s.count_by(us)).sum(),
         };
-        let records = &self.records[p];
-        if records.is_empty() {
-            closed
-        } else {
-            closed + records.partition_point(|r| r.time_us <= us) as u64
-        }
+        *cursor = gallop(&self.times[p], *cursor, us);
+        closed + *cursor
     }
 
     /// When partition `p` gets its record number `offset` (the first time its end offset
     /// exceeds `offset`), or `None` if it never does.
     pub fn time_of(&self, p: usize, offset: u64) -> Option<SimTime> {
-        if !self.records[p].is_empty() {
-            return self.records[p]
+        if !self.times[p].is_empty() {
+            return self.times[p]
                 .get(offset as usize)
-                .map(|r| SimTime::from_micros(r.time_us));
+                .map(|&t| SimTime::from_micros(t));
         }
         let mut before = 0u64;
         for s in &self.segments[p] {
@@ -287,9 +381,12 @@ impl Logs {
         None
     }
 
-    /// The keyed record at `offset` of partition `p`, if the partition holds keyed records.
-    pub fn record(&self, p: usize, offset: u64) -> Option<&Record> {
-        self.records[p].get(offset as usize)
+    /// The keyed record at `offset` of partition `p`, if the partition holds keyed records
+    /// (keys are kept when the scenario has an application).
+    pub fn record(&self, p: usize, offset: u64) -> Option<Record> {
+        let time_us = *self.times[p].get(offset as usize)?;
+        let key = self.record_keys[p].get(offset as usize).copied().unwrap_or(0);
+        Some(Record { time_us, key })
     }
 
     /// `(global partition, offset)` of each append of a write.
@@ -300,29 +397,18 @@ impl Logs {
     /// Records appended to partition `p` by time `t`, knowing at least `from` were: a short
     /// scan forward from `from`, which is what a consumer at position `from` asks.
     pub fn end_offset_from(&self, p: usize, from: u64, t: SimTime) -> u64 {
-        let records = &self.records[p];
-        if records.is_empty() {
+        if self.times[p].is_empty() {
             return self.end_offset(p, t);
         }
-        let us = t.as_micros();
-        let start = (from as usize).min(records.len());
-        // Gallop: double the step until past `t`, then binary search that window.
-        let mut step = 1usize;
-        let mut lo = start;
-        while lo + step <= records.len() && records[lo + step - 1].time_us <= us {
-            lo += step;
-            step *= 2;
-        }
-        let hi = (lo + step).min(records.len());
-        (lo + records[lo..hi].partition_point(|r| r.time_us <= us)) as u64
+        gallop(&self.times[p], from, t.as_micros())
     }
 
     /// The compacted state of keyed partition `p` below `upto`: each key's latest offset.
     pub fn compacted(&self, p: usize, upto: u64) -> Vec<(u32, u64)> {
-        let end = (upto as usize).min(self.records[p].len());
+        let end = (upto as usize).min(self.record_keys[p].len());
         let mut latest: BTreeMap<u32, u64> = BTreeMap::new();
-        for (offset, r) in self.records[p][..end].iter().enumerate() {
-            latest.insert(r.key, offset as u64);
+        for (offset, &key) in self.record_keys[p][..end].iter().enumerate() {
+            latest.insert(key, offset as u64);
         }
         latest.into_iter().collect()
     }
@@ -340,19 +426,34 @@ impl Logs {
     pub fn produced_by(&self, t: SimTime) -> Produced {
         let us = t.as_micros();
         let appends: u64 = (0..self.partitions()).map(|p| self.end_offset(p, t)).sum();
-        let keyed_appends: u64 = self
-            .records
-            .iter()
-            .map(|r| r.partition_point(|r| r.time_us <= us) as u64)
-            .sum();
-        let keyed = self.keyed_produced.partition_point(|&x| x <= us) as u64;
-        let dropped = self.keyed_dropped.partition_point(|&x| x <= us) as u64;
+        // A logical record is one append, except the irregular ones: a dropped record is one
+        // record and no append, a broadcast one record and n appends.
+        let (mut produced, mut dropped) = (appends, 0u64);
+        for &(time, n) in self.irregular.iter().take_while(|&&(time, _)| time <= us) {
+            debug_assert!(time <= us);
+            produced = produced + 1 - u64::from(n);
+            dropped += u64::from(n == 0);
+        }
         Produced {
-            produced: appends - keyed_appends + keyed,
+            produced,
             written: appends,
             dropped,
         }
     }
+}
+
+/// The number of `times` at or before `us`, knowing the first `from` are: double the step
+/// until past `us`, then binary search that window.
+fn gallop(times: &[u64], from: u64, us: u64) -> u64 {
+    let start = (from as usize).min(times.len());
+    let mut step = 1usize;
+    let mut lo = start;
+    while lo + step <= times.len() && times[lo + step - 1] <= us {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(times.len());
+    (lo + times[lo..hi].partition_point(|&r| r <= us)) as u64
 }
 
 /// Draws the next key of a keyed stream.
@@ -407,12 +508,12 @@ mod tests {
         };
         let logs = Logs {
             segments: vec![vec![s]],
-            records: vec![Vec::new()],
+            times: vec![Vec::new()],
+            record_keys: vec![Vec::new()],
             keys: Vec::new(),
             writes: BTreeMap::new(),
             append_pool: Vec::new(),
-            keyed_produced: Vec::new(),
-            keyed_dropped: Vec::new(),
+            irregular: Vec::new(),
         };
         // 10 records per second from 1 s.
         assert_eq!(logs.end_offset(0, SimTime::from_millis(1_000)), 0);
@@ -434,21 +535,22 @@ mod tests {
         let times = [1u64, 1, 2, 5, 8, 8, 8, 13, 21, 34];
         let logs = Logs {
             segments: vec![Vec::new()],
-            records: vec![times
-                .iter()
-                .map(|&t| Record { time_us: t, key: 0 })
-                .collect()],
+            times: vec![times.to_vec()],
+            record_keys: vec![Vec::new()],
             keys: Vec::new(),
             writes: BTreeMap::new(),
             append_pool: Vec::new(),
-            keyed_produced: Vec::new(),
-            keyed_dropped: Vec::new(),
+            irregular: Vec::new(),
         };
         for t in 0..40 {
             let at = SimTime::from_micros(t);
             let want = logs.end_offset(0, at);
+            assert_eq!(want, times.iter().filter(|&&x| x <= t).count() as u64);
             for from in 0..=want {
                 assert_eq!(logs.end_offset_from(0, from, at), want, "t {t} from {from}");
+                let mut cursor = from;
+                assert_eq!(logs.end_offset_at_cursor(0, &mut cursor, at), want);
+                assert_eq!(cursor, want, "t {t} from {from}");
             }
         }
     }

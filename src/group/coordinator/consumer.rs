@@ -6,9 +6,11 @@
 
 use super::*;
 use crate::assignor::{Topic, TopicPartition};
+use crate::facts::ConsumerRecord;
 use crate::group::consumer_group::{
-    ConsumerGroup, ConsumerGroupConfig, ConsumerGroupState, ConsumerGroupTimer, ConsumerHeartbeat,
-    EpochCause, GroupEffect, Partitions,
+    ConsumerGroup, ConsumerGroupConfig, ConsumerGroupRecord, ConsumerGroupState,
+    ConsumerGroupTimer, ConsumerHeartbeat, EpochCause, GroupEffect, MemberState, Partitions,
+    LEAVE_EPOCH,
 };
 use crate::log;
 
@@ -73,6 +75,48 @@ impl ConsumerHost {
                 TopicPartition::new(self.topic_of[t], (p - self.first[t]) as i32)
             })
             .collect()
+    }
+
+    /// A record with what a describe reads from it, as the group holds it now (after the
+    /// heartbeat or timer that wrote it).
+    fn recorded(&self, record: &ConsumerGroupRecord) -> ConsumerRecord {
+        match record {
+            ConsumerGroupRecord::MemberMetadata {
+                member_id,
+                tombstone,
+            } => ConsumerRecord::Member {
+                member_id: member_id.clone(),
+                member: self.clients.get(member_id).map(|c| c.member),
+                tombstone: *tombstone,
+            },
+            ConsumerGroupRecord::CurrentMemberAssignment {
+                member_id,
+                tombstone,
+            } => {
+                let member = self.group.member(member_id).filter(|_| !tombstone);
+                ConsumerRecord::CurrentAssignment {
+                    member_id: member_id.clone(),
+                    member_epoch: member.map_or(LEAVE_EPOCH, |m| m.member_epoch),
+                    stable: member.is_none_or(|m| m.state == MemberState::Stable),
+                    assigned: member.map_or_else(Vec::new, |m| {
+                        self.to_global(&m.assigned.keys().cloned().collect())
+                    }),
+                }
+            }
+            ConsumerGroupRecord::TargetAssignmentMember {
+                member_id,
+                tombstone,
+            } => ConsumerRecord::TargetMember {
+                member_id: member_id.clone(),
+                partitions: (!tombstone).then(|| self.to_global(&self.group.target_of(member_id))),
+            },
+            ConsumerGroupRecord::TargetAssignmentMetadata { epoch } => {
+                ConsumerRecord::TargetEpoch { epoch: *epoch }
+            }
+            ConsumerGroupRecord::GroupMetadata { epoch } => {
+                ConsumerRecord::GroupEpoch { epoch: *epoch }
+            }
+        }
     }
 
     fn to_global(&self, parts: &Partitions) -> Vec<usize> {
@@ -231,8 +275,12 @@ impl Coordinator {
                     cx.set_timer(CoordTimer::Consumer(timer), at)
                 }
                 GroupEffect::CancelTimer(timer) => cx.cancel_timer(CoordTimer::Consumer(timer)),
-                // The consumer group's records are not kept: no fail-over reads them yet.
-                GroupEffect::Record(_) => {}
+                // The consumer group's records are not kept in a log (no fail-over reads them
+                // yet); observers get what a describe reads from them.
+                GroupEffect::Record(record) => {
+                    let fact = host.recorded(&record);
+                    cx.fact(Fact::ConsumerGroupRecorded(fact));
+                }
                 GroupEffect::EpochBumped {
                     epoch,
                     cause,
