@@ -385,7 +385,10 @@ impl Logs {
     /// (keys are kept when the scenario has an application).
     pub fn record(&self, p: usize, offset: u64) -> Option<Record> {
         let time_us = *self.times[p].get(offset as usize)?;
-        let key = self.record_keys[p].get(offset as usize).copied().unwrap_or(0);
+        let key = self.record_keys[p]
+            .get(offset as usize)
+            .copied()
+            .unwrap_or(0);
         Some(Record { time_us, key })
     }
 
