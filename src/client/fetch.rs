@@ -5,6 +5,13 @@
 use super::*;
 
 impl Consumer {
+    /// The fetch position of an owned partition, and when its record there is appended.
+    pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, position: u64) {
+        self.positions.insert(p, position);
+        let at = env.logs.time_of(p, position).map_or(u64::MAX, SimTime::as_micros);
+        self.record_at.insert(p, at);
+    }
+
     /// Up to `max_poll_records` fetched records, round-robin over owned partitions.
     pub(super) fn take_batch(&mut self, env: &mut ClientEnv) -> Vec<(usize, u64, u64)> {
         if self.positions.is_empty() {
@@ -21,12 +28,9 @@ impl Consumer {
         let mut left_behind = None;
         let n = self.positions.len();
         let start = self.fetch_cursor % n;
-        for (&p, &pos) in self
-            .positions
-            .iter()
-            .skip(start)
-            .chain(self.positions.iter().take(start))
-        {
+        // `record_at` has the same keys as `positions`, in the same order.
+        let entries = || self.positions.iter().zip(self.record_at.values());
+        for ((&p, &pos), &record_at) in entries().skip(start).chain(entries().take(start)) {
             if budget == 0 {
                 break;
             }
@@ -34,6 +38,10 @@ impl Consumer {
                 continue;
             }
             let visible_at = now.as_micros().saturating_sub(rtt + env.arrival_lag_us[p]);
+            // Nothing new there yet: the log need not be read.
+            if record_at > visible_at {
+                continue;
+            }
             let end = env
                 .logs
                 .end_offset_from(p, pos, SimTime::from_micros(visible_at));
@@ -65,13 +73,10 @@ impl Consumer {
         let max_wait = now + Duration::from_millis(env.scenario.group.fetch_max_wait_ms);
         let rtt = Duration::from_micros(env.scenario.cluster.latency_max_us * 2);
         let next_record = self
-            .positions
+            .record_at
             .iter()
-            .filter_map(|(&p, &pos)| {
-                env.logs
-                    .time_of(p, pos)
-                    .map(|t| t + Duration::from_micros(env.arrival_lag_us[p]))
-            })
+            .filter(|&(_, &at)| at != u64::MAX)
+            .map(|(&p, &at)| SimTime::from_micros(at + env.arrival_lag_us[p]))
             .min()
             .map(|t| (t + rtt).max(now + Duration::from_micros(1)));
         next_record.map_or(max_wait, |t| t.min(max_wait))

@@ -222,6 +222,10 @@ pub struct Consumer {
     previous_assignment: Vec<usize>,
     /// Fetch positions of owned partitions whose committed offset is known.
     positions: BTreeMap<usize, u64>,
+    /// For each entry of `positions` (the same keys): when the record at that position is
+    /// appended (µs; `u64::MAX` if never). The log is fixed, so this changes only with the
+    /// position, and a poll or a wake reads it instead of searching the log.
+    record_at: BTreeMap<usize, u64>,
     /// Where processing of each owned partition started in its current assignment.
     start_positions: BTreeMap<usize, u64>,
     /// The application's state: the join's map, restores, paused tasks.
@@ -258,6 +262,7 @@ impl Consumer {
             owned: Vec::new(),
             previous_assignment: Vec::new(),
             positions: BTreeMap::new(),
+            record_at: BTreeMap::new(),
             start_positions: BTreeMap::new(),
             task: TaskState::default(),
             after_commit: None,
@@ -498,7 +503,7 @@ impl Consumer {
                         partition: p,
                         position,
                     });
-                    self.positions.insert(p, position);
+                    self.set_position(env, p, position);
                     self.start_positions.insert(p, position);
                     started.push(p);
                 }

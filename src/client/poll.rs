@@ -216,8 +216,8 @@ impl Consumer {
                 from,
                 to,
             });
-            if let Some(pos) = self.positions.get_mut(&p) {
-                *pos = (*pos).max(to);
+            if self.positions.get(&p).is_some_and(|&pos| to > pos) {
+                self.set_position(env, p, to);
             }
         }
         if self.stalled_until.take().is_some() {
@@ -240,6 +240,7 @@ impl Consumer {
     pub(super) fn drop_partitions(&mut self, parts: &[usize], env: &ClientEnv) {
         for p in parts {
             self.positions.remove(p);
+            self.record_at.remove(p);
             self.start_positions.remove(p);
         }
         let keep = env
