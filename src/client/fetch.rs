@@ -8,7 +8,10 @@ impl Consumer {
     /// The fetch position of an owned partition, and when its record there is appended.
     pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, position: u64) {
         self.positions.insert(p, position);
-        let at = env.logs.time_of(p, position).map_or(u64::MAX, SimTime::as_micros);
+        let at = env
+            .logs
+            .time_of(p, position)
+            .map_or(u64::MAX, SimTime::as_micros);
         self.record_at.insert(p, at);
     }
 
