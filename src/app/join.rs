@@ -28,11 +28,23 @@ pub struct JoinState {
     prices: BTreeMap<u32, (usize, u64)>,
 }
 
+/// A member's fetch positions, as the join reads them (the consumer keeps them).
+pub trait Positions {
+    /// The next offset to process of owned partition `p`.
+    fn position(&self, p: usize) -> Option<u64>;
+}
+
+impl Positions for BTreeMap<usize, u64> {
+    fn position(&self, p: usize) -> Option<u64> {
+        self.get(&p).copied()
+    }
+}
+
 /// What the classification needs to know about the member.
 pub struct MemberView<'a> {
     pub owned: &'a [usize],
     /// Next offset to process per owned partition.
-    pub positions: &'a BTreeMap<usize, u64>,
+    pub positions: &'a dyn Positions,
     /// Price partitions whose state is being rebuilt.
     pub restoring: &'a BTreeSet<usize>,
 }
@@ -93,7 +105,7 @@ impl JoinState {
             .map(|&(p, o)| (p, o.expect("a written price has an offset")))
             .next()
             .expect("a local home");
-        let position = view.positions.get(&partition).copied().unwrap_or(0);
+        let position = view.positions.position(partition).unwrap_or(0);
         if offset >= position {
             return Err(Miss::OutOfOrder);
         }

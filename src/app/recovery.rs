@@ -39,7 +39,7 @@ pub struct Restore {
 pub struct Owned<'a> {
     pub owned: &'a [usize],
     /// Next offset to process per owned partition.
-    pub positions: &'a BTreeMap<usize, u64>,
+    pub positions: &'a dyn super::join::Positions,
 }
 
 impl TaskState {

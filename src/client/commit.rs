@@ -21,7 +21,7 @@ impl Consumer {
         let Some(generation) = self.membership.generation else {
             return;
         };
-        let offsets = self.positions.iter().map(|(&p, &o)| (p, o)).collect();
+        let offsets = self.positions.iter().collect();
         let request = Request::OffsetCommit {
             member_id: self.membership.member_id.clone(),
             generation,

@@ -4,15 +4,76 @@
 
 use super::*;
 
+/// One owned partition's fetch position.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FetchPosition {
+    pub(super) partition: usize,
+    /// The next offset to fetch (and process).
+    pub(super) offset: u64,
+    /// When the record at `offset` is appended (µs; `u64::MAX` if never). The log is fixed,
+    /// so this changes only with the offset, and a poll or a wake reads it instead of
+    /// searching the log.
+    record_at: u64,
+}
+
+/// The fetch positions of the owned partitions whose committed offset is known, by partition:
+/// a dense vector (a poll walks them all, round-robin), changed only by assignments and
+/// processed batches.
+#[derive(Clone, Debug, Default)]
+pub(super) struct FetchPositions {
+    entries: Vec<FetchPosition>,
+}
+
+impl FetchPositions {
+    fn find(&self, p: usize) -> Result<usize, usize> {
+        self.entries.binary_search_by_key(&p, |e| e.partition)
+    }
+
+    pub(super) fn get(&self, p: usize) -> Option<u64> {
+        self.find(p).ok().map(|i| self.entries[i].offset)
+    }
+
+    fn set(&mut self, entry: FetchPosition) {
+        match self.find(entry.partition) {
+            Ok(i) => self.entries[i] = entry,
+            Err(i) => self.entries.insert(i, entry),
+        }
+    }
+
+    pub(super) fn remove(&mut self, p: usize) {
+        if let Ok(i) = self.find(p) {
+            self.entries.remove(i);
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// (partition, offset), by partition.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.entries.iter().map(|e| (e.partition, e.offset))
+    }
+}
+
+impl crate::app::join::Positions for FetchPositions {
+    fn position(&self, p: usize) -> Option<u64> {
+        self.get(p)
+    }
+}
+
 impl Consumer {
     /// The fetch position of an owned partition, and when its record there is appended.
-    pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, position: u64) {
-        self.positions.insert(p, position);
-        let at = env
+    pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, offset: u64) {
+        let record_at = env
             .logs
-            .time_of(p, position)
+            .time_of(p, offset)
             .map_or(u64::MAX, SimTime::as_micros);
-        self.record_at.insert(p, at);
+        self.positions.set(FetchPosition {
+            partition: p,
+            offset,
+            record_at,
+        });
     }
 
     /// Up to `max_poll_records` fetched records, round-robin over owned partitions.
@@ -29,11 +90,11 @@ impl Consumer {
         let mut budget = self.settings().max_poll_records;
         let mut batch = Vec::new();
         let mut left_behind = None;
-        let n = self.positions.len();
+        let entries = &self.positions.entries;
+        let n = entries.len();
         let start = self.fetch_cursor % n;
-        // `record_at` has the same keys as `positions`, in the same order.
-        let entries = || self.positions.iter().zip(self.record_at.values());
-        for ((&p, &pos), &record_at) in entries().skip(start).chain(entries().take(start)) {
+        for e in entries[start..].iter().chain(&entries[..start]) {
+            let (p, pos) = (e.partition, e.offset);
             if budget == 0 {
                 break;
             }
@@ -42,7 +103,7 @@ impl Consumer {
             }
             let visible_at = now.as_micros().saturating_sub(rtt + env.arrival_lag_us[p]);
             // Nothing new there yet: the log need not be read.
-            if record_at > visible_at {
+            if e.record_at > visible_at {
                 continue;
             }
             let end = env
@@ -76,10 +137,11 @@ impl Consumer {
         let max_wait = now + Duration::from_millis(env.scenario.group.fetch_max_wait_ms);
         let rtt = Duration::from_micros(env.scenario.cluster.latency_max_us * 2);
         let next_record = self
-            .record_at
+            .positions
+            .entries
             .iter()
-            .filter(|&(_, &at)| at != u64::MAX)
-            .map(|(&p, &at)| SimTime::from_micros(at + env.arrival_lag_us[p]))
+            .filter(|e| e.record_at != u64::MAX)
+            .map(|e| SimTime::from_micros(e.record_at + env.arrival_lag_us[e.partition]))
             .min()
             .map(|t| (t + rtt).max(now + Duration::from_micros(1)));
         next_record.map_or(max_wait, |t| t.min(max_wait))

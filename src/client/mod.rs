@@ -221,11 +221,7 @@ pub struct Consumer {
     /// The assignment before the last EAGER revocation: StickyAssignor's userData.
     previous_assignment: Vec<usize>,
     /// Fetch positions of owned partitions whose committed offset is known.
-    positions: BTreeMap<usize, u64>,
-    /// For each entry of `positions` (the same keys): when the record at that position is
-    /// appended (µs; `u64::MAX` if never). The log is fixed, so this changes only with the
-    /// position, and a poll or a wake reads it instead of searching the log.
-    record_at: BTreeMap<usize, u64>,
+    positions: fetch::FetchPositions,
     /// Where processing of each owned partition started in its current assignment.
     start_positions: BTreeMap<usize, u64>,
     /// The application's state: the join's map, restores, paused tasks.
@@ -261,8 +257,7 @@ impl Consumer {
             metadata: Vec::new(),
             owned: Vec::new(),
             previous_assignment: Vec::new(),
-            positions: BTreeMap::new(),
-            record_at: BTreeMap::new(),
+            positions: fetch::FetchPositions::default(),
             start_positions: BTreeMap::new(),
             task: TaskState::default(),
             after_commit: None,

@@ -216,7 +216,7 @@ impl Consumer {
                 from,
                 to,
             });
-            if self.positions.get(&p).is_some_and(|&pos| to > pos) {
+            if self.positions.get(p).is_some_and(|pos| to > pos) {
                 self.set_position(env, p, to);
             }
         }
@@ -239,8 +239,7 @@ impl Consumer {
     /// state unless the member keeps state across revocations.
     pub(super) fn drop_partitions(&mut self, parts: &[usize], env: &ClientEnv) {
         for p in parts {
-            self.positions.remove(p);
-            self.record_at.remove(p);
+            self.positions.remove(*p);
             self.start_positions.remove(p);
         }
         let keep = env

@@ -13,11 +13,56 @@ pub struct TimerId {
     seq: u64,
 }
 
-/// Events live in a slab; the heap orders small `(time, seq, slot)` keys, so popping moves no
+/// A heap entry: `(time, seq)` packed in one integer (time in the high 64 bits), so ordering
+/// is a single comparison; `seq` is unique, so the slot never decides.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    order: u128,
+    slot: u32,
+}
+
+impl Key {
+    fn new(at: SimTime, seq: u64, slot: u32) -> Self {
+        Key {
+            order: (u128::from(at.as_micros()) << 64) | u128::from(seq),
+            slot,
+        }
+    }
+
+    fn at(&self) -> SimTime {
+        SimTime::from_micros((self.order >> 64) as u64)
+    }
+
+    fn seq(&self) -> u64 {
+        self.order as u64
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.order == other.order
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order.cmp(&other.order)
+    }
+}
+
+/// Events live in a slab; the heap orders small `(time, seq)` keys, so popping moves no
 /// event payloads and needs no hashing. A cancelled event's slot is emptied at once and its
 /// heap key skipped when it surfaces.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<(SimTime, u64, u32)>>,
+    heap: BinaryHeap<Reverse<Key>>,
     slots: Vec<Option<(u64, E)>>,
     free: Vec<u32>,
     next_seq: u64,
@@ -74,7 +119,7 @@ impl<E> EventQueue<E> {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.heap.push(Reverse((at, seq, slot)));
+        self.heap.push(Reverse(Key::new(at, seq, slot)));
         TimerId { slot, seq }
     }
 
@@ -88,7 +133,8 @@ impl<E> EventQueue<E> {
 
     /// Drops cancelled keys from the top of the heap.
     fn skip_cancelled(&mut self) {
-        while let Some(&Reverse((_, seq, slot))) = self.heap.peek() {
+        while let Some(&Reverse(key)) = self.heap.peek() {
+            let (seq, slot) = (key.seq(), key.slot);
             let live = self.slots[slot as usize]
                 .as_ref()
                 .is_some_and(|(s, _)| *s == seq);
@@ -111,7 +157,8 @@ impl<E> EventQueue<E> {
     /// The next event with its insertion sequence number (what the run digest records).
     pub fn pop_with_seq(&mut self) -> Option<(SimTime, u64, E)> {
         self.skip_cancelled();
-        let Reverse((at, seq, slot)) = self.heap.pop()?;
+        let Reverse(key) = self.heap.pop()?;
+        let (at, seq, slot) = (key.at(), key.seq(), key.slot);
         let (_, event) = self.slots[slot as usize].take().expect("live slot");
         self.free.push(slot);
         self.now = at;
@@ -122,7 +169,7 @@ impl<E> EventQueue<E> {
     /// Time of the next live event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.skip_cancelled();
-        self.heap.peek().map(|Reverse((at, _, _))| *at)
+        self.heap.peek().map(|Reverse(key)| key.at())
     }
 }
 

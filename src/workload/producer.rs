@@ -115,7 +115,7 @@ enum StreamKind {
         records_per_sec: u64,
         ids: Vec<u32>,
         picker: KeyPicker,
-        rng: Stream,
+        rng: Box<Stream>,
     },
     Script {
         ids: Vec<u32>,
@@ -251,7 +251,7 @@ impl Logs {
                         records_per_sec: *records_per_sec,
                         picker: KeyPicker::new(*distribution, ids.len()),
                         ids,
-                        rng: streams.stream(&format!("producer-{i}-keys")),
+                        rng: Box::new(streams.stream(&format!("producer-{i}-keys"))),
                     }
                 }
                 ProducerKind::Script {
