@@ -126,7 +126,7 @@ fn sizes_and_times_above_their_limits_are_refused_with_key_value_limit_and_line(
             "records_per_sec = 100",
             "keys = [\"a\"]\nper_key = 4294967295\ninterval_ms = 0",
             18,
-            r#"producer for "orders": 4294967295 keyed records in all, above the limit of 20000000"#,
+            r#"producer for "orders": 4294967295 keyed records in all, above the limit of 100000000"#,
         ),
     ];
     let mut failures = Vec::new();

@@ -30,9 +30,9 @@ pub const MAX_POLL_RECORDS: u64 = i32::MAX as u64;
 pub const MAX_RECORDS_PER_SEC: u64 = 1_000_000_000;
 /// Keys of one producer (`keys` or `key_count`).
 pub const MAX_KEYS: u64 = 1_000_000;
-/// Keyed records, generated up front (about 100 bytes each; a broadcast record once per
-/// partition).
-pub const MAX_KEYED_RECORDS: u64 = 20_000_000;
+/// Keyed records, generated up front (8 bytes an append, about 44 with the local join's key
+/// and write index; a broadcast record once per partition).
+pub const MAX_KEYED_RECORDS: u64 = 100_000_000;
 /// The event loop's estimated work, in nanoseconds of a release build: its events (polls with
 /// records, and members' idle wake-ups: heartbeats, empty fetches, metadata refreshes), each
 /// costing [`NS_PER_OWNED_PARTITION`] for every partition of a member's share (a poll scans
