@@ -290,6 +290,10 @@ impl Logs {
             }
         }
         let mut targets: Vec<u32> = Vec::new();
+        // Each key's default partition for the partition count it was last hashed with: a key
+        // hashes to the same partition until the topic grows (murmur2 once per key, not per
+        // record).
+        let mut hashed: Vec<Option<(u32, u32)>> = vec![None; self.keys.len()];
         while let Some(Reverse((time_us, s, key))) = heads.pop() {
             let (producer, topic) = (keyed[s].producer, keyed[s].topic);
             if let Some((t, k)) = keyed[s].next() {
@@ -307,7 +311,15 @@ impl Logs {
                 Some(StreamPartitioner::Drop) => {}
                 Some(StreamPartitioner::Broadcast) => targets.extend(0..count),
                 Some(StreamPartitioner::Default) | None => {
-                    targets.push(default_partition(name.as_bytes(), count))
+                    let partition = match hashed[key as usize] {
+                        Some((c, partition)) if c == count => partition,
+                        _ => {
+                            let partition = default_partition(name.as_bytes(), count);
+                            hashed[key as usize] = Some((count, partition));
+                            partition
+                        }
+                    };
+                    targets.push(partition)
                 }
             }
             if targets.len() != 1 {
