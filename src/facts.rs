@@ -66,6 +66,12 @@ pub enum Fact {
     Stalled { member: usize, until: SimTime },
     /// The stalled batch finished.
     StallEnded { member: usize },
+    /// The member learned it must rejoin the group (classic protocol), and how: what `cgsim
+    /// explain` tells a rebalance's story with. Recorded once per rejoin, when first needed.
+    RejoinNeeded { member: usize, cause: RejoinCause },
+    /// The heartbeat thread found `max.poll.interval.ms` passed since the poll at `last_poll`:
+    /// the member leaves the group (LeaveGroup, or KIP-848's epoch -1 heartbeat).
+    PollTimeout { member: usize, last_poll: SimTime },
     /// A fatal error: `KafkaConsumer.poll` throws and the application exits.
     FatalError { member: usize, error: &'static str },
     /// The member sends a JoinGroup (every one, with or without a member id): where Kafka's
@@ -156,6 +162,22 @@ pub enum Fact {
         records: u64,
         duration_us: u64,
     },
+}
+
+/// How a classic member learned it must rejoin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RejoinCause {
+    /// A heartbeat answer said REBALANCE_IN_PROGRESS (read on the heartbeat thread's pass, or
+    /// by the next poll if that came first).
+    HeartbeatRebalance,
+    /// A heartbeat answer ended the membership (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, ...).
+    HeartbeatError(ErrorCode),
+    /// COOPERATIVE: it revoked partitions after the SyncGroup, so it rejoins for the follow-up.
+    FollowUp,
+    /// Its subscription changed.
+    Subscription,
+    /// The leader saw partition counts change since it last assigned.
+    Metadata,
 }
 
 /// A consumer group record, as its replay changes what ConsumerGroupDescribe returns. Every

@@ -11,6 +11,7 @@ pub mod check;
 pub mod client;
 pub mod cluster;
 pub mod conform;
+pub mod explain;
 pub mod facts;
 pub mod group;
 pub mod java;

@@ -62,6 +62,30 @@ enum Command {
         #[arg(long)]
         describe: bool,
     },
+    /// Run a scenario and explain each rebalance as a chain of causes: who started it, how
+    /// everyone learned of it, who the group waited for and how long; rebalance loops named
+    /// as loops, and why a run never settled.
+    Explain {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Overrides the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// A built-in variant (eager, cooperative, consumer) or one the scenario defines.
+        #[arg(long)]
+        variant: Option<String>,
+        /// KEY=VALUE: a dotted path into the scenario and a TOML value (a bare word is a string).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: cli::run::Format,
+    },
+    /// Check every scenario's `[[expect]]` entries (in DIR, or one file) over its variants: one
+    /// line per expectation and variant, exit 1 if any failed.
+    Check {
+        /// A directory of scenario files (TOML), or one file.
+        dir: PathBuf,
+    },
     /// Run every (variant, seed) pair of a scenario and print one table: figures by variant,
     /// each the median over seeds with its spread and its ratio to the first variant.
     Compare {
@@ -193,6 +217,22 @@ fn main() -> ExitCode {
             },
             emit_scenario.as_deref(),
         ),
+        Command::Explain {
+            scenario,
+            seed,
+            variant,
+            sets,
+            format,
+        } => cli::explain::run_explain(
+            &scenario,
+            &cgsim::scenario::LoadOptions {
+                seed,
+                variant,
+                sets,
+            },
+            format,
+        ),
+        Command::Check { dir } => cli::check::run_check(&dir),
         Command::Compare {
             scenario,
             seeds,

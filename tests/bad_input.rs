@@ -205,6 +205,7 @@ fn a_huge_stall_is_refused_and_the_longest_allowed_one_runs_as_written() {
         RunOptions {
             keep_trace: true,
             record_history: false,
+            ..RunOptions::default()
         },
     );
     assert!(

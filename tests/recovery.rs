@@ -19,6 +19,7 @@ fn churn(variant: &str, sets: &[&str]) -> RunOutput {
         RunOptions {
             keep_trace: false,
             record_history: true,
+            ..RunOptions::default()
         },
     )
 }

@@ -185,6 +185,7 @@ fn every_scenario_is_deterministic() {
             RunOptions {
                 keep_trace: true,
                 record_history: true,
+                ..RunOptions::default()
             },
         );
         let b = run(
@@ -192,6 +193,7 @@ fn every_scenario_is_deterministic() {
             RunOptions {
                 keep_trace: true,
                 record_history: true,
+                ..RunOptions::default()
             },
         );
         assert_eq!(a.report.digest, b.report.digest, "{}", path.display());
@@ -249,6 +251,7 @@ fn seed_001_sticky_variant_ends_in_the_published_layout() {
         RunOptions {
             keep_trace: true,
             record_history: true,
+            ..RunOptions::default()
         },
     );
     let last = |who: &str| {
@@ -394,6 +397,7 @@ fn history_records_owner_changes_and_phases() {
         RunOptions {
             keep_trace: false,
             record_history: true,
+            ..RunOptions::default()
         },
     );
     let h = out.history.expect("history recorded");

@@ -26,6 +26,7 @@ fn scenario_run(name: &str, variant: &str) -> RunOutput {
         RunOptions {
             keep_trace: false,
             record_history: true,
+            ..RunOptions::default()
         },
     )
 }
@@ -134,6 +135,7 @@ fn many_members_fold_into_counts() {
         RunOptions {
             keep_trace: false,
             record_history: true,
+            ..RunOptions::default()
         },
     );
     let text = svg(&out, None);

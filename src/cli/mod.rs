@@ -2,8 +2,10 @@
 //! violations, 2 bad input (with file, line and what is wrong).
 
 pub mod assign;
+pub mod check;
 pub mod compare;
 pub mod conform;
+pub mod explain;
 pub mod partition;
 pub mod run;
 

@@ -108,6 +108,7 @@ pub fn run(
         RunOptions {
             keep_trace: trace.is_some(),
             record_history: want_history,
+            ..RunOptions::default()
         },
         &faults,
     );
@@ -168,6 +169,10 @@ pub fn run(
             }
         }
     }
+    let expectations = super::check::report_expectations(path, &scenario, &out.report);
+    if expectations.is_err() {
+        return super::bad_input();
+    }
     if out.report.has_violations() {
         eprintln!(
             "invariant violations found (seed {}): see invariants.violations",
@@ -181,6 +186,9 @@ pub fn run(
             "a member hit a fatal error (seed {}): see errors",
             scenario.seed
         );
+        ExitCode::from(super::EXIT_VIOLATIONS)
+    } else if expectations == Ok(false) {
+        // Named on stderr above, each with its measured value.
         ExitCode::from(super::EXIT_VIOLATIONS)
     } else {
         ExitCode::SUCCESS

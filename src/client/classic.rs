@@ -11,6 +11,7 @@
 
 use super::poll::Listener;
 use super::*;
+use crate::facts::RejoinCause;
 
 /// Where the member is in the group protocol (the client's `MemberState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,6 +279,7 @@ impl Consumer {
         // and after a cooperative member that gave something up has rejoined (`requestRejoin`).
         self.pending_fetch = added;
         if !revoked.is_empty() {
+            self.note_rejoin(env, RejoinCause::FollowUp);
             self.request_rejoin(JoinReason::FollowUp);
         }
         let g = self.settings();
@@ -385,6 +387,17 @@ impl Consumer {
         env.send(request);
     }
 
+    /// The fact of why the member will rejoin, unless a rejoin is already due (its first cause
+    /// is the one that counts).
+    pub(super) fn note_rejoin(&self, env: &mut ClientEnv, cause: RejoinCause) {
+        if !self.membership.rejoin_needed {
+            env.fact(Fact::RejoinNeeded {
+                member: self.idx,
+                cause,
+            });
+        }
+    }
+
     pub(super) fn request_rejoin(&mut self, reason: JoinReason) {
         if !self.membership.rejoin_needed {
             self.membership.join_reason = reason;
@@ -404,6 +417,7 @@ impl Consumer {
         if changed && self.membership.phase == Phase::Stable {
             log!(env, "{} (leader) sees new partitions: rejoin", self.name());
             self.membership.assignment_snapshot = None;
+            self.note_rejoin(env, RejoinCause::Metadata);
             self.request_rejoin(JoinReason::Metadata);
             self.wake(env);
         }

@@ -442,6 +442,10 @@ impl Consumer {
             return;
         }
         log!(env, "{} poll timeout: leaving the group", self.name());
+        env.fact(Fact::PollTimeout {
+            member: self.idx,
+            last_poll: self.last_poll,
+        });
         let member_id = self.membership.member_id.clone();
         let epoch = if self.spec.group_instance_id.is_some() {
             -2

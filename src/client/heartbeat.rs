@@ -5,6 +5,7 @@
 //! a LeaveGroup when the poll interval (`max_poll_interval_ms`) expires.
 
 use super::*;
+use crate::facts::RejoinCause;
 
 impl Consumer {
     pub(super) fn enable_heartbeat(&mut self, env: &mut ClientEnv) {
@@ -71,6 +72,10 @@ impl Consumer {
                 }
                 if !self.membership.rejoin_needed {
                     log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name());
+                    env.fact(Fact::RejoinNeeded {
+                        member: self.idx,
+                        cause: RejoinCause::HeartbeatRebalance,
+                    });
                 }
                 self.membership.rejoin_needed = true;
                 true
@@ -83,6 +88,10 @@ impl Consumer {
                     self.name(),
                     other.name()
                 );
+                env.fact(Fact::RejoinNeeded {
+                    member: self.idx,
+                    cause: RejoinCause::HeartbeatError(other),
+                });
                 self.reset_generation(other != ErrorCode::IllegalGeneration);
                 self.membership.membership_lost = true;
                 self.request_rejoin(JoinReason::New);
@@ -109,6 +118,10 @@ impl Consumer {
             self.arm_poll_timer(env);
             return;
         }
+        env.fact(Fact::PollTimeout {
+            member: self.idx,
+            last_poll: self.last_poll,
+        });
         // Poll timeout: the heartbeat thread sends LeaveGroup and resets the generation; the
         // partitions are lost when the application thread returns. A static member sends no
         // LeaveGroup (`maybeLeaveGroup`: only dynamic members do, KIP-345); its session decides.

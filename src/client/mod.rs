@@ -371,6 +371,7 @@ impl Consumer {
             // The next heartbeat carries the new subscription; the broker trims and reassigns.
             return;
         }
+        self.note_rejoin(env, crate::facts::RejoinCause::Subscription);
         self.request_rejoin(JoinReason::Subscription);
         self.wake(env);
     }

@@ -333,8 +333,12 @@ impl Metrics {
                 records,
                 duration_us,
             } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
-            // KIP-848 hand-over: the checkers' concern (check/handover.rs).
-            Fact::OwnedReported { .. } | Fact::AssignmentSent { .. } => {}
+            // KIP-848 hand-over: the checkers' concern (check/handover.rs); why a member
+            // rejoins: `cgsim explain`'s.
+            Fact::OwnedReported { .. }
+            | Fact::AssignmentSent { .. }
+            | Fact::RejoinNeeded { .. }
+            | Fact::PollTimeout { .. } => {}
         }
     }
 }

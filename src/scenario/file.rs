@@ -39,6 +39,21 @@ pub struct ScenarioFile {
     /// at load when their counts differ; the report names indexes that stop matching later.
     #[serde(default = "no_co_partitioned")]
     pub co_partitioned: Spanned<Vec<Vec<String>>>,
+    /// What the scenario's report must show (`cgsim run` and `cgsim check` check them).
+    #[serde(default)]
+    pub expect: Vec<Spanned<ExpectFile>>,
+}
+
+/// `[[expect]]`: a dotted path into the JSON report and one comparison, for every variant or
+/// the one named.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectFile {
+    pub key: String,
+    pub eq: Option<toml::Value>,
+    pub le: Option<toml::Value>,
+    pub ge: Option<toml::Value>,
+    pub variant: Option<String>,
 }
 
 fn default_lag_sample() -> u64 {

@@ -4,6 +4,7 @@
 //! [`ScenarioError`] naming the file, the line and what is wrong.
 
 mod emit;
+pub mod expect;
 pub mod faults;
 mod file;
 pub mod limits;
@@ -40,6 +41,8 @@ pub struct Scenario {
     pub co_partitioned: Vec<Vec<usize>>,
     /// Variants the snapshot tests run.
     pub snapshot_variants: Vec<String>,
+    /// `[[expect]]` entries, each with its line in the file.
+    pub expects: Vec<expect::Expectation>,
     /// Settings the file sets that do not apply to the run (classic-only settings under the
     /// consumer protocol), each in words.
     pub notices: Vec<String>,

@@ -28,8 +28,11 @@ pub fn validate(
 ) -> Result<Scenario, Invalid> {
     let keys = KeySpans::new(text);
     limits::check_file(&file, &keys)?;
-    let scenario = build(file, options)?;
+    let mut scenario = build(file, options)?;
     limits::check_scenario(&scenario, &keys)?;
+    for e in &mut scenario.expects {
+        e.line = super::load::line_of(text, e.line);
+    }
     Ok(scenario)
 }
 
@@ -746,6 +749,15 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         }
     };
 
+    let mut expects = Vec::new();
+    for entry in &file.expect {
+        let known = |v: &str| BUILT_IN_VARIANTS.contains(&v) || file.variants.contains_key(v);
+        // The line is filled in by `validate`, which has the text: the span's start for now.
+        let e = super::expect::Expectation::from_file(entry.get_ref(), entry.span().start, known)
+            .map_err(|m| (Some(entry.span()), format!("[[expect]]: {m}")))?;
+        expects.push(e);
+    }
+
     Ok(Scenario {
         name: file.name.unwrap_or_else(|| "scenario".into()),
         description: file.description,
@@ -768,6 +780,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         timeline,
         co_partitioned,
         snapshot_variants,
+        expects,
         notices,
     })
 }

@@ -70,6 +70,8 @@ pub struct RunOptions {
     pub keep_trace: bool,
     /// Keep a [`History`] of owner changes, processing and phases (for timelines).
     pub record_history: bool,
+    /// Keep every fact the models recorded, in order (for `cgsim explain`).
+    pub keep_facts: bool,
 }
 
 /// The outcome of a run: its report, and the trace when asked for.
@@ -78,6 +80,8 @@ pub struct RunOutput {
     pub history: Option<History>,
     pub trace: Vec<String>,
     pub events: u64,
+    /// Every fact with its time, in the order recorded (empty unless `keep_facts`).
+    pub facts: Vec<(SimTime, Fact)>,
 }
 
 /// Runs a scenario to its end.
@@ -180,6 +184,7 @@ impl<'s> World<'s> {
             trace: Trace::new(logging),
             digest: Digest::new(),
             observers: Observers {
+                facts: options.keep_facts.then(Vec::new),
                 standby: StandbyPlacement::new(n, partitions_len),
                 check,
                 metrics,
@@ -316,6 +321,7 @@ impl<'s> World<'s> {
             history,
             trace: self.trace.lines().to_vec(),
             events,
+            facts: self.observers.facts.take().unwrap_or_default(),
         }
     }
 
@@ -562,6 +568,8 @@ impl<'s> World<'s> {
 
 /// Everything the facts go to: state recovery's record, the checkers, the metrics.
 struct Observers {
+    /// The facts themselves, when kept (`RunOptions::keep_facts`).
+    facts: Option<Vec<(SimTime, Fact)>>,
     /// State recovery's record of previous owners and members (standby placement).
     standby: StandbyPlacement,
     /// The named properties, each with its own record of the truth.
@@ -572,6 +580,9 @@ struct Observers {
 impl Observers {
     /// Every fact to every observer, in the order the models recorded them.
     fn observe(&mut self, now: SimTime, fact: &Fact) {
+        if let Some(facts) = &mut self.facts {
+            facts.push((now, fact.clone()));
+        }
         self.standby.observe(fact);
         self.check.observe(now, fact);
         self.metrics.observe(now, fact);

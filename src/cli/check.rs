@@ -1,0 +1,181 @@
+//! `cgsim check DIR`: every scenario's `[[expect]]` entries over its variants (the one an entry
+//! names, else the scenario's snapshot_variants), one line per expectation and variant; exit 1
+//! if any failed, 2 on bad input (a scenario that does not load, a key the report lacks).
+//! `cgsim run` checks the entries for the variant it runs with [`report_expectations`].
+
+use cgsim::report::Report;
+use cgsim::scenario::expect::Verdict;
+use cgsim::scenario::{load, LoadOptions, Scenario};
+use cgsim::world::{run, RunOptions};
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What `cgsim run` does with a run's expectations: each failure named on stderr with the
+/// measured value. `Err` is bad input (a key the report does not have), already printed.
+pub fn report_expectations(path: &Path, scenario: &Scenario, report: &Report) -> Result<bool, ()> {
+    let json = serde_json::to_value(report).expect("report serializes");
+    let mut all_passed = true;
+    let mut bad = false;
+    for e in scenario
+        .expects
+        .iter()
+        .filter(|e| e.applies_to(&scenario.variant))
+    {
+        match e.check(&json) {
+            Verdict::Pass { .. } => {}
+            Verdict::Fail { measured } => {
+                all_passed = false;
+                eprintln!(
+                    "{}: line {}: expectation failed (variant {}): {e}: measured {measured}",
+                    path.display(),
+                    e.line,
+                    scenario.variant
+                );
+            }
+            Verdict::UnknownKey(m) => {
+                bad = true;
+                eprintln!("{}: line {}: [[expect]] {m}", path.display(), e.line);
+            }
+        }
+    }
+    if bad {
+        Err(())
+    } else {
+        Ok(all_passed)
+    }
+}
+
+/// The scenario files under `dir` (or `dir` itself, a file), in name order.
+fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    if dir.is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("{}: cannot read: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+pub fn run_check(dir: &Path) -> ExitCode {
+    let files = match scenario_files(dir) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{e}");
+            return super::bad_input();
+        }
+    };
+    // Every (file, variant) run the expectations need, loaded first so bad input stops early.
+    let mut runs: Vec<(PathBuf, Scenario)> = Vec::new();
+    for path in &files {
+        let base = match load(path, &LoadOptions::default()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{e}");
+                return super::bad_input();
+            }
+        };
+        let mut variants = BTreeSet::new();
+        for e in &base.expects {
+            match &e.variant {
+                Some(v) => {
+                    variants.insert(v.clone());
+                }
+                None => variants.extend(base.snapshot_variants.iter().cloned()),
+            }
+        }
+        // In the scenario's own order of variants, then any others.
+        let mut ordered: Vec<String> = base
+            .snapshot_variants
+            .iter()
+            .filter(|v| variants.contains(*v))
+            .cloned()
+            .collect();
+        let rest: Vec<String> = variants
+            .into_iter()
+            .filter(|v| !ordered.contains(v))
+            .collect();
+        ordered.extend(rest);
+        for variant in ordered {
+            let options = LoadOptions {
+                variant: Some(variant),
+                ..LoadOptions::default()
+            };
+            match load(path, &options) {
+                Ok(s) => runs.push((path.clone(), s)),
+                Err(e) => {
+                    eprintln!("{e}");
+                    return super::bad_input();
+                }
+            }
+        }
+    }
+    // Runs are independent: in parallel, the results in order.
+    let reports: Vec<serde_json::Value> = runs
+        .par_iter()
+        .map(|(_, s)| {
+            serde_json::to_value(run(s, RunOptions::default()).report).expect("report serializes")
+        })
+        .collect();
+    let (mut passed, mut failed, mut bad) = (0, 0, false);
+    let mut out = String::new();
+    for path in &files {
+        let here: Vec<(&Scenario, &serde_json::Value)> = runs
+            .iter()
+            .zip(&reports)
+            .filter(|((p, _), _)| p == path)
+            .map(|((_, s), r)| (s, r))
+            .collect();
+        let Some((first, _)) = here.first() else {
+            continue;
+        };
+        for e in &first.expects {
+            for (s, report) in &here {
+                if !e.applies_to(&s.variant) {
+                    continue;
+                }
+                let place = format!("{}:{}", path.display(), e.line);
+                match e.check(report) {
+                    Verdict::Pass { measured } => {
+                        passed += 1;
+                        out.push_str(&format!(
+                            "pass  {place}  {}  {e}  (measured {measured})\n",
+                            s.variant
+                        ));
+                    }
+                    Verdict::Fail { measured } => {
+                        failed += 1;
+                        out.push_str(&format!(
+                            "FAIL  {place}  {}  {e}  (measured {measured})\n",
+                            s.variant
+                        ));
+                    }
+                    Verdict::UnknownKey(m) => {
+                        bad = true;
+                        eprintln!("{}: line {}: [[expect]] {m}", path.display(), e.line);
+                    }
+                }
+            }
+        }
+    }
+    let scenarios = files.len();
+    out.push_str(&format!(
+        "check: {} expectation(s), {failed} failed, over {scenarios} scenario(s)\n",
+        passed + failed
+    ));
+    if !super::write_stdout(&out) {
+        return ExitCode::SUCCESS;
+    }
+    if bad {
+        super::bad_input()
+    } else if failed > 0 {
+        ExitCode::from(super::EXIT_VIOLATIONS)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

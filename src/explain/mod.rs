@@ -1,0 +1,226 @@
+//! `cgsim explain`: why each rebalance happened and what it waited for, as a short chain of
+//! causes in plain words, built from the run's facts (`story.rs` walks them once) and nothing
+//! else: every clause names what a fact recorded, so a chain can be wrong only where a model
+//! is. `classic.rs` tells JoinGroup/SyncGroup rebalances, `consumer.rs` KIP-848's epoch bumps,
+//! `loops.rs` names rebalance loops, `settle.rs` a run that never settled, `render.rs` prints
+//! it all as text (the JSON is these types).
+
+mod classic;
+mod consumer;
+mod loops;
+mod render;
+mod settle;
+mod story;
+
+pub use render::render_text;
+
+use crate::facts::Fact;
+use crate::report::Report;
+use crate::scenario::{Protocol, Scenario};
+use crate::sim::SimTime;
+use serde::Serialize;
+
+/// Everything `cgsim explain` says about one run.
+#[derive(Serialize, Debug, Clone)]
+pub struct Explanation {
+    pub scenario: String,
+    pub seed: u64,
+    pub variant: String,
+    /// `classic` or `consumer` (KIP-848).
+    pub protocol: &'static str,
+    pub rebalances: Vec<Rebalance>,
+    /// Rebalance loops: the same members rejoining again and again, with the cause.
+    pub loops: Vec<Loop>,
+    pub settled: Settled,
+}
+
+/// One rebalance (a classic generation, or a KIP-848 group epoch bump).
+#[derive(Serialize, Debug, Clone)]
+pub struct Rebalance {
+    pub generation: i32,
+    /// The group's first generation (formation), not counted in the report's rebalances.
+    pub formation: bool,
+    /// The report's trigger name (`member_joined`, `follow_up`, ...).
+    pub trigger: &'static str,
+    pub member: Option<String>,
+    pub start_ms: u64,
+    /// When the group was Stable again (KIP-848: every member acknowledged); `None` if it
+    /// never was (superseded, or still running at the end).
+    pub end_ms: Option<u64>,
+    /// The member the rebalance waited for last, and how long.
+    pub waited_for: Option<Wait>,
+    /// The chain of causes, in order.
+    pub causes: Vec<Clause>,
+}
+
+/// One link of a chain: what happened, when, to whom, in words.
+#[derive(Serialize, Debug, Clone)]
+pub struct Clause {
+    pub at_ms: u64,
+    /// A stable tag for scripts (`started`, `heartbeat_rebalance`, `join_completed`, ...).
+    pub kind: &'static str,
+    pub members: Vec<String>,
+    pub text: String,
+}
+
+/// Who a rebalance waited for last.
+#[derive(Serialize, Debug, Clone)]
+pub struct Wait {
+    pub member: String,
+    /// From the rebalance's start to when that member did its part (rejoined, acknowledged).
+    pub ms: u64,
+    /// Why it came last, as a tag (`heartbeat`, `poll`, `rebalance_timeout`, ...).
+    pub because: &'static str,
+}
+
+/// A rebalance loop.
+#[derive(Serialize, Debug, Clone)]
+pub struct Loop {
+    /// The member that starts the loop's rebalances.
+    pub member: String,
+    /// The others that rejoined in most of them.
+    pub rejoining: Vec<String>,
+    /// `poll_timeout`, `session_expiry`, `fatal_error`, ...
+    pub cause: &'static str,
+    pub first_generation: i32,
+    pub last_generation: i32,
+    /// Rebalances in the loop.
+    pub rebalances: usize,
+    /// The median time between the loop's rebalances.
+    pub every_ms: u64,
+    /// Still going when the run ended.
+    pub at_end: bool,
+    pub text: String,
+}
+
+/// Whether the group settled, and if not, what kept it from settling.
+#[derive(Serialize, Debug, Clone)]
+pub struct Settled {
+    pub settled: bool,
+    /// The settle bound was reached before the run ended (the checker looked).
+    pub checked: bool,
+    pub text: String,
+}
+
+/// Names and settings the chains speak of.
+pub(crate) struct Ctx<'a> {
+    pub scenario: &'a Scenario,
+    pub names: Vec<String>,
+}
+
+impl Ctx<'_> {
+    fn name(&self, m: usize) -> String {
+        self.names
+            .get(m)
+            .cloned()
+            .unwrap_or_else(|| format!("member {m}"))
+    }
+
+    /// `c1..c4` for a consecutive run of numbered names, else `c1, c3 and c5`.
+    fn names_of(&self, members: &[usize]) -> String {
+        let mut ms = members.to_vec();
+        ms.sort_unstable();
+        ms.dedup();
+        let names: Vec<String> = ms.iter().map(|&m| self.name(m)).collect();
+        list_names(&names)
+    }
+
+    fn names_vec(&self, members: &[usize]) -> Vec<String> {
+        let mut ms = members.to_vec();
+        ms.sort_unstable();
+        ms.dedup();
+        ms.iter().map(|&m| self.name(m)).collect()
+    }
+
+    fn settings(&self, m: usize) -> Option<&crate::scenario::ClientSettings> {
+        self.scenario.members.get(m).map(|s| &s.settings)
+    }
+}
+
+/// `c1..c4` when the names are one prefix with consecutive numbers (three or more), else a
+/// list in words.
+pub(crate) fn list_names(names: &[String]) -> String {
+    fn split(n: &str) -> Option<(&str, u64)> {
+        let digits = n.len() - n.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, number) = n.split_at(n.len() - digits);
+        Some((prefix, number.parse().ok()?))
+    }
+    if names.len() >= 3 {
+        let parts: Option<Vec<(&str, u64)>> = names.iter().map(|n| split(n)).collect();
+        if let Some(parts) = parts {
+            let run = parts
+                .windows(2)
+                .all(|w| w[0].0 == w[1].0 && w[1].1 == w[0].1 + 1);
+            if run {
+                return format!("{}..{}", names[0], names[names.len() - 1]);
+            }
+        }
+    }
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// `60.014 s`: a moment of simulated time.
+fn at(t: SimTime) -> String {
+    let us = t.as_micros();
+    format!("{}.{:03} s", us / 1_000_000, (us / 1000) % 1000)
+}
+
+/// From `a` to `b` in whole milliseconds (0 if `b` is earlier).
+fn ms_between(a: SimTime, b: SimTime) -> u64 {
+    b.as_millis().saturating_sub(a.as_millis())
+}
+
+/// Explains a run: `facts` are the run's facts with their times (`RunOptions::keep_facts`),
+/// `report` its report (for the settle checker's verdict).
+pub fn explain(scenario: &Scenario, facts: &[(SimTime, Fact)], report: &Report) -> Explanation {
+    let ctx = Ctx {
+        scenario,
+        names: scenario.members.iter().map(|m| m.name.clone()).collect(),
+    };
+    let story = story::walk(facts);
+    let consumer = scenario.group.protocol == Protocol::Consumer;
+    let rebalances: Vec<Rebalance> = story
+        .records
+        .iter()
+        .map(|r| {
+            if consumer {
+                consumer::tell(&ctx, r)
+            } else {
+                classic::tell(&ctx, r, &story)
+            }
+        })
+        .collect();
+    let loops = loops::find(&ctx, &story);
+    let settled = settle::verdict(&ctx, &story, &loops, report);
+    Explanation {
+        scenario: scenario.name.clone(),
+        seed: scenario.seed,
+        variant: scenario.variant.clone(),
+        protocol: if consumer { "consumer" } else { "classic" },
+        rebalances,
+        loops,
+        settled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::list_names;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn names_run_together_only_when_consecutive() {
+        assert_eq!(list_names(&names(&["c1", "c2", "c3", "c4"])), "c1..c4");
+        assert_eq!(list_names(&names(&["c1", "c3", "c4"])), "c1, c3 and c4");
+        assert_eq!(list_names(&names(&["c1", "c2"])), "c1 and c2");
+        assert_eq!(list_names(&names(&["a", "b", "c"])), "a, b and c");
+        assert_eq!(list_names(&names(&["pod"])), "pod");
+    }
+}

@@ -1,0 +1,180 @@
+//! `cgsim explain`: the chains say what the model did, from its facts. The cooperative
+//! scale-out's follow-up waits for the newcomer's own heartbeat (and says how long); the
+//! poll-loop scenario is named a loop with its cause and explained as never settling; KIP-848
+//! rebalances are told as epoch bumps, revocations and acknowledgements; JSON carries the same.
+
+use std::process::Command;
+
+fn cgsim(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cgsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cgsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("utf-8"),
+    )
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let (code, out) = cgsim(&all);
+    assert_eq!(code, 0, "{out}");
+    serde_json::from_str(&out).expect("JSON")
+}
+
+#[test]
+fn cooperative_follow_up_waits_for_the_newcomers_heartbeat() {
+    let (code, text) = cgsim(&[
+        "explain",
+        "scenarios/scale-out.toml",
+        "--variant",
+        "cooperative",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("c5 started at 60.000 s; its JoinGroup put the group in PreparingRebalance"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "c1..c4 learned of it from their next heartbeat answers (REBALANCE_IN_PROGRESS"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("the join phase waited 2996 ms for c5, which owned nothing, so had nothing to revoke and no reason to rejoin, and heard of the follow-up only from its own next heartbeat"),
+        "{text}"
+    );
+    let e = json(&[
+        "explain",
+        "scenarios/scale-out.toml",
+        "--variant",
+        "cooperative",
+    ]);
+    let follow_up = &e["rebalances"][2];
+    assert_eq!(follow_up["trigger"], "follow_up");
+    assert_eq!(follow_up["waited_for"]["member"], "c5");
+    assert_eq!(follow_up["waited_for"]["because"], "heartbeat");
+    let ms = follow_up["waited_for"]["ms"].as_u64().expect("ms");
+    // The newcomer's heartbeat interval is 3 s: it hears of the follow-up within one.
+    assert!((2000..=3100).contains(&ms), "{ms}");
+    assert_eq!(e["settled"]["settled"], true);
+    assert_eq!(e["loops"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn eager_members_revoke_everything_before_rejoining() {
+    let (_, text) = cgsim(&["explain", "scenarios/scale-out.toml", "--variant", "eager"]);
+    assert!(
+        text.contains("before rejoining, c1..c4 revoked everything they owned (6 partitions each"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_poll_loop_is_named_a_loop_and_never_settles() {
+    for variant in ["eager", "cooperative", "consumer"] {
+        let e = json(&["explain", "scenarios/poll-loop.toml", "--variant", variant]);
+        let loops = e["loops"].as_array().expect("loops");
+        assert_eq!(loops.len(), 1, "{variant}: {loops:?}");
+        let l = &loops[0];
+        assert_eq!(l["member"], "c3");
+        assert_eq!(l["cause"], "poll_timeout");
+        assert_eq!(l["at_end"], true);
+        assert!(l["rebalances"].as_u64().unwrap_or(0) >= 4);
+        let text = l["text"].as_str().expect("text");
+        assert!(text.starts_with("rebalance loop: c3 started"), "{text}");
+        // The cause, from the zombie batch's own end: 100 records at 200 ms each.
+        assert!(text.contains("(100 records, polled at"), "{text}");
+        assert!(text.contains("20000 ms after the poll"), "{text}");
+        assert_eq!(e["settled"]["settled"], false, "{variant}");
+        let settled = e["settled"]["text"].as_str().expect("text");
+        assert!(
+            settled.starts_with("the group never settled: "),
+            "{settled}"
+        );
+        assert!(
+            settled.contains("c3's rebalance loop kept it from settling"),
+            "{settled}"
+        );
+    }
+}
+
+#[test]
+fn a_single_stall_is_a_poll_timeout_not_a_loop() {
+    let (_, text) = cgsim(&[
+        "explain",
+        "scenarios/slow-member.toml",
+        "--variant",
+        "cooperative",
+    ]);
+    assert!(
+        text.contains("c2's poll loop had not called poll() since 60.010 s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a stall from 60.010 s until 460.018 s kept its poll loop inside one batch"),
+        "{text}"
+    );
+    assert!(text.contains("loops: none"), "{text}");
+}
+
+#[test]
+fn consumer_protocol_rebalances_are_epoch_bumps_and_acknowledgements() {
+    let (_, text) = cgsim(&[
+        "explain",
+        "scenarios/scale-out.toml",
+        "--variant",
+        "consumer",
+    ]);
+    assert!(text.contains("protocol consumer"), "{text}");
+    assert!(
+        text.contains("c5 started at 60.000 s; its first heartbeat (member epoch 0) joined the group and bumped the group epoch to 6"),
+        "{text}"
+    );
+    assert!(
+        text.contains("c1..c4 had to revoke 1 partition each"),
+        "{text}"
+    );
+    assert!(text.contains("c5 was given 4 partitions"), "{text}");
+    let e = json(&[
+        "explain",
+        "scenarios/scale-out.toml",
+        "--variant",
+        "consumer",
+    ]);
+    let last = e["rebalances"]
+        .as_array()
+        .and_then(|r| r.last())
+        .expect("a rebalance");
+    assert_eq!(last["waited_for"]["member"], "c5");
+    let kinds: Vec<&str> = last["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .filter_map(|c| c["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["started", "had_to_revoke", "given", "reconciled"]);
+}
+
+#[test]
+fn explain_is_deterministic_and_refuses_bad_input() {
+    let a = cgsim(&[
+        "explain",
+        "scenarios/rolling-bounce.toml",
+        "--variant",
+        "cooperative",
+    ]);
+    let b = cgsim(&[
+        "explain",
+        "scenarios/rolling-bounce.toml",
+        "--variant",
+        "cooperative",
+    ]);
+    assert_eq!(a, b);
+    let (code, _) = cgsim(&["explain", "scenarios/scale-out.toml", "--variant", "nope"]);
+    assert_eq!(code, 2);
+}
