@@ -108,8 +108,6 @@ struct KeyedStream {
     kind: StreamKind,
 }
 
-// One per keyed producer, never in a hot collection: the size difference costs nothing.
-#[allow(clippy::large_enum_variant)]
 enum StreamKind {
     Rate {
         records_per_sec: u64,
