@@ -275,18 +275,6 @@ fn member_info_cmp(a: &Member, b: &Member) -> Ordering {
     }
 }
 
-/// Splits `n` partitions over `k` members in order: the first `n % k` take one extra, each a
-/// contiguous range (range and server-range). Returns `(start, count)` for member `i`.
-pub fn contiguous_share(n: i32, k: usize, i: usize) -> (i32, i32) {
-    let k = k as i32;
-    let i = i as i32;
-    let base = n / k;
-    let extra = n % k;
-    let start = base * i + i.min(extra);
-    let count = base + i32::from(i < extra);
-    (start, count)
-}
-
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
@@ -347,13 +335,6 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn contiguous_share_gives_extras_first() {
-        let shares: Vec<_> = (0..4).map(|i| contiguous_share(10, 4, i)).collect();
-        assert_eq!(shares, [(0, 3), (3, 3), (6, 2), (8, 2)]);
-        assert_eq!(contiguous_share(2, 4, 3), (2, 0));
-    }
 
     #[test]
     fn static_members_sort_first() {

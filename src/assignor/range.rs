@@ -4,8 +4,7 @@
 //! topic (seed 001's "3,3,3,0" with four consumers). History is ignored; racks are not modelled.
 
 use super::{
-    contiguous_share, member_info_order, AssignError, AssignResult, Assignor, GroupSpec, TopicIdx,
-    TopicPartition,
+    member_info_order, AssignError, AssignResult, Assignor, GroupSpec, TopicIdx, TopicPartition,
 };
 
 pub struct RangeAssignor;
@@ -23,37 +22,64 @@ impl Assignor for RangeAssignor {
 /// Contiguous ranges per topic over its subscribers in `MemberInfo` order. Shared with the
 /// server-side range assignor, which differs only in what surrounds it.
 ///
-/// One pass over the members builds every topic's subscriber list (members' topics are sorted,
-/// so no per-topic search), and each member's list is allocated once at its final size: on a
-/// million partitions the growth copies and the searches were most of the time.
+/// Two passes, no division per member: the first numbers each member within each of its
+/// topics' subscriber lists (members' topics are sorted, so a member's entries line up with its
+/// topics) and counts every topic's subscribers; the second writes each member's list whole, at
+/// its final size, topic by topic (its ranges from each topic's quotient and remainder). Writing
+/// member by member keeps the stores sequential: on a million partitions the old topic-by-topic
+/// pass scattered them over every member's list and was most of the time.
 pub(crate) fn assign_ranges(group: &GroupSpec) -> Vec<Vec<TopicPartition>> {
     let order = member_info_order(&group.members);
-    let mut subscribers: Vec<Vec<usize>> = vec![Vec::new(); group.topics.len()];
+    let members = &group.members;
+    // Member m's position among the subscribers of its j-th topic: `index[first[m] + j]`.
+    let mut first = Vec::with_capacity(members.len() + 1);
+    let mut total = 0usize;
+    for m in members {
+        first.push(total);
+        total += m.topics.len();
+    }
+    let mut index = vec![0u32; total];
+    let mut subscribers = vec![0u32; group.topics.len()];
     for &m in &order {
-        for &t in &group.members[m].topics {
-            subscribers[t as usize].push(m);
+        for (j, &t) in members[m].topics.iter().enumerate() {
+            index[first[m] + j] = subscribers[t as usize];
+            subscribers[t as usize] += 1;
         }
     }
-    let mut sizes = vec![0usize; group.members.len()];
-    for (topic, subs) in subscribers.iter().enumerate() {
-        let n = group.topics[topic].partitions;
-        for (i, &m) in subs.iter().enumerate() {
-            sizes[m] += contiguous_share(n, subs.len(), i).1 as usize;
-        }
-    }
-    let mut assignment: Vec<Vec<TopicPartition>> =
-        sizes.iter().map(|&s| Vec::with_capacity(s)).collect();
-    for (topic, subs) in subscribers.iter().enumerate() {
-        let n = group.topics[topic].partitions;
-        for (i, &m) in subs.iter().enumerate() {
-            let (start, count) = contiguous_share(n, subs.len(), i);
-            if count > 0 {
-                let t = topic as TopicIdx;
-                assignment[m].extend((start..start + count).map(|p| TopicPartition::new(t, p)));
+    // Per topic: partitions per subscriber and how many take one more.
+    let shares: Vec<(i32, i32)> = group
+        .topics
+        .iter()
+        .zip(&subscribers)
+        .map(|(topic, &k)| match k {
+            0 => (0, 0),
+            k => (topic.partitions / k as i32, topic.partitions % k as i32),
+        })
+        .collect();
+    let share = |t: usize, i: u32| {
+        let (base, extra) = shares[t];
+        let i = i as i32;
+        (base * i + i.min(extra), base + i32::from(i < extra))
+    };
+    members
+        .iter()
+        .enumerate()
+        .map(|(m, member)| {
+            let idx = &index[first[m]..first[m] + member.topics.len()];
+            let size: usize = member
+                .topics
+                .iter()
+                .zip(idx)
+                .map(|(&t, &i)| share(t as usize, i).1 as usize)
+                .sum();
+            let mut list = Vec::with_capacity(size);
+            for (&t, &i) in member.topics.iter().zip(idx) {
+                let (start, count) = share(t as usize, i);
+                list.extend((start..start + count).map(|p| TopicPartition::new(t as TopicIdx, p)));
             }
-        }
-    }
-    assignment
+            list
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -76,5 +102,19 @@ mod tests {
         let counts: Vec<usize> = a.iter().map(Vec::len).collect();
         assert_eq!(counts, [3, 3, 3, 0]);
         assert_eq!(named(&g, &a)[0].1, ["t3a-0", "t3b-0", "t3c-0"]);
+        // 10 over 4: the first two take the extras, each a contiguous range.
+        let g = group(
+            &[("t", 10)],
+            &[("a", &["t"]), ("b", &["t"]), ("c", &["t"]), ("d", &["t"])],
+        );
+        let a = RangeAssignor.assign(&g).unwrap().assignment;
+        let ranges: Vec<Vec<i32>> = a
+            .iter()
+            .map(|l| l.iter().map(|tp| tp.partition).collect())
+            .collect();
+        assert_eq!(
+            ranges,
+            [vec![0, 1, 2], vec![3, 4, 5], vec![6, 7], vec![8, 9]]
+        );
     }
 }
