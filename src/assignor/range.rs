@@ -40,9 +40,13 @@ pub(crate) fn assign_ranges(group: &GroupSpec) -> Vec<Vec<TopicPartition>> {
     }
     let mut index = vec![0u32; total];
     let mut subscribers = vec![0u32; group.topics.len()];
+    // Each member's smallest position: one past every topic's last taker, it gets nothing.
+    let mut lowest = vec![u32::MAX; members.len()];
     for &m in &order {
         for (j, &t) in members[m].topics.iter().enumerate() {
-            index[first[m] + j] = subscribers[t as usize];
+            let i = subscribers[t as usize];
+            index[first[m] + j] = i;
+            lowest[m] = lowest[m].min(i);
             subscribers[t as usize] += 1;
         }
     }
@@ -56,6 +60,13 @@ pub(crate) fn assign_ranges(group: &GroupSpec) -> Vec<Vec<TopicPartition>> {
             k => (topic.partitions / k as i32, topic.partitions % k as i32),
         })
         .collect();
+    // A position from which no topic gives anything (a topic with fewer partitions than
+    // subscribers gives one each to its first `extra`).
+    let reach = shares
+        .iter()
+        .map(|&(base, extra)| if base > 0 { u32::MAX } else { extra as u32 })
+        .max()
+        .unwrap_or(0);
     let share = |t: usize, i: u32| {
         let (base, extra) = shares[t];
         let i = i as i32;
@@ -65,6 +76,9 @@ pub(crate) fn assign_ranges(group: &GroupSpec) -> Vec<Vec<TopicPartition>> {
         .iter()
         .enumerate()
         .map(|(m, member)| {
+            if lowest[m] >= reach {
+                return Vec::new();
+            }
             let idx = &index[first[m]..first[m] + member.topics.len()];
             let size: usize = member
                 .topics
