@@ -38,11 +38,7 @@ pub(super) fn assign(
     for &t in &topics {
         let n = group.topic(t).partitions;
         total += i64::from(n);
-        unassigned.extend(
-            (0..n)
-                .filter(|&p| !previous.is_assigned(t, p))
-                .map(|p| TopicPartition::new(t, p)),
-        );
+        previous.for_each_unassigned(t, n, |p| unassigned.push(TopicPartition::new(t, p)));
     }
 
     let member_count = order.len() as i64;

@@ -184,9 +184,57 @@ impl PreviousOwners {
     }
 
     /// `isPartitionAssigned`: in somebody's previous target, kept or not.
+    /// Calls `f` with each partition of `topic` (of `n`) in nobody's previous assignment, in
+    /// ascending order: 64 partitions a step where all are taken, as after most rebalances.
+    pub(crate) fn for_each_unassigned(&self, topic: TopicIdx, n: i32, mut f: impl FnMut(i32)) {
+        let start = self.offsets.flat(topic, 0);
+        let end = start + n.max(0) as usize;
+        let mut flat = start;
+        while flat < end {
+            let (word, bit) = (flat / 64, flat % 64);
+            // The free slots of this word from `bit` on, cut at the topic's end.
+            let mut free = !self.assigned[word] >> bit;
+            let span = (64 - bit).min(end - flat);
+            if span < 64 {
+                free &= (1u64 << span) - 1;
+            }
+            while free != 0 {
+                let i = free.trailing_zeros() as usize;
+                f((flat + i - start) as i32);
+                free &= free - 1;
+            }
+            flat += span;
+        }
+    }
+
     pub(crate) fn is_assigned(&self, topic: TopicIdx, partition: i32) -> bool {
         let flat = self.offsets.flat(topic, partition);
         self.assigned[flat / 64] & (1u64 << (flat % 64)) != 0
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn unassigned_partitions_come_word_by_word_in_order() {
+    // Three topics of 70, 3 and 130 partitions; some owned across word boundaries.
+    let assigned_flat = [0usize, 1, 63, 64, 69, 70, 72, 100, 127, 128, 199, 202];
+    let offsets = PartitionOffsets {
+        start: vec![0, 70, 73, 203],
+    };
+    let mut assigned = vec![0u64; 203usize.div_ceil(64)];
+    for &f in &assigned_flat {
+        assigned[f / 64] |= 1 << (f % 64);
+    }
+    let previous = PreviousOwners {
+        offsets,
+        assigned,
+        owned_topics: vec![true; 3],
+    };
+    for (t, n) in [(0u32, 70), (1, 3), (2, 130)] {
+        let mut got = Vec::new();
+        previous.for_each_unassigned(t as TopicIdx, n, |p| got.push(p));
+        let want: Vec<i32> = (0..n).filter(|&p| !previous.is_assigned(t as TopicIdx, p)).collect();
+        assert_eq!(got, want, "topic {t}");
     }
 }
 
