@@ -224,16 +224,21 @@ fn attempt(
         let line = e.span().map(|s| line_of(&text, s.start));
         err(line, e.message().trim().to_string())
     })?;
-    validate(parsed, &text, options).map_err(|(span, message)| {
+    let mut scenario = validate(parsed, &text, options).map_err(|(span, message)| {
         let line = span
             .filter(|s| !s.is_empty())
             .map(|s| line_of(&text, s.start));
         err(line, message)
-    })
+    })?;
+    // Expectations carry their entry's byte offset until here, where spans become lines.
+    for e in &mut scenario.expects {
+        e.line = line_of(&text, e.line);
+    }
+    Ok(scenario)
 }
 
 /// 1-based line of a byte offset.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())]
         .bytes()
         .filter(|&b| b == b'\n')

@@ -28,11 +28,8 @@ pub fn validate(
 ) -> Result<Scenario, Invalid> {
     let keys = KeySpans::new(text);
     limits::check_file(&file, &keys)?;
-    let mut scenario = build(file, options)?;
+    let scenario = build(file, options)?;
     limits::check_scenario(&scenario, &keys)?;
-    for e in &mut scenario.expects {
-        e.line = super::load::line_of(text, e.line);
-    }
     Ok(scenario)
 }
 
