@@ -159,17 +159,7 @@ pub(super) fn tell(ctx: &Ctx, r: &Record, story: &Story) -> Rebalance {
         });
     }
     for (&m, &(t, n)) in &r.lost {
-        causes.push(Clause {
-            at_ms: t.as_millis(),
-            kind: "lost",
-            members: vec![ctx.name(m)],
-            text: format!(
-                "{} found {n} partition{} lost at {} (onPartitionsLost: its membership was gone)",
-                ctx.name(m),
-                if n == 1 { "" } else { "s" },
-                at(t)
-            ),
-        });
+        causes.push(super::lost(ctx, m, t, n, "its membership was gone"));
     }
     if let Some(g) = r.superseded_by {
         causes.push(superseded(r, g));
@@ -198,18 +188,13 @@ pub(super) fn superseded(r: &Record, g: i32) -> Clause {
 /// `1 partition each` / `6 partitions each` / `5, 6 and 7 partitions`.
 fn counts(ns: impl Iterator<Item = usize>) -> String {
     let ns: Vec<usize> = ns.collect();
-    let plural = |n: usize| if n == 1 { "partition" } else { "partitions" };
-    match ns.as_slice() {
-        [n] => format!("{n} {}", plural(*n)),
-        [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{n} {} each", plural(*n)),
-        _ => {
-            let words: Vec<String> = ns.iter().map(usize::to_string).collect();
-            format!(
-                "{} partitions",
-                super::list_names(&words).replace("..", " to ")
-            )
-        }
-    }
+    super::same_counts(&ns).unwrap_or_else(|| {
+        let words: Vec<String> = ns.iter().map(usize::to_string).collect();
+        format!(
+            "{} partitions",
+            super::list_names(&words).replace("..", " to ")
+        )
+    })
 }
 
 /// How a joiner had learned it must (re)join, as a tag.

@@ -130,17 +130,7 @@ pub(super) fn tell(ctx: &Ctx, r: &Record) -> Rebalance {
         });
     }
     for (&m, &(t, n)) in &r.lost {
-        causes.push(Clause {
-            at_ms: t.as_millis(),
-            kind: "lost",
-            members: vec![ctx.name(m)],
-            text: format!(
-                "{} found {n} partition{} lost at {} (onPartitionsLost: fenced or stale)",
-                ctx.name(m),
-                if n == 1 { "" } else { "s" },
-                at(t)
-            ),
-        });
+        causes.push(super::lost(ctx, m, t, n, "fenced or stale"));
     }
     let mut waited_for = None;
     if let Some(stable) = r.stable {
@@ -244,12 +234,8 @@ fn span(ts: &[SimTime]) -> String {
 
 fn counts(ns: impl Iterator<Item = usize>) -> String {
     let ns: Vec<usize> = ns.collect();
-    let plural = |n: usize| if n == 1 { "partition" } else { "partitions" };
-    match ns.as_slice() {
-        [n] => format!("{n} {}", plural(*n)),
-        [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{n} {} each", plural(*n)),
-        _ => format!("{} partitions in all", ns.iter().sum::<usize>()),
-    }
+    super::same_counts(&ns)
+        .unwrap_or_else(|| format!("{} partitions in all", ns.iter().sum::<usize>()))
 }
 
 fn cause(ctx: &Ctx, r: &Record) -> Clause {

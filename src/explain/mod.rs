@@ -163,6 +163,33 @@ pub(crate) fn list_names(names: &[String]) -> String {
     }
 }
 
+/// `1 partition each` / `6 partitions each` when every count is the same (one count or
+/// several), else `None` for the caller's own wording of mixed counts.
+fn same_counts(ns: &[usize]) -> Option<String> {
+    let plural = |n: usize| if n == 1 { "partition" } else { "partitions" };
+    match ns {
+        [n] => Some(format!("{n} {}", plural(*n))),
+        [n, rest @ ..] if rest.iter().all(|m| m == n) => Some(format!("{n} {} each", plural(*n))),
+        _ => None,
+    }
+}
+
+/// Member `m` found `n` partitions lost at `t` (onPartitionsLost), and why it had no
+/// membership any more (`why`, in the protocol's own words).
+fn lost(ctx: &Ctx, m: usize, t: SimTime, n: usize, why: &str) -> Clause {
+    Clause {
+        at_ms: t.as_millis(),
+        kind: "lost",
+        members: vec![ctx.name(m)],
+        text: format!(
+            "{} found {n} partition{} lost at {} (onPartitionsLost: {why})",
+            ctx.name(m),
+            if n == 1 { "" } else { "s" },
+            at(t)
+        ),
+    }
+}
+
 /// `60.014 s`: a moment of simulated time.
 fn at(t: SimTime) -> String {
     let us = t.as_micros();

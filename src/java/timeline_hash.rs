@@ -122,15 +122,19 @@ mod tests {
     }
 
     #[test]
-    fn iteration_follows_slots_then_insertion_within_a_slot() {
+    fn iteration_goes_slot_by_slot_then_in_insertion_order() {
+        // Integer keys hash to themselves. K = 0x9E3779B97F4A7C15; the top two bits (four
+        // slots) of 1*K, 2*K, 3*K (mod 2^64) are 0b10, 0b00, 0b11, and of 0 are 0b00.
         let mut t = TimelineHashSet::new();
-        for k in ["m1", "m2", "m3", "m4", "m5"] {
-            t.put(k.to_string());
+        for k in [1, 2, 3] {
+            t.put(k);
         }
-        let order: Vec<&String> = t.iter().collect();
-        let slots = t.slots.len();
-        let slot_of = |k: &String| find_slot(k.java_hash(), slots);
-        assert!(order.windows(2).all(|w| slot_of(w[0]) <= slot_of(w[1])));
-        assert_eq!(order.len(), 5);
+        // The third put doubled the table to four slots first: 2 (slot 0), 1 (2), 3 (3).
+        assert_eq!(t.iter().copied().collect::<Vec<i32>>(), [2, 1, 3]);
+        // 0 shares slot 0 with 2, after it.
+        t.put(0);
+        assert_eq!(t.iter().copied().collect::<Vec<i32>>(), [2, 0, 1, 3]);
+        t.remove(&2);
+        assert_eq!(t.iter().copied().collect::<Vec<i32>>(), [0, 1, 3]);
     }
 }

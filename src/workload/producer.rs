@@ -279,7 +279,7 @@ impl Logs {
     fn generate_keyed(&mut self, scenario: &Scenario, streams: &RngStreams, first: &[usize]) {
         let mut keyed = self.keyed_streams(scenario, streams);
         // The local join (the only application) reads keys and looks writes up by key.
-        let (index_writes, keep_keys) = (scenario.app.is_some(), scenario.app.is_some());
+        let with_app = scenario.app.is_some();
         // The next record of each stream, smallest (time, producer) first.
         let mut heads: BinaryHeap<Reverse<(u64, usize, u32)>> = BinaryHeap::new();
         for (s, stream) in keyed.iter_mut().enumerate() {
@@ -326,16 +326,16 @@ impl Logs {
             let first_append = self.append_pool.len() as u32;
             for &t in &targets {
                 let global = first[topic] + t as usize;
-                if index_writes {
+                if with_app {
                     self.append_pool
                         .push((global, self.times[global].len() as u64));
                 }
                 self.times[global].push(time_us);
-                if keep_keys {
+                if with_app {
                     self.record_keys[global].push(key);
                 }
             }
-            if index_writes {
+            if with_app {
                 self.writes.entry((topic, key)).or_default().push(Write {
                     time_us,
                     first_append,
@@ -450,8 +450,7 @@ impl Logs {
         // A logical record is one append, except the irregular ones: a dropped record is one
         // record and no append, a broadcast one record and n appends.
         let (mut produced, mut dropped) = (appends, 0u64);
-        for &(time, n) in self.irregular.iter().take_while(|&&(time, _)| time <= us) {
-            debug_assert!(time <= us);
+        for &(_, n) in self.irregular.iter().take_while(|&&(time, _)| time <= us) {
             produced = produced + 1 - u64::from(n);
             dropped += u64::from(n == 0);
         }
