@@ -1,5 +1,6 @@
 //! Properties every assignor of the foundation must keep, on random groups.
 
+use cgsim::assignor::racks::PartitionRacks;
 use cgsim::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -54,6 +55,7 @@ fn build(counts: &[i32], subs: &[(Vec<bool>, bool, u32)], identical: bool) -> Gr
                 topics: idx,
                 owned: vec![],
                 generation: None,
+                rack: None,
             }
         })
         .collect();
@@ -61,6 +63,7 @@ fn build(counts: &[i32], subs: &[(Vec<bool>, bool, u32)], identical: bool) -> Gr
         topics,
         members,
         protocol: RebalanceProtocol::Eager,
+        racks: Default::default(),
     }
 }
 
@@ -130,6 +133,52 @@ proptest! {
                 g.members.iter().zip(a).map(|(m, mut p)| { p.sort(); (m.member_id.clone(), p) }).collect()
             };
             prop_assert_eq!(by_id(&group), by_id(&shuffled), "{}", name);
+        }
+    }
+
+    /// Racks (KIP-881) never cost balance or coverage: with random member racks and replica
+    /// racks, range keeps each topic's per-member counts, the sticky pair keeps identical
+    /// subscriptions within one, and every subscribed partition has one owner.
+    #[test]
+    fn racks_never_cost_coverage_or_balance(
+        group in group_strategy(true),
+        member_racks in prop::collection::vec(0usize..4, 9),
+        replica_racks in prop::collection::vec(prop::collection::vec(0usize..3, 1..4), 60),
+    ) {
+        let names = ["az-a", "az-b", "az-c"];
+        let mut racked = group.clone();
+        for (m, &r) in racked.members.iter_mut().zip(&member_racks) {
+            // 3 means no rack.
+            m.rack = names.get(r).map(|n| n.to_string());
+        }
+        let mut next = replica_racks.iter().cycle();
+        let per_topic: Vec<Vec<Vec<String>>> = racked
+            .topics
+            .iter()
+            .map(|t| (0..t.partitions).map(|_| next.next().unwrap().iter().map(|&r| names[r].to_string()).collect()).collect())
+            .collect();
+        racked.racks = PartitionRacks::from_names(&per_topic).unwrap();
+        for name in ["range", "sticky", "cooperative-sticky"] {
+            let assignor = by_name(name).unwrap();
+            let with = assignor.assign(&racked).unwrap().assignment;
+            let without = assignor.assign(&group).unwrap().assignment;
+            let owners = owners(&racked, &with);
+            let total: usize = racked.topics.iter().map(|t| t.partitions as usize).sum();
+            prop_assert_eq!(owners.len(), total, "{}", name);
+            prop_assert!(owners.values().all(|o| o.len() == 1), "{}", name);
+            if name == "range" {
+                for t in 0..racked.topics.len() as u32 {
+                    let counts = |a: &[Vec<TopicPartition>]| {
+                        let mut c: Vec<usize> = a.iter().map(|l| l.iter().filter(|tp| tp.topic == t).count()).collect();
+                        c.sort_unstable();
+                        c
+                    };
+                    prop_assert_eq!(counts(&with), counts(&without), "range topic {}", t);
+                }
+            } else {
+                let counts: Vec<usize> = with.iter().map(Vec::len).collect();
+                prop_assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1, "{} {:?}", name, counts);
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 //! line out. Input members keep their order (it stands for the leader's HashMap insertion order);
 //! unknown top-level keys are ignored because the reference cases carry extra ones.
 
+use super::racks::PartitionRacks;
 use super::{
     by_name, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, RebalanceProtocol, Topic,
     TopicPartition,
@@ -33,6 +34,9 @@ struct RawCase {
     topic_ids: Option<Map<String, Value>>,
     #[serde(default)]
     protocol: Option<String>,
+    /// topic -> per partition, the racks of its replicas in replica order.
+    #[serde(default)]
+    partition_racks: Option<BTreeMap<String, Vec<Vec<String>>>>,
     members: Vec<RawMember>,
 }
 
@@ -47,6 +51,8 @@ struct RawMember {
     owned: Option<Map<String, Value>>,
     #[serde(default)]
     generation: Option<i64>,
+    #[serde(default)]
+    rack: Option<String>,
 }
 
 /// Parses one input line into a case, or says what is wrong with it.
@@ -112,10 +118,12 @@ pub fn parse_case(line: &str) -> Result<AssignCase, String> {
         ));
     }
 
+    let racks = parse_partition_racks(&topics, raw.partition_racks)?;
     let mut group = GroupSpec {
         topics,
         members: Vec::with_capacity(raw.members.len()),
         protocol,
+        racks,
     };
     let mut warnings = Vec::new();
     let mut seen_ids = BTreeSet::new();
@@ -142,6 +150,31 @@ pub fn parse_case(line: &str) -> Result<AssignCase, String> {
         group,
         warnings,
     })
+}
+
+/// `partition_racks`: every named topic must exist and list one entry per partition.
+fn parse_partition_racks(
+    topics: &[Topic],
+    raw: Option<BTreeMap<String, Vec<Vec<String>>>>,
+) -> Result<PartitionRacks, String> {
+    let Some(raw) = raw else {
+        return Ok(PartitionRacks::default());
+    };
+    let mut per_topic = vec![Vec::new(); topics.len()];
+    for (name, lists) in raw {
+        let t = topics
+            .binary_search_by(|t| string_compare(&t.name, &name))
+            .map_err(|_| format!("partition_racks names topic {name:?}, which is not in topics"))?;
+        let count = topics[t].partitions;
+        if lists.len() != count as usize {
+            return Err(format!(
+                "partition_racks[{name:?}] lists {} partitions, but {name:?} has {count}",
+                lists.len()
+            ));
+        }
+        per_topic[t] = lists;
+    }
+    PartitionRacks::from_names(&per_topic).map_err(|e| format!("partition_racks: {e}"))
 }
 
 fn parse_member(
@@ -217,6 +250,7 @@ fn parse_member(
         topics,
         owned,
         generation,
+        rack: raw.rack,
     })
 }
 

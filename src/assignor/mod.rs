@@ -6,6 +6,7 @@
 
 pub mod co_partition;
 pub mod json;
+pub mod racks;
 pub mod range;
 pub mod roundrobin;
 pub mod server_range;
@@ -75,6 +76,9 @@ pub struct Member {
     pub owned: Vec<TopicPartition>,
     /// Generation of that ownership; `None` for a brand-new member (Kafka's -1).
     pub generation: Option<i32>,
+    /// `client.rack` (KIP-881), sent in the Subscription's `rackId`; an empty string is no rack,
+    /// as Kafka's assignors drop it.
+    pub rack: Option<String>,
 }
 
 impl Member {
@@ -91,6 +95,8 @@ pub struct GroupSpec {
     pub topics: Vec<Topic>,
     pub members: Vec<Member>,
     pub protocol: RebalanceProtocol,
+    /// The racks of every partition's replicas, as the cluster metadata gives them.
+    pub racks: racks::PartitionRacks,
 }
 
 impl GroupSpec {
@@ -294,6 +300,7 @@ pub(crate) mod test_support {
             topics,
             members: vec![],
             protocol: RebalanceProtocol::Eager,
+            racks: racks::PartitionRacks::default(),
         };
         for (id, subs) in members {
             let mut subscription: Vec<String> = subs.iter().map(|s| s.to_string()).collect();
@@ -309,6 +316,7 @@ pub(crate) mod test_support {
                 topics,
                 owned: vec![],
                 generation: None,
+                rack: None,
             });
         }
         spec

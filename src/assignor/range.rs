@@ -1,11 +1,17 @@
 //! Kafka's client `RangeAssignor` (EAGER only): each topic on its own, its subscribers in
 //! `MemberInfo` order, contiguous ranges with the remainder on the first members. Because every
 //! topic puts its remainder on the same first members, those members collect the extras of every
-//! topic (seed 001's "3,3,3,0" with four consumers). History is ignored; racks are not modelled.
+//! topic (seed 001's "3,3,3,0" with four consumers). History is ignored.
+//!
+//! With racks (KIP-881) a rack pass runs first when some topic needs it ([`with_racks`]): it
+//! places what it can on members in a replica's rack without exceeding any member's quota, and
+//! the plain range pass places the rest.
 
+use super::racks::{member_racks, use_rack_aware, RackSet};
 use super::{
     member_info_order, AssignError, AssignResult, Assignor, GroupSpec, TopicIdx, TopicPartition,
 };
+use std::collections::BTreeMap;
 
 pub struct RangeAssignor;
 
@@ -15,7 +21,193 @@ impl Assignor for RangeAssignor {
     }
 
     fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError> {
+        if let Some(assignment) = with_racks(group) {
+            return Ok(AssignResult::plain(assignment));
+        }
         Ok(AssignResult::plain(assign_ranges(group)))
+    }
+}
+
+/// One topic's `TopicAssignmentState`: its subscribers in `MemberInfo` order, what is left, and
+/// each subscriber's quota (`numPartitionsPerConsumer`, one more while extras remain).
+struct TopicState {
+    topic: TopicIdx,
+    consumers: Vec<usize>,
+    /// Per partition, the racks of its replicas.
+    racks: Vec<RackSet>,
+    /// Some subscriber has a rack (Kafka only reads the partitions' racks then).
+    racked: bool,
+    needs_racks: bool,
+    unassigned: Vec<bool>,
+    left: usize,
+    /// Per position in `consumers`.
+    assigned: Vec<usize>,
+    per_consumer: usize,
+    extra: usize,
+}
+
+impl TopicState {
+    /// `racksMatch`: a member without a rack matches every partition.
+    fn racks_match(&self, rack: Option<RackSet>, p: usize) -> bool {
+        rack.is_none_or(|r| self.racks[p] & r != 0)
+    }
+
+    fn max_assignable(&self, c: usize) -> usize {
+        (self.per_consumer + usize::from(self.extra > 0)).saturating_sub(self.assigned[c])
+    }
+
+    /// `onAssigned`: the extras count down once per call that takes a member past the base
+    /// quota, as Kafka's does.
+    fn on_assigned(&mut self, c: usize, partitions: &[usize]) {
+        self.assigned[c] += partitions.len();
+        if self.assigned[c] > self.per_consumer {
+            self.extra -= 1;
+        }
+        for &p in partitions {
+            self.unassigned[p] = false;
+        }
+        self.left -= partitions.len();
+    }
+}
+
+/// Client `RangeAssignor.assignPartitions` when some topic needs rack-aware assignment; `None`
+/// when none does (the plain pass alone gives the answer).
+fn with_racks(group: &GroupSpec) -> Option<Vec<Vec<TopicPartition>>> {
+    if group.racks.is_empty() {
+        return None;
+    }
+    let member_rack = member_racks(group);
+    if member_rack.iter().all(Option::is_none) {
+        return None;
+    }
+    let order = member_info_order(&group.members);
+    let mut states: Vec<TopicState> = Vec::new();
+    for (t, topic) in group.topics.iter().enumerate() {
+        let t = t as TopicIdx;
+        let n = topic.partitions.max(0) as usize;
+        let consumers: Vec<usize> = order
+            .iter()
+            .copied()
+            .filter(|&m| group.members[m].subscribes(t))
+            .collect();
+        if n == 0 || consumers.is_empty() {
+            continue;
+        }
+        let racks: Vec<RackSet> = group.racks.of_topic(t, topic.partitions).collect();
+        let consumer_racks = consumers.iter().filter_map(|&m| member_rack[m]);
+        let racked = consumer_racks.clone().next().is_some();
+        let needs_racks = use_rack_aware(consumer_racks, racks.iter().copied());
+        let k = consumers.len();
+        states.push(TopicState {
+            topic: t,
+            assigned: vec![0; k],
+            per_consumer: n / k,
+            extra: n % k,
+            consumers,
+            racks,
+            racked,
+            needs_racks,
+            unassigned: vec![true; n],
+            left: n,
+        });
+    }
+    if !states.iter().any(|s| s.needs_racks) {
+        return None;
+    }
+    let mut assignment: Vec<Vec<TopicPartition>> = vec![Vec::new(); group.members.len()];
+
+    // Topics grouped by subscribers, then by the size of their partition-rack map (the
+    // partition count when a subscriber has a rack, else 0). Groups touch disjoint topics, so
+    // the order Kafka's HashMaps visit them in does not change the outcome.
+    let mut groups: BTreeMap<(&[usize], usize), Vec<usize>> = BTreeMap::new();
+    for (i, s) in states.iter().enumerate() {
+        let size = if s.racked { s.racks.len() } else { 0 };
+        groups.entry((&s.consumers, size)).or_default().push(i);
+    }
+    let groups: Vec<(usize, Vec<usize>)> = groups
+        .into_iter()
+        .map(|((_, size), ts)| (size, ts))
+        .collect();
+    for (size, topics) in groups {
+        if topics.len() > 1 {
+            co_partitioned(&mut states, &topics, size, &member_rack, &mut assignment);
+        } else if states[topics[0]].needs_racks {
+            assign_ranges_matching(&mut states[topics[0]], &member_rack, true, &mut assignment);
+        }
+    }
+    for state in &mut states {
+        assign_ranges_matching(state, &member_rack, false, &mut assignment);
+    }
+    for list in &mut assignment {
+        list.sort_unstable();
+    }
+    Some(assignment)
+}
+
+/// `assignRanges`: each subscriber in turn takes, up to its quota, the lowest unassigned
+/// partitions it may take (rack-matching ones only when `match_racks`).
+fn assign_ranges_matching(
+    state: &mut TopicState,
+    member_rack: &[Option<RackSet>],
+    match_racks: bool,
+    assignment: &mut [Vec<TopicPartition>],
+) {
+    for c in 0..state.consumers.len() {
+        if state.left == 0 {
+            break;
+        }
+        let m = state.consumers[c];
+        let limit = state.max_assignable(c);
+        let taken: Vec<usize> = (0..state.unassigned.len())
+            .filter(|&p| {
+                state.unassigned[p] && (!match_racks || state.racks_match(member_rack[m], p))
+            })
+            .take(limit)
+            .collect();
+        if taken.is_empty() {
+            continue;
+        }
+        assignment[m].extend(
+            taken
+                .iter()
+                .map(|&p| TopicPartition::new(state.topic, p as i32)),
+        );
+        state.on_assigned(c, &taken);
+    }
+}
+
+/// `assignCoPartitionedWithRackMatching`: topics with the same subscribers and partition count
+/// keep partition `p` of all of them together, on the first remaining subscriber whose rack
+/// matches every one of them and that has quota left in all.
+fn co_partitioned(
+    states: &mut [TopicState],
+    topics: &[usize],
+    partitions: usize,
+    member_rack: &[Option<RackSet>],
+    assignment: &mut [Vec<TopicPartition>],
+) {
+    let consumers = states[topics[0]].consumers.clone();
+    let mut remaining: Vec<usize> = (0..consumers.len()).collect();
+    for p in 0..partitions {
+        let found = remaining.iter().position(|&c| {
+            topics.iter().all(|&t| {
+                let s = &states[t];
+                s.racks_match(member_rack[consumers[c]], p) && s.max_assignable(c) > 0
+            })
+        });
+        let Some(i) = found else { continue };
+        let c = remaining[i];
+        for &t in topics {
+            let s = &mut states[t];
+            assignment[consumers[c]].push(TopicPartition::new(s.topic, p as i32));
+            s.on_assigned(c, &[p]);
+        }
+        if topics.iter().all(|&t| states[t].max_assignable(c) == 0) {
+            remaining.remove(i);
+            if remaining.is_empty() {
+                break;
+            }
+        }
     }
 }
 

@@ -445,6 +445,7 @@ impl<'s> Replay<'s> {
             topics,
             members: Vec::with_capacity(answer.members.len()),
             protocol: RebalanceProtocol::Cooperative,
+            racks: Default::default(),
         };
         for m in &answer.members {
             // Owned partitions of topics the metadata does not have are left out.

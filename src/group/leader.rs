@@ -34,6 +34,7 @@ pub fn assignor_member(
         topics,
         owned,
         generation: m.subscription.generation,
+        rack: None,
     }
 }
 
@@ -74,6 +75,7 @@ pub fn assign(
         // withholds what another member still claims: in a group upgrading member by member an
         // EAGER leader still withholds the COOPERATIVE members' moving partitions (KIP-429).
         protocol: RebalanceProtocol::Cooperative,
+        racks: Default::default(),
     };
     for m in members {
         // StickyAssignor reads its history from userData (the previous assignment), the

@@ -9,7 +9,7 @@
 //! count histograms of its subscribers, its not-full subscribers and its holders, and the number
 //! of topics in that state is tracked.
 
-use super::{AssignError, Members, Space, Validated, NONE};
+use super::{AssignError, Members, RackInfo, Space, Validated, NONE};
 use crate::assignor::{GroupSpec, MemberPartitions, TopicPartition};
 use crate::java::{bucket_index, string_hash};
 use std::collections::{BTreeSet, HashMap};
@@ -20,6 +20,7 @@ pub(super) fn assign(
     members: &Members,
     validated: &Validated,
     claims: &[&[TopicPartition]],
+    racks: &RackInfo,
 ) -> Result<MemberPartitions, AssignError> {
     let n = group.members.len();
     let nt = space.topics.len();
@@ -89,14 +90,15 @@ pub(super) fn assign(
         }
     }
 
-    // assignOwnedPartitions: keep validated claims on topics the member still subscribes to.
+    // assignOwnedPartitions: keep validated claims on topics the member still subscribes to
+    // (and, rack-aware, with a replica in its rack).
     let mut owner = vec![NONE; total];
     let mut count = vec![0u32; n];
     let mut revocation_required = false;
     for (m, list) in validated.owned.iter().enumerate() {
         for &tp in list {
             let g = space.dense(tp).expect("claims are in the space");
-            if mtopics[m].binary_search(&part_ti[g as usize]).is_ok() {
+            if mtopics[m].binary_search(&part_ti[g as usize]).is_ok() && !racks.mismatch(m, g) {
                 owner[g as usize] = m as u32;
                 count[m] += 1;
             } else {
@@ -111,29 +113,37 @@ pub(super) fn assign(
         .filter(|&g| owner[g as usize] == NONE)
         .collect();
 
-    // maybeAssign: each unassigned partition to the first member in (count, member id) order
-    // that subscribes to its topic. Partitions of one topic are consecutive, and only that
-    // topic's subscribers change count meanwhile, so one ordered set per run suffices.
-    let mut i = 0;
-    while i < unassigned.len() {
-        let ti = part_ti[unassigned[i] as usize] as usize;
-        let mut j = i;
-        while j < unassigned.len() && part_ti[unassigned[j] as usize] as usize == ti {
-            j += 1;
-        }
-        if !subs[ti].is_empty() {
-            let mut set: BTreeSet<(u32, u32, u32)> = subs[ti]
-                .iter()
-                .map(|&m| (count[m as usize], members.rank[m as usize], m))
-                .collect();
-            for &g in &unassigned[i..j] {
-                let (c, r, m) = set.pop_first().expect("topic has subscribers");
-                owner[g as usize] = m;
-                count[m as usize] = c + 1;
-                set.insert((c + 1, r, m));
-            }
-        }
-        i = j;
+    // maybeAssign, rack-aware first when on: each partition to the first member in a replica's
+    // rack (or without a rack), then what is left to anyone.
+    if racks.active() {
+        let left = maybe_assign(
+            &unassigned,
+            &part_ti,
+            &subs,
+            members,
+            &mut owner,
+            &mut count,
+            |m, g| !racks.mismatch(m as usize, g),
+        );
+        maybe_assign(
+            &left,
+            &part_ti,
+            &subs,
+            members,
+            &mut owner,
+            &mut count,
+            |_, _| true,
+        );
+    } else {
+        maybe_assign(
+            &unassigned,
+            &part_ti,
+            &subs,
+            members,
+            &mut owner,
+            &mut count,
+            |_, _| true,
+        );
     }
 
     // Fixed topics (fewer than two potential consumers) and fixed members (already at their
@@ -190,6 +200,50 @@ pub(super) fn assign(
         }
     }
     Ok(target)
+}
+
+/// `maybeAssign`: each unassigned partition to the first member in (count, member id) order
+/// that subscribes to its topic and that `may_take` it; returns the partitions nobody took.
+/// Partitions of one topic are consecutive, and only that topic's subscribers change count
+/// meanwhile, so one ordered set per run suffices.
+fn maybe_assign(
+    unassigned: &[u32],
+    part_ti: &[u32],
+    subs: &[Vec<u32>],
+    members: &Members,
+    owner: &mut [u32],
+    count: &mut [u32],
+    may_take: impl Fn(u32, u32) -> bool,
+) -> Vec<u32> {
+    let mut left = Vec::new();
+    let mut i = 0;
+    while i < unassigned.len() {
+        let ti = part_ti[unassigned[i] as usize] as usize;
+        let mut j = i;
+        while j < unassigned.len() && part_ti[unassigned[j] as usize] as usize == ti {
+            j += 1;
+        }
+        if subs[ti].is_empty() {
+            left.extend_from_slice(&unassigned[i..j]);
+        } else {
+            let mut set: BTreeSet<(u32, u32, u32)> = subs[ti]
+                .iter()
+                .map(|&m| (count[m as usize], members.rank[m as usize], m))
+                .collect();
+            for &g in &unassigned[i..j] {
+                let Some(&(c, r, m)) = set.iter().find(|&&(_, _, m)| may_take(m, g)) else {
+                    left.push(g);
+                    continue;
+                };
+                set.remove(&(c, r, m));
+                owner[g as usize] = m;
+                count[m as usize] = c + 1;
+                set.insert((c + 1, r, m));
+            }
+        }
+        i = j;
+    }
+    left
 }
 
 /// `getBalanceScore`: the sum over member pairs of the count difference, over the members taking

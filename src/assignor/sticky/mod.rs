@@ -19,6 +19,7 @@
 mod constrained;
 mod general;
 
+use super::racks::{member_racks, use_rack_aware, RackSet};
 use super::{
     AssignError, AssignResult, Assignor, CooperativeDetails, GroupSpec, MemberPartitions,
     RebalanceProtocol, TopicIdx, TopicPartition,
@@ -204,6 +205,92 @@ impl Space {
     fn dense(&self, tp: TopicPartition) -> Option<u32> {
         let off = *self.offset.get(tp.topic as usize)?;
         (off != NONE).then(|| off + tp.partition as u32)
+    }
+}
+
+/// `AbstractStickyAssignor.RackInfo`: the racks it matches on, present only when
+/// rack-aware assignment is on for the group (the gate over every partition being assigned).
+pub(crate) struct RackInfo {
+    /// Per member, its rack (empty when rack-aware assignment is off).
+    consumer: Vec<Option<RackSet>>,
+    /// Per dense partition, its replicas' racks.
+    partition: Vec<RackSet>,
+    /// Per dense partition, how many members sit in its replicas' racks.
+    pub consumers_by_partition: Vec<u32>,
+}
+
+impl RackInfo {
+    pub fn off() -> RackInfo {
+        RackInfo {
+            consumer: Vec::new(),
+            partition: Vec::new(),
+            consumers_by_partition: Vec::new(),
+        }
+    }
+
+    fn new(group: &GroupSpec, space: &Space) -> RackInfo {
+        if group.racks.is_empty() {
+            return RackInfo::off();
+        }
+        let consumer = member_racks(group);
+        if consumer.iter().all(Option::is_none) {
+            return RackInfo::off();
+        }
+        let mut partition = Vec::with_capacity(space.total);
+        for &(t, count) in &space.topics {
+            partition.extend(group.racks.of_topic(t, count as i32));
+        }
+        if !use_rack_aware(
+            consumer.iter().flatten().copied(),
+            partition.iter().copied(),
+        ) {
+            return RackInfo::off();
+        }
+        let mut per_rack = [0u32; super::racks::MAX_RACKS];
+        for r in consumer.iter().flatten() {
+            if *r != 0 {
+                per_rack[r.trailing_zeros() as usize] += 1;
+            }
+        }
+        let consumers_by_partition = partition
+            .iter()
+            .map(|&set| {
+                (0..super::racks::MAX_RACKS)
+                    .filter(|&i| set & (1 << i) != 0)
+                    .map(|i| per_rack[i])
+                    .sum()
+            })
+            .collect();
+        RackInfo {
+            consumer,
+            partition,
+            consumers_by_partition,
+        }
+    }
+
+    pub fn active(&self) -> bool {
+        !self.consumer.is_empty()
+    }
+
+    /// `racksMismatch`: the member has a rack and no replica of the partition is in it.
+    pub fn mismatch(&self, m: usize, g: u32) -> bool {
+        self.active() && self.consumer[m].is_some_and(|r| self.partition[g as usize] & r == 0)
+    }
+
+    /// The member's rack holds a replica of the partition.
+    pub fn matches(&self, m: usize, g: u32) -> bool {
+        self.active() && self.consumer[m].is_some_and(|r| self.partition[g as usize] & r != 0)
+    }
+
+    /// `nextRackConsumer`: the first position at or after `first` (wrapping) whose member is in
+    /// one of the partition's replicas' racks.
+    pub fn next_rack_consumer(&self, g: u32, list: &[usize], first: usize) -> Option<usize> {
+        if self.partition[g as usize] == 0 {
+            return None;
+        }
+        (0..list.len())
+            .map(|i| (first + i) % list.len())
+            .find(|&i| self.matches(list[i], g))
     }
 }
 
@@ -449,8 +536,9 @@ fn decide(
 ) -> Result<Run, AssignError> {
     let members = Members::new(group, need_order);
     let validated = validate(group, &space, &members, claims);
+    let racks = RackInfo::new(group, &space);
     if validated.all_equal {
-        let (target, transferring) = constrained::assign(&space, &members, &validated)?;
+        let (target, transferring) = constrained::assign(&space, &members, &validated, &racks)?;
         Ok(Run {
             space,
             target,
@@ -458,7 +546,7 @@ fn decide(
             algorithm: "constrained",
         })
     } else {
-        let target = general::assign(group, &space, &members, &validated, claims)?;
+        let target = general::assign(group, &space, &members, &validated, claims, &racks)?;
         Ok(Run {
             space,
             target,

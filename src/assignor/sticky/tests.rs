@@ -42,10 +42,10 @@ fn fresh_shortcut_deals_like_the_general_dealing() {
         let members = Members::new(&g, true);
         let claims: Vec<&[TopicPartition]> = vec![&[]; g.members.len()];
         let mut validated = validate(&g, &space, &members, &claims);
-        let shortcut = constrained::assign(&space, &members, &validated).unwrap();
+        let shortcut = constrained::assign(&space, &members, &validated, &RackInfo::off()).unwrap();
         // Pretend someone claimed something so the general dealing runs.
         validated.any_claims = true;
-        let dealt = constrained::assign(&space, &members, &validated).unwrap();
+        let dealt = constrained::assign(&space, &members, &validated, &RackInfo::off()).unwrap();
         assert_eq!(shortcut, dealt, "x={x} y={y}");
     }
 }

@@ -220,6 +220,7 @@ pub fn form_group(
         topics: topic_idxs.clone(),
         owned,
         generation,
+        rack: None,
     };
     let mut rebalances: Vec<Rebalance> = Vec::new();
     // What each member holds after the latest rebalance, and that rebalance's generation.
@@ -254,6 +255,7 @@ pub fn form_group(
                 topics: topics.to_vec(),
                 members,
                 protocol: assignor.default_protocol(),
+                racks: Default::default(),
             };
             let result = assignor.assign(&group)?;
             generation += 1;

@@ -79,6 +79,8 @@ pub fn compute(
                 topics: topic_idx,
                 owned,
                 generation: None,
+                // KIP-848's server assignors ignore racks in Kafka 4.3 (KAFKA-16694).
+                rack: None,
             }
         })
         .collect();
@@ -86,6 +88,7 @@ pub fn compute(
         topics: topics.to_vec(),
         members: spec_members,
         protocol: RebalanceProtocol::Cooperative,
+        racks: Default::default(),
     };
     let assignor = by_name(assignor_name(&name)).expect("a server assignor the group was given");
     let result = assignor
