@@ -115,6 +115,13 @@ pub enum Fact {
         partition: usize,
         lag: u64,
     },
+    /// A poll took `records` of a partition from a replica in another rack than the member's
+    /// (cross-zone traffic).
+    CrossRackFetched {
+        member: usize,
+        partition: usize,
+        records: u64,
+    },
     /// `onPartitionsAssigned` (SyncGroup's assignment minus what the member owned).
     Assigned {
         member: usize,

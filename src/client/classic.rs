@@ -160,6 +160,7 @@ impl Consumer {
                         match leader::assign(
                             env.scenario,
                             env.partitions,
+                            env.replicas,
                             &protocol,
                             &members,
                             &self.metadata,
@@ -350,6 +351,7 @@ impl Consumer {
             previous_assignment: self.previous_assignment.clone(),
             generation: self.membership.generation,
             user_data: None,
+            rack_id: spec.client_rack.clone(),
         };
         let request = Request::JoinGroup {
             version: JOIN_GROUP_VERSION,

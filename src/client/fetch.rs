@@ -1,6 +1,10 @@
 //! The fetcher: batches of up to `max_poll_records` from the owned partitions' positions,
 //! round-robin, records visible one fetch round trip (plus the partition's arrival lag) after
 //! they are appended; and when an idle poll wakes.
+//!
+//! Each partition is read from the replica the brokers' selector picks (`cluster::replicas`):
+//! the leader, or with fetch from follower (KIP-392) a replica in the member's rack, on which
+//! records appear the replication delay later. Records read from another rack are reported.
 
 use super::*;
 
@@ -14,6 +18,10 @@ pub(super) struct FetchPosition {
     /// so this changes only with the offset, and a poll or a wake reads it instead of
     /// searching the log.
     record_at: u64,
+    /// How much later than on the leader records appear on the replica read from (µs).
+    replica_delay_us: u64,
+    /// The replica read from is in another rack than the member.
+    cross_rack: bool,
 }
 
 /// The fetch positions of the owned partitions whose committed offset is known, by partition:
@@ -69,10 +77,21 @@ impl Consumer {
             .logs
             .time_of(p, offset)
             .map_or(u64::MAX, SimTime::as_micros);
+        let read = env.replicas.read_replica(
+            p,
+            self.spec.client_rack.as_deref(),
+            env.scenario.group.fetch_from_follower,
+        );
         self.positions.set(FetchPosition {
             partition: p,
             offset,
             record_at,
+            replica_delay_us: if read.follower {
+                env.scenario.cluster.replication_delay_us
+            } else {
+                0
+            },
+            cross_rack: read.cross_rack,
         });
     }
 
@@ -101,7 +120,9 @@ impl Consumer {
             if self.task.is_paused(p) {
                 continue;
             }
-            let visible_at = now.as_micros().saturating_sub(rtt + env.arrival_lag_us[p]);
+            let visible_at = now
+                .as_micros()
+                .saturating_sub(rtt + env.arrival_lag_us[p] + e.replica_delay_us);
             // Nothing new there yet: the log need not be read.
             if e.record_at > visible_at {
                 continue;
@@ -113,6 +134,13 @@ impl Consumer {
                 let take = (end - pos).min(budget);
                 budget -= take;
                 batch.push((p, pos, pos + take));
+                if e.cross_rack {
+                    env.fact(Fact::CrossRackFetched {
+                        member: self.idx,
+                        partition: p,
+                        records: take,
+                    });
+                }
                 // Only the partition that used up the budget can keep records back.
                 if end > pos + take {
                     left_behind = Some((p, end - (pos + take)));
@@ -141,7 +169,11 @@ impl Consumer {
             .entries
             .iter()
             .filter(|e| e.record_at != u64::MAX)
-            .map(|e| SimTime::from_micros(e.record_at + env.arrival_lag_us[e.partition]))
+            .map(|e| {
+                SimTime::from_micros(
+                    e.record_at + env.arrival_lag_us[e.partition] + e.replica_delay_us,
+                )
+            })
             .min()
             .map(|t| (t + rtt).max(now + Duration::from_micros(1)));
         next_record.map_or(max_wait, |t| t.min(max_wait))

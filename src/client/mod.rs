@@ -25,7 +25,7 @@ mod tests;
 use crate::app::recovery::TaskState;
 use crate::app::standby::StandbyPlacement;
 use crate::assignor::RebalanceProtocol;
-use crate::cluster::PartitionSpace;
+use crate::cluster::{PartitionSpace, Replicas};
 use crate::facts::Fact;
 use crate::group::leader;
 use crate::group::messages::{
@@ -76,6 +76,9 @@ pub struct ClientEnv<'a> {
     pub fetch: &'a mut Stream,
     /// Previous owners and standby placement, for state recovery.
     pub standby: &'a StandbyPlacement,
+    /// Where each partition's replicas are: the leader's metadata for the assignors, and the
+    /// replica each fetch is served from.
+    pub replicas: &'a Replicas,
     pub out: &'a mut Out<ClientEffect>,
 }
 

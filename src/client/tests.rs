@@ -20,6 +20,7 @@ struct Harness {
     partitions: PartitionSpace,
     logs: Logs,
     standby: StandbyPlacement,
+    replicas: crate::cluster::Replicas,
     fetch: Stream,
     arrival_lag_us: Vec<u64>,
     consumer: Consumer,
@@ -45,6 +46,7 @@ impl Harness {
         let streams = RngStreams::new(scenario.seed);
         let logs = Logs::new(&scenario, &partitions, &streams);
         Harness {
+            replicas: crate::cluster::Replicas::place(&scenario, &mut streams.stream("placement")),
             standby: StandbyPlacement::new(1, partitions.len()),
             arrival_lag_us: vec![0; partitions.len()],
             fetch: streams.stream("fetch"),
@@ -72,6 +74,7 @@ impl Harness {
             arrival_lag_us: &self.arrival_lag_us,
             fetch: &mut self.fetch,
             standby: &self.standby,
+            replicas: &self.replicas,
             out: &mut out,
         };
         handler(&mut self.consumer, &mut env);
@@ -531,6 +534,7 @@ impl Subscription {
             previous_assignment: Vec::new(),
             generation: None,
             user_data: None,
+            rack_id: None,
         }
     }
 }

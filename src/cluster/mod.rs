@@ -3,9 +3,11 @@
 
 pub mod offsets;
 pub mod partitions;
+pub mod replicas;
 
 pub use offsets::OffsetsStore;
 pub use partitions::PartitionSpace;
+pub use replicas::Replicas;
 
 use crate::java::string_hash;
 use crate::scenario::Scenario;
@@ -15,6 +17,8 @@ pub struct Cluster {
     pub brokers: u32,
     /// Leader broker of each partition (global partition index).
     pub leaders: Vec<u32>,
+    /// Every partition's replicas, and the replica serving each member.
+    pub replicas: Replicas,
     /// The `__consumer_offsets` partition the group id hashes to, and its leader: the
     /// coordinator.
     pub offsets_partition: u32,
@@ -26,12 +30,8 @@ pub struct Cluster {
 impl Cluster {
     pub fn new(scenario: &Scenario, mut placement: Stream) -> Self {
         let brokers = scenario.cluster.brokers;
-        // Kafka places a new topic's replicas round-robin from a random starting broker.
-        let mut leaders = Vec::new();
-        for t in &scenario.topics {
-            let start = placement.between(0, u64::from(brokers) - 1) as u32;
-            leaders.extend((0..t.max_partitions()).map(|p| (start + p) % brokers));
-        }
+        let replicas = Replicas::place(scenario, &mut placement);
+        let leaders = replicas.leaders();
         // `Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions` (GroupCoordinator
         // partitionFor); Utils.abs maps Integer.MIN_VALUE to 0.
         let h = string_hash(&scenario.group.group_id);
@@ -42,6 +42,7 @@ impl Cluster {
         Cluster {
             brokers,
             leaders,
+            replicas,
             offsets_partition,
             coordinator_broker: (offsets_start + offsets_partition) % brokers,
             offsets,

@@ -860,6 +860,7 @@ impl<'s> Replay<'s> {
             previous_assignment: Vec::new(),
             generation: (generation >= 0).then_some(generation),
             user_data,
+            rack_id: None,
         })
     }
 

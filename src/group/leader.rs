@@ -3,8 +3,9 @@
 //! broker's member order, and run the group's assignor.
 
 use super::messages::JoinedMember;
+use crate::assignor::racks::PartitionRacks;
 use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
-use crate::cluster::PartitionSpace;
+use crate::cluster::{PartitionSpace, Replicas};
 use crate::java::string_compare;
 use crate::scenario::Scenario;
 
@@ -34,14 +35,39 @@ pub fn assignor_member(
         topics,
         owned,
         generation: m.subscription.generation,
-        rack: None,
+        rack: m.subscription.rack_id.clone(),
     }
+}
+
+/// The replica racks of every partition in the leader's metadata (its `Cluster`'s
+/// `PartitionInfo`s), topics in the spec's (sorted) order.
+fn partition_racks(
+    scenario: &Scenario,
+    space: &PartitionSpace,
+    replicas: &Replicas,
+    order: &[usize],
+    partition_counts: &[u32],
+) -> PartitionRacks {
+    if !replicas.has_racks() {
+        return PartitionRacks::default();
+    }
+    let per_topic: Vec<Vec<Vec<String>>> = order
+        .iter()
+        .map(|&t| {
+            (0..partition_counts[t].min(scenario.topics[t].max_partitions()))
+                .map(|p| replicas.racks_of(space.global(t, p)))
+                .collect()
+        })
+        .collect();
+    PartitionRacks::from_names(&per_topic)
+        .expect("the scenario's broker racks are validated to fit the assignors' rack sets")
 }
 
 /// The leader's assignment: member id -> global partition indexes.
 pub fn assign(
     scenario: &Scenario,
     space: &PartitionSpace,
+    replicas: &Replicas,
     protocol: &str,
     members: &[JoinedMember],
     partition_counts: &[u32],
@@ -75,7 +101,7 @@ pub fn assign(
         // withholds what another member still claims: in a group upgrading member by member an
         // EAGER leader still withholds the COOPERATIVE members' moving partitions (KIP-429).
         protocol: RebalanceProtocol::Cooperative,
-        racks: Default::default(),
+        racks: partition_racks(scenario, space, replicas, &order, partition_counts),
     };
     for m in members {
         // StickyAssignor reads its history from userData (the previous assignment), the

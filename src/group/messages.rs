@@ -24,6 +24,8 @@ pub struct Subscription {
     /// userData sent as opaque bytes (a conformance script's `user_data_b64`); `None` is
     /// Kafka's null userData. The simulated clients keep theirs in `previous_assignment`.
     pub user_data: Option<Vec<u8>>,
+    /// `rackId` (ConsumerProtocolSubscription v3, KIP-881): the member's `client.rack`.
+    pub rack_id: Option<String>,
 }
 
 /// One entry of a JoinGroup's protocol list: an assignor name and its metadata

@@ -107,6 +107,8 @@ pub struct Metrics {
     processed: u64,
     processed_twice: u64,
     skipped: u64,
+    /// Per member, records fetched from a replica in another rack; `None` without broker racks.
+    cross_rack_fetched: Option<Vec<u64>>,
     co_partitioning: Vec<CoPartitionBreak>,
     /// Partitions that exist now (added partitions exist from when they are added).
     partition_exists: Vec<bool>,
@@ -183,6 +185,7 @@ impl Metrics {
             processed: 0,
             processed_twice: 0,
             skipped: 0,
+            cross_rack_fetched: (!scenario.cluster.broker_racks.is_empty()).then(|| vec![0; n]),
             co_partitioning: Vec::new(),
             partition_exists: scenario
                 .topics
@@ -322,6 +325,9 @@ impl Metrics {
                 from,
                 to,
             } => self.processed(*member, *partition, *from, *to),
+            Fact::CrossRackFetched {
+                member, records, ..
+            } => self.cross_rack(*member, *records),
             Fact::Notification {
                 outcome,
                 latency_us,

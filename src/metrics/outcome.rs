@@ -144,6 +144,12 @@ pub struct ReportMember {
     /// none did.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub restarted_with: Vec<RestartedWith>,
+    /// `client.rack`, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_rack: Option<String>,
+    /// Records it fetched from a replica in another rack (present when the brokers have racks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_rack_fetched: Option<u64>,
 }
 
 /// A restart with new settings: when, the `set` entries, and what the member runs after it.
@@ -324,6 +330,10 @@ pub struct Records {
     pub skipped_by_offset_reset: u64,
     pub unconsumed_at_end: u64,
     pub never_processed: u64,
+    /// Records fetched from a replica in another rack than the fetching member's (present when
+    /// the brokers have racks; a member without `client_rack` is never counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_rack_fetched: Option<u64>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
@@ -443,6 +453,8 @@ impl Metrics {
                         _ => None,
                     })
                     .collect(),
+                client_rack: m.client_rack.clone(),
+                cross_rack_fetched: self.cross_rack_fetched.as_ref().map(|v| v[i]),
             })
             .collect();
         Report {
@@ -515,6 +527,7 @@ impl Metrics {
                 skipped_by_offset_reset: self.skipped,
                 unconsumed_at_end: unconsumed,
                 never_processed: never,
+                cross_rack_fetched: self.cross_rack_fetched.as_ref().map(|v| v.iter().sum()),
             },
             invariants,
             co_partitioning: self.co_partitioning,

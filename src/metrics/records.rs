@@ -1,5 +1,5 @@
 //! Record accounting: processed, processed twice (re-delivered from the last committed offset),
-//! skipped by `auto.offset.reset`.
+//! skipped by `auto.offset.reset`, fetched across racks.
 
 use super::*;
 
@@ -21,5 +21,12 @@ impl Metrics {
         self.processed += n;
         self.processed_twice += self.accounted_upto[p].min(to).saturating_sub(from);
         self.accounted_upto[p] = self.accounted_upto[p].max(to);
+    }
+
+    /// Member `m` fetched `records` from a replica outside its rack.
+    pub fn cross_rack(&mut self, m: usize, records: u64) {
+        if let Some(per_member) = &mut self.cross_rack_fetched {
+            per_member[m] += records;
+        }
     }
 }

@@ -78,6 +78,13 @@ pub struct ClusterFile {
     /// `offsets.topic.num.partitions` (Kafka default 50).
     #[serde(default = "default_offsets_partitions")]
     pub offsets_topic_partitions: u32,
+    /// Each broker's `broker.rack`, by broker id (all or none, as Kafka's rack-aware replica
+    /// placement needs).
+    pub broker_racks: Option<Spanned<Vec<String>>>,
+    /// How long a follower's log end trails the leader's: records appear on a follower (and can
+    /// be fetched from it, KIP-392) this much later.
+    #[serde(default = "default_replication_delay")]
+    pub replication_delay_ms: u64,
 }
 
 impl Default for ClusterFile {
@@ -86,6 +93,8 @@ impl Default for ClusterFile {
             brokers: default_brokers(),
             request_latency_ms: default_latency(),
             offsets_topic_partitions: default_offsets_partitions(),
+            broker_racks: None,
+            replication_delay_ms: default_replication_delay(),
         }
     }
 }
@@ -96,6 +105,10 @@ fn default_brokers() -> Spanned<u32> {
 
 fn default_offsets_partitions() -> u32 {
     50
+}
+
+fn default_replication_delay() -> u64 {
+    5
 }
 
 /// One-way latency of a request or response, uniform in `[min, max]` milliseconds (drawn in
@@ -116,6 +129,13 @@ fn default_latency() -> Spanned<LatencyFile> {
 pub struct TopicFile {
     pub name: String,
     pub partitions: u32,
+    /// Replicas per partition (Kafka's `default.replication.factor` is 1).
+    #[serde(default = "default_replication_factor")]
+    pub replication_factor: u32,
+}
+
+fn default_replication_factor() -> u32 {
+    1
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,6 +219,10 @@ pub struct GroupFile {
     /// The broker's `group.consumer.assignment.interval.ms` (0: at every epoch bump).
     #[serde(default = "default_consumer_assignment_interval")]
     pub consumer_assignment_interval_ms: u64,
+    /// The brokers' `replica.selector.class` is `RackAwareReplicaSelector` (KIP-392): a member
+    /// with a `client_rack` fetches from a replica in its rack.
+    #[serde(default)]
+    pub fetch_from_follower: bool,
 }
 
 fn default_consumer_heartbeat() -> u64 {
@@ -299,6 +323,8 @@ pub struct MemberFile {
     pub protocol: Option<Protocol>,
     /// `group.remote.assignor`: the server-side assignor a consumer-protocol member asks for.
     pub remote_assignor: Option<String>,
+    /// `client.rack`: the rack (availability zone) the member runs in.
+    pub client_rack: Option<String>,
 }
 
 impl MemberFile {
@@ -315,6 +341,7 @@ impl MemberFile {
         "on_partitions_assigned_ms",
         "protocol",
         "remote_assignor",
+        "client_rack",
     ];
 
     /// This entry with `over`'s keys in place of its own (a restart with new settings).
@@ -342,6 +369,7 @@ impl MemberFile {
             remote_assignor: over
                 .remote_assignor
                 .or_else(|| self.remote_assignor.clone()),
+            client_rack: over.client_rack.or_else(|| self.client_rack.clone()),
         }
     }
 }

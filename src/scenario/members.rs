@@ -119,6 +119,7 @@ pub(super) fn member_spec(
         settings,
         protocol,
         remote_assignor,
+        client_rack: m.client_rack.clone().filter(|r| !r.is_empty()),
     })
 }
 

@@ -56,6 +56,10 @@ pub struct ClusterSpec {
     pub latency_max_us: u64,
     /// `offsets.topic.num.partitions`: where the group's coordinator lives.
     pub offsets_topic_partitions: u32,
+    /// Each broker's `broker.rack`, by broker id; empty when the brokers have none.
+    pub broker_racks: Vec<String>,
+    /// How long a follower's log end trails the leader's (µs).
+    pub replication_delay_us: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -65,6 +69,7 @@ pub struct TopicSpec {
     pub partitions: u32,
     /// `(at_ms, count)`: when the topic grows, in time order.
     pub resizes: Vec<(u64, u32)>,
+    pub replication_factor: u32,
 }
 
 impl TopicSpec {
@@ -112,6 +117,8 @@ pub struct GroupSpec {
     pub consumer_heartbeat_interval_ms: u64,
     pub consumer_session_timeout_ms: u64,
     pub consumer_assignment_interval_ms: u64,
+    /// KIP-392: the brokers pick a replica in a member's rack to serve its fetches.
+    pub fetch_from_follower: bool,
 }
 
 /// Manual commits after each processed batch.
@@ -146,6 +153,8 @@ pub struct MemberSpec {
     pub protocol: Protocol,
     /// KIP-848: its `group.remote.assignor`.
     pub remote_assignor: Option<String>,
+    /// `client.rack`.
+    pub client_rack: Option<String>,
 }
 
 /// A consumer's own settings (members are not in lockstep: each may process at its own speed

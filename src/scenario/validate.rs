@@ -61,6 +61,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             name: t.name.clone(),
             partitions: t.partitions,
             resizes: Vec::new(),
+            replication_factor: t.replication_factor,
         });
     }
     if topics.is_empty() {
@@ -91,6 +92,46 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         return Err(whole(
             "cluster.offsets_topic_partitions must be at least 1".into(),
         ));
+    }
+    let broker_racks = match &file.cluster.broker_racks {
+        None => Vec::new(),
+        Some(racks) => {
+            let bad = |e: String| Err((Some(racks.span()), e));
+            if racks.get_ref().len() != brokers as usize {
+                // Kafka's rack-aware placement refuses brokers without a rack among racked ones.
+                return bad(format!(
+                    "cluster.broker_racks lists {} racks, the cluster has {brokers} brokers (every broker needs one)",
+                    racks.get_ref().len()
+                ));
+            }
+            if racks.get_ref().iter().any(|r| r.is_empty()) {
+                return bad("cluster.broker_racks: a rack name is empty".into());
+            }
+            let mut distinct = racks.get_ref().clone();
+            distinct.sort();
+            distinct.dedup();
+            if distinct.len() > crate::assignor::racks::MAX_RACKS {
+                return bad(format!(
+                    "cluster.broker_racks names {} racks: cgsim tells at most {} apart",
+                    distinct.len(),
+                    crate::assignor::racks::MAX_RACKS
+                ));
+            }
+            racks.get_ref().clone()
+        }
+    };
+    for (t, spec) in file.topics.iter().zip(&topics) {
+        let rf = spec.replication_factor;
+        if rf == 0 || rf > brokers {
+            // InvalidReplicationFactorException.
+            return Err((
+                Some(t.span()),
+                format!(
+                    "topic {:?}: replication_factor {rf} must be between 1 and the {brokers} brokers",
+                    spec.name
+                ),
+            ));
+        }
     }
 
     // Variant: replaces the group's assignor list and clears members' own lists.
@@ -200,6 +241,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         on_partitions_revoked_ms: g.on_partitions_revoked_ms,
         on_partitions_assigned_ms: g.on_partitions_assigned_ms,
         metadata_max_age_ms: g.metadata_max_age_ms,
+        fetch_from_follower: g.fetch_from_follower,
         remote_assignor: g.remote_assignor.as_ref().map(|a| a.get_ref().clone()),
         consumer_heartbeat_interval_ms: g.consumer_heartbeat_interval_ms,
         consumer_session_timeout_ms: g.consumer_session_timeout_ms,
@@ -230,11 +272,20 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             ));
         }
     }
-    let notices = if protocol == Protocol::Consumer {
+    let mut notices = if protocol == Protocol::Consumer {
         classic_only_settings(&file)
     } else {
         Vec::new()
     };
+    if group.fetch_from_follower && broker_racks.is_empty() {
+        // RackAwareReplicaSelector matches client.rack against broker.rack: without broker
+        // racks every fetch goes to the leader.
+        notices.push(
+            "group.fetch_from_follower = true does nothing without cluster.broker_racks (the \
+             replica selector matches a member's client_rack against the brokers' racks)"
+                .into(),
+        );
+    }
     if group.metadata_max_age_ms == 0 {
         return Err(whole("group.metadata_max_age_ms must be positive".into()));
     }
@@ -766,6 +817,8 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             latency_min_us: latency.min * 1000,
             latency_max_us: latency.max * 1000,
             offsets_topic_partitions: file.cluster.offsets_topic_partitions,
+            broker_racks,
+            replication_delay_us: file.cluster.replication_delay_ms * 1000,
         },
         topics,
         group,

@@ -508,6 +508,7 @@ impl<'s> World<'s> {
             arrival_lag_us: &self.arrival_lag_us,
             fetch: &mut self.fetch,
             standby: &self.observers.standby,
+            replicas: &self.cluster.replicas,
             out: &mut self.member_out,
         };
         handler(&mut self.members[m], &mut env);

@@ -162,6 +162,7 @@ fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> 
         previous_assignment: Vec::new(),
         generation: None,
         user_data: None,
+        rack_id: None,
     };
     Request::JoinGroup {
         version: crate::group::messages::JOIN_GROUP_VERSION,
