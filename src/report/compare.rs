@@ -46,6 +46,10 @@ pub struct Figure {
     pub of: fn(&Report) -> Option<u64>,
 }
 
+/// Figures the text table leaves out when no run measures them (a cluster without broker racks
+/// has no rack to cross).
+const SHOWN_WHEN_MEASURED: &[&str] = &["records.cross_rack_fetched"];
+
 /// The rows, in table order.
 pub const FIGURES: &[Figure] = &[
     Figure {
@@ -163,6 +167,12 @@ pub const FIGURES: &[Figure] = &[
         label: "processed twice",
         unit: Unit::Count,
         of: |r| Some(r.records.processed_twice),
+    },
+    Figure {
+        key: "records.cross_rack_fetched",
+        label: "cross-rack fetched",
+        unit: Unit::Count,
+        of: |r| r.records.cross_rack_fetched,
     },
     Figure {
         key: "invariants.violations",
@@ -404,6 +414,11 @@ pub fn render_text(c: &Comparison) -> String {
     }
     rows.push(header);
     for (f, figure) in FIGURES.iter().enumerate() {
+        if SHOWN_WHEN_MEASURED.contains(&figure.key)
+            && c.columns.iter().all(|col| col.cells[f].spread.is_none())
+        {
+            continue;
+        }
         let mut row = vec![figure.label.to_string()];
         for (i, col) in c.columns.iter().enumerate() {
             row.push(show_spread(figure.unit, col.cells[f].spread));

@@ -17,11 +17,14 @@ pub fn render_text(r: &Report) -> String {
     for m in &r.members {
         let _ = writeln!(
             w,
-            "  {:<8} {:<11} [{}]  {}",
+            "  {:<8} {:<11} [{}]  {}{}",
             m.name,
             m.protocol,
             m.assignors.join(", "),
-            m.member_id
+            m.member_id,
+            m.client_rack
+                .as_ref()
+                .map_or(String::new(), |r| format!("  rack {r}"))
         );
         for r in &m.restarted_with {
             let _ = writeln!(
@@ -194,6 +197,15 @@ pub fn render_text(r: &Report) -> String {
         "records: produced {} processed {} twice {} skipped by offset reset {} unconsumed at end {} never processed {}",
         rec.produced, rec.processed, rec.processed_twice, rec.skipped_by_offset_reset, rec.unconsumed_at_end, rec.never_processed
     );
+    if let Some(crossed) = rec.cross_rack_fetched {
+        let _ = writeln!(w, "cross-rack fetched: {crossed} records");
+        for m in &r.members {
+            if let (Some(n), Some(rack)) = (m.cross_rack_fetched.filter(|&n| n > 0), &m.client_rack)
+            {
+                let _ = writeln!(w, "  {:<8} {n} (in {rack})", m.name);
+            }
+        }
+    }
     for b in &r.co_partitioning {
         let _ = writeln!(
             w,

@@ -418,10 +418,23 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
                 ));
             }
         }
+        // Hover text for a member in a rack: its zone and the records it read across zones.
+        let rack_note = report
+            .members
+            .iter()
+            .find(|r| &r.name == name)
+            .and_then(|r| {
+                let rack = r.client_rack.as_deref()?;
+                Some(match r.cross_rack_fetched {
+                    Some(n) => format!("{name} in {rack}: {n} records fetched from another rack"),
+                    None => format!("{name} in {rack}"),
+                })
+            });
         o.push_str(&format!(
-            "<text class=\"member\" x=\"10\" y=\"{}\" font-size=\"12\" font-weight=\"bold\">{}</text>\n",
+            "<text class=\"member\" x=\"10\" y=\"{}\" font-size=\"12\" font-weight=\"bold\">{}{}</text>\n",
             n(y + 13.0),
-            escape(&shorten(name, 12))
+            escape(&shorten(name, 12)),
+            rack_note.map_or(String::new(), |t| format!("<title>{}</title>", escape(&t)))
         ));
         if folded {
             let base = y + h;
