@@ -183,8 +183,7 @@ fn a_cluster_without_racks_reports_no_cross_rack_figure() {
 fn rack_settings_that_kafka_refuses_are_errors() {
     let err = |text: String| {
         load_str("zones", &text, &LoadOptions::default())
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string()
     };
     let text = one_per_zone(true, "").replace(
