@@ -2,13 +2,15 @@
 //! recommended settings with their margin over the next best and over Kafka's defaults.
 //!
 //! Ranking: the better median first (lower, or higher with `max:`); equal medians by the tail
-//! (the lower p90, or with `max:` the higher p10), then Kafka's defaults before any other
-//! point (a tie with the defaults is no reason to change a setting), then grid order;
-//! undefined last.
+//! (the lower p90, or with `max:` the higher p10), then the point that changes fewest of
+//! Kafka's defaults (a setting that made no difference is no reason to change it), then grid
+//! order; undefined last.
 
+use super::grid::Point;
 use super::summary::{seeds_text, show_spread, spreads};
 use super::{figure_index, figures, Plan, Record};
 use crate::report::compare::{show, Figure, Spread, Unit, RATE_SCALE};
+use crate::scenario::default_text;
 use std::cmp::Ordering;
 use std::fmt::Write;
 
@@ -74,11 +76,24 @@ fn compare(plan: &Plan, objective: Objective, a: &Candidate, b: &Candidate) -> O
         (None, Some(_)) => Ordering::Greater,
         (None, None) => Ordering::Equal,
     };
-    // A tie with Kafka's defaults goes to the defaults: nothing to change.
-    let defaults = |c: &Candidate| !plan.points[c.point].kafka_defaults;
+    // A tie goes to the point that changes fewest of Kafka's defaults: a setting whose value
+    // made no difference is no reason to change it.
+    let away = |c: &Candidate| changed_from_defaults(&plan.points[c.point]);
     order(a, b)
-        .then(defaults(a).cmp(&defaults(b)))
+        .then(away(a).cmp(&away(b)))
         .then((a.point, a.variant).cmp(&(b.point, b.variant)))
+}
+
+/// How many of the point's settings are not Kafka's default (0 for the defaults point).
+pub fn changed_from_defaults(point: &Point) -> usize {
+    if point.unset {
+        return 0;
+    }
+    point
+        .settings
+        .iter()
+        .filter(|(k, v)| default_text(k).as_deref() != Some(v.as_str()))
+        .count()
 }
 
 /// Rankings longer than this show the first `SHOWN` and Kafka's defaults.
@@ -102,9 +117,9 @@ pub fn render(plan: &Plan, records: &[Record], objective: Objective) -> String {
         seeds_text(plan)
     );
     let tail = if objective.maximise {
-        "p10, then Kafka's defaults first, then grid order"
+        "p10, then the fewest settings changed from Kafka's defaults, then grid order"
     } else {
-        "p90, then Kafka's defaults first, then grid order"
+        "p90, then the fewest settings changed from Kafka's defaults, then grid order"
     };
     let mut rows = vec![vec![
         "rank".to_string(),
@@ -403,7 +418,7 @@ mod tests {
         assert_eq!(order, [(2, 0), (2, 1), (0, 0), (0, 1), (1, 0), (1, 1)]);
         let t = render(&p, &r, o);
         assert!(t.contains("recommended: p3, variant eager: group.heartbeat_interval_ms=3000 (Kafka's defaults)\n"), "{t}");
-        assert!(t.contains("over the next best, p3, variant cooperative: no margin, the same median (0 ms); ranked by the p90, then Kafka's defaults first, then grid order"), "{t}");
+        assert!(t.contains("over the next best, p3, variant cooperative: no margin, the same median (0 ms); ranked by the p90, then the fewest settings changed from Kafka's defaults, then grid order"), "{t}");
         // Undefined on every run: no recommendation.
         let r = records(&p, |_| None);
         let t = render(&p, &r, o);
@@ -415,6 +430,30 @@ mod tests {
         let r = records(&p, |j| if j.point == 0 { None } else { Some(5) });
         let ranking = rank(&p, &r, o);
         assert!(ranking[4].spread.is_none() && ranking[5].spread.is_none());
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_point_nearest_kafkas_defaults() {
+        let grid = vec![
+            parse_grid("group.session_timeout_ms=10000,45000").unwrap(),
+            parse_grid("group.heartbeat_interval_ms=1000,3000").unwrap(),
+        ];
+        let p = Plan {
+            points: points(&grid),
+            grid,
+            variants: vec!["eager".into()],
+            ..plan()
+        };
+        assert_eq!(p.points.len(), 4);
+        let changed: Vec<usize> = p.points.iter().map(changed_from_defaults).collect();
+        assert_eq!(changed, [2, 1, 1, 0]);
+        // The session timeout makes no difference, the heartbeat does: 1000 beats 3000.
+        let r = records(&p, |j| Some([5, 9, 5, 9][j.point]));
+        let o = parse_objective("pauses.unavailable_ms.total").unwrap();
+        let order: Vec<usize> = rank(&p, &r, o).iter().map(|c| c.point).collect();
+        assert_eq!(order, [2, 0, 3, 1]);
+        let t = render(&p, &r, o);
+        assert!(t.contains("recommended: p3, variant eager: group.session_timeout_ms=45000 group.heartbeat_interval_ms=1000\n"), "{t}");
     }
 
     #[test]
