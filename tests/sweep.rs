@@ -671,3 +671,68 @@ fn kafkas_defaults_are_a_point_of_their_own_unless_on_the_grid() {
     let report: Value = serde_json::from_slice(&plain.stdout).unwrap();
     assert_eq!(last["digest"], report["digest"]);
 }
+
+/// `deploy/sweep-job.yaml`'s container command, item by item.
+fn manifest_command(manifest: &str) -> Vec<String> {
+    let mut lines = manifest.lines().skip_while(|l| l.trim() != "command:");
+    lines.next().expect("a command: list");
+    lines
+        .map_while(|l| l.trim_start().strip_prefix("- "))
+        .map(|item| item.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_kubernetes_manifest_runs_a_valid_sharded_sweep() {
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/sweep-job.yaml"),
+    )
+    .unwrap();
+    let command = manifest_command(&manifest);
+    assert_eq!(command[..2], ["cgsim", "sweep"]);
+    let completions: u64 = manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("completions: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(manifest.contains("completionMode: Indexed"));
+    let at = command.iter().position(|a| a == "--shard").unwrap();
+    assert_eq!(command[at + 1], format!("env/{completions}"));
+    // The same command line, on one seed, in a directory of our own: each index its shard,
+    // then merge.
+    let dir = scratch("k8s");
+    let mut parts = Vec::new();
+    for index in 0..completions {
+        let args: Vec<String> = command[1..]
+            .iter()
+            .map(|a| {
+                if a == "1..1000" {
+                    "1..1".to_string()
+                } else {
+                    a.replace("/results", &dir.display().to_string())
+                        .replace("$(JOB_COMPLETION_INDEX)", &index.to_string())
+                }
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = cgsim_with(&args, &[("JOB_COMPLETION_INDEX", &index.to_string())]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "index {index}: {}",
+            text(&out.stderr)
+        );
+        parts.push(path(&dir, &format!("part-{index}.jsonl")));
+    }
+    let mut args = vec!["merge"];
+    args.extend(parts.iter().map(String::as_str));
+    let m = cgsim(&args);
+    assert_eq!(m.status.code(), Some(0), "{}", text(&m.stderr));
+    assert!(
+        text(&m.stdout).contains("points 9  runs 18\n"),
+        "{}",
+        text(&m.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

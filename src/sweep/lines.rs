@@ -353,8 +353,8 @@ pub fn header_difference(a: &Value, b: &Value, ignore_shard: bool) -> Option<Str
         if x != y {
             let show = |v: Option<&Value>| {
                 let s = v.map_or("nothing".to_string(), Value::to_string);
-                if s.chars().count() > 120 {
-                    s.chars().take(117).collect::<String>() + "..."
+                if s.chars().count() > 60 {
+                    s.chars().take(57).collect::<String>() + "..."
                 } else {
                     s
                 }

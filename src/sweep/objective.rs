@@ -117,9 +117,9 @@ pub fn render(plan: &Plan, records: &[Record], objective: Objective) -> String {
         seeds_text(plan)
     );
     let tail = if objective.maximise {
-        "p10, then the fewest settings changed from Kafka's defaults, then grid order"
+        "p10, then to fewer changes from Kafka's defaults"
     } else {
-        "p90, then the fewest settings changed from Kafka's defaults, then grid order"
+        "p90, then to fewer changes from Kafka's defaults"
     };
     let mut rows = vec![vec![
         "rank".to_string(),
@@ -264,7 +264,7 @@ fn margin(
     let diff = best.median.abs_diff(other.median);
     if diff == 0 {
         return format!(
-            "no margin, the same median ({}); ranked by the {tail}",
+            "a tie at {} (ties go to the better {tail})",
             with_unit(figure.unit, other.median)
         );
     }
@@ -418,7 +418,7 @@ mod tests {
         assert_eq!(order, [(2, 0), (2, 1), (0, 0), (0, 1), (1, 0), (1, 1)]);
         let t = render(&p, &r, o);
         assert!(t.contains("recommended: p3, variant eager: group.heartbeat_interval_ms=3000 (Kafka's defaults)\n"), "{t}");
-        assert!(t.contains("over the next best, p3, variant cooperative: no margin, the same median (0 ms); ranked by the p90, then the fewest settings changed from Kafka's defaults, then grid order"), "{t}");
+        assert!(t.contains("over the next best, p3, variant cooperative: a tie at 0 ms (ties go to the better p90, then to fewer changes from Kafka's defaults)"), "{t}");
         // Undefined on every run: no recommendation.
         let r = records(&p, |_| None);
         let t = render(&p, &r, o);

@@ -172,8 +172,12 @@ pub fn render(plan: &Plan, records: &[Record]) -> String {
     );
     let _ = writeln!(
         o,
-        "cells: median over seeds [p10-p90] (one value: p10 = p90); *: the best median of its row, \
-         the lowest (join hit rate and local hits: the highest), none when all are equal"
+        "cells: median over seeds [p10-p90] (one value: p10 = p90)"
+    );
+    let _ = writeln!(
+        o,
+        "*: the best median of its row, the lowest (join hit rate and local hits: the highest); \
+         none when all are equal"
     );
     let _ = writeln!(o);
     let _ = writeln!(o, "points");
