@@ -736,3 +736,59 @@ fn the_kubernetes_manifest_runs_a_valid_sharded_sweep() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn runs_with_invariant_violations_are_listed_and_exit_1() {
+    // poll-loop's c3 outlasts its poll interval again and again: the group never settles.
+    let out = cgsim(&[
+        "sweep",
+        "scenarios/poll-loop.toml",
+        "--grid",
+        "group.heartbeat_interval_ms=1000",
+        "--variants",
+        "eager",
+        "--seeds",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let summary = text(&out.stderr);
+    assert!(
+        summary.contains("runs with invariant violations: 2\n  p1 eager seed 1: 1 (not_settled)\n"),
+        "{summary}"
+    );
+    let line: Value = serde_json::from_str(text(&out.stdout).lines().nth(1).unwrap()).unwrap();
+    assert_eq!(line["violations"], serde_json::json!(["not_settled"]));
+}
+
+// ---- The sweep's parsers fuzzed: a result or a clean error, never a panic ----
+
+mod fuzz {
+    use cgsim::sweep::grid::{parse_grid, split_values};
+    use cgsim::sweep::lines::read;
+    use cgsim::sweep::objective::parse_objective;
+    use cgsim::sweep::shard::parse_shard;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn grid_shard_objective_and_line_parsers_never_panic(s in "\\PC{0,60}") {
+            let _ = split_values(&s);
+            let _ = parse_grid(&s);
+            let _ = parse_grid(&format!("group.session_timeout_ms={s}"));
+            let _ = parse_shard(&s);
+            let _ = parse_objective(&s);
+            let _ = read(&s);
+            let _ = read(&format!("{{\"cgsim_sweep\":\"header\"}}\n{s}\n"));
+        }
+
+        #[test]
+        fn values_without_commas_or_brackets_split_back(values in proptest::collection::vec("[a-z0-9_ ]{0,8}[a-z0-9_]", 1..6)) {
+            let joined = values.join(",");
+            let split = split_values(&joined).unwrap();
+            let trimmed: Vec<String> = values.iter().map(|v| v.trim().to_string()).collect();
+            prop_assert_eq!(split, trimmed);
+        }
+    }
+}

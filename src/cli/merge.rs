@@ -4,7 +4,7 @@
 
 use cgsim::sweep::merge::merge;
 use cgsim::sweep::objective::Objective;
-use cgsim::sweep::summary_text;
+use cgsim::sweep::text::summary_text;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

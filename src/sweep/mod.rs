@@ -7,7 +7,8 @@
 //! process's), the [`Plan`] (everything the header says, and the runs it implies), `lines` (the
 //! header and record lines, written and read back), `runner` (runs in parallel, handed on in
 //! order), `resume` and `merge` (records read back from files), `summary` and `objective`
-//! (text, from records alone: so an unsharded run and a merge print the same bytes).
+//! (text, from records alone: so an unsharded run and a merge print the same bytes), joined by
+//! `text`.
 
 pub mod grid;
 pub mod lines;
@@ -17,6 +18,7 @@ pub mod resume;
 pub mod runner;
 pub mod shard;
 pub mod summary;
+pub mod text;
 
 use crate::report::compare::{Figure, RunFigures, FIGURES, MORE_FIGURES};
 use crate::report::Report;
@@ -353,21 +355,6 @@ fn explain_point_error(e: &ScenarioError, point: &Point, label: &str, variant: &
     };
     let at = e.line.map(|l| format!(": line {l}")).unwrap_or_default();
     format!("{}{at}: {what}, variant {variant}: {message}", e.file)
-}
-
-/// What `sweep` and `merge` print after the runs: the summary, then with an objective the
-/// ranking and the recommendation. From the records alone, so both print the same bytes.
-pub fn summary_text(
-    plan: &Plan,
-    records: &[Record],
-    objective: Option<objective::Objective>,
-) -> String {
-    let mut text = summary::render(plan, records);
-    if let Some(o) = objective {
-        text.push('\n');
-        text.push_str(&objective::render(plan, records, o));
-    }
-    text
 }
 
 /// Names given once each and none empty (the scenario says whether each exists).
