@@ -792,3 +792,38 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn kafkas_defaults_that_do_not_load_are_left_out_and_said_so() {
+    // A heartbeat of 50 s needs the grid's 60 s session timeout: Kafka's 45 s does not hold it.
+    let out = cgsim(&[
+        "sweep",
+        ROLLING_BOUNCE,
+        "--grid",
+        "group.session_timeout_ms=60000",
+        "--set",
+        "group.heartbeat_interval_ms=50000",
+        "--variants",
+        "eager",
+        "--seeds",
+        "1",
+        "--objective",
+        "pauses.unavailable_ms.total",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary = text(&out.stderr);
+    assert!(summary.contains("points 1  runs 1\n"), "{summary}");
+    assert!(
+        summary.contains("\n  Kafka's defaults: not run: under variant eager, --set \"group.heartbeat_interval_ms=50000\": group.heartbeat_interval_ms = 50000 must be positive and below session_timeout_ms (45000)\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("\n  over Kafka's defaults: not run (under variant eager, "),
+        "{summary}"
+    );
+    let header: Value = serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
+    assert!(header["kafka_defaults_not_run"]
+        .as_str()
+        .unwrap()
+        .contains("below session_timeout_ms"));
+}

@@ -220,11 +220,24 @@ impl Sweep {
             }
             grid.push(g);
         }
-        let options = LoadOptions {
-            sets: args.sets.to_vec(),
-            ..LoadOptions::default()
+        let mut points = grid::points(&grid);
+        // The scenario as the command line leaves it names the sweep and its default variants.
+        // Where it needs the grid's keys set to load at all (the file's session timeout is
+        // below a --set heartbeat until the grid raises it), the first grid point's values
+        // stand in.
+        let base_options = |extra: &[String], variant: Option<&String>| LoadOptions {
+            sets: args.sets.iter().chain(extra).cloned().collect(),
+            variant: variant.cloned(),
+            seed: None,
         };
-        let base = load_str(args.file, args.text, &options).map_err(|e| e.to_string())?;
+        let first = points[0].sets();
+        let (base, extra) = match load_str(args.file, args.text, &base_options(&[], None)) {
+            Ok(b) => (b, Vec::new()),
+            Err(e) => match load_str(args.file, args.text, &base_options(&first, None)) {
+                Ok(b) => (b, first),
+                Err(_) => return Err(e.to_string()),
+            },
+        };
         let variants = if args.variants.is_empty() {
             base.snapshot_variants.clone()
         } else {
@@ -234,13 +247,14 @@ impl Sweep {
         // Each variant must load as the file is (an unknown one is named as `cgsim run` names
         // it), before any grid point is tried under it.
         for variant in &variants {
-            let options = LoadOptions {
-                variant: Some(variant.clone()),
-                ..options.clone()
-            };
-            load_str(args.file, args.text, &options).map_err(|e| e.to_string())?;
+            let options = base_options(&extra, Some(variant));
+            match load_str(args.file, args.text, &options) {
+                // With the first point's values standing in, the point's own check below
+                // names what is wrong.
+                Err(e) if extra.is_empty() => return Err(e.to_string()),
+                _ => {}
+            }
         }
-        let mut points = grid::points(&grid);
         let runs = points.len() as u128
             * variants.len() as u128
             * (u128::from(args.last_seed - args.first_seed) + 1);
@@ -279,7 +293,11 @@ impl Sweep {
             let mut failed = None;
             for variant in &sweep.plan.variants {
                 if let Err(e) = sweep.load_point(&point, variant, args.first_seed) {
-                    failed = Some(explain_point_error(&e, &point, &label, variant));
+                    failed = Some(if point.unset {
+                        format!("under variant {variant}, {}", e.message)
+                    } else {
+                        explain_point_error(&e, &point, &label, variant)
+                    });
                     break;
                 }
             }
@@ -348,11 +366,7 @@ fn explain_point_error(e: &ScenarioError, point: &Point, label: &str, variant: &
             break;
         }
     }
-    let what = if point.unset {
-        "Kafka's defaults (the grid's keys left out of the file)".to_string()
-    } else {
-        format!("grid point {label} ({})", point.text())
-    };
+    let what = format!("grid point {label} ({})", point.text());
     let at = e.line.map(|l| format!(": line {l}")).unwrap_or_default();
     format!("{}{at}: {what}, variant {variant}: {message}", e.file)
 }

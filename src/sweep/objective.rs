@@ -182,11 +182,12 @@ pub fn render(plan: &Plan, records: &[Record], objective: Objective) -> String {
     );
     let _ = writeln!(
         o,
-        "  median {} [p10-p90 {}-{}] over {} seeds",
+        "  median {} [p10-p90 {}-{}] over {} seed{}",
         with_unit(figure.unit, best_spread.median),
         show(figure.unit, best_spread.p10),
         show(figure.unit, best_spread.p90),
-        best_spread.seeds
+        best_spread.seeds,
+        if best_spread.seeds == 1 { "" } else { "s" }
     );
     match ranking.get(1) {
         Some(next) => {
