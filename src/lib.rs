@@ -19,5 +19,6 @@ pub mod metrics;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 pub mod workload;
 pub mod world;

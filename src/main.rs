@@ -107,6 +107,59 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: cli::run::Format,
     },
+    /// Run a scenario over a grid of settings x variants x seeds: one JSON line per run after
+    /// a header line, then a summary per point and variant (and with --objective the
+    /// recommended settings). Shards of one sweep run anywhere and `cgsim merge` joins them.
+    Sweep {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// KEY=V1,V2,...: a dotted path into the scenario (as --set) and its values (TOML,
+        /// split on commas outside brackets and quotes). Repeat for more keys: the sweep runs
+        /// every combination, and Kafka's defaults as a point of their own.
+        #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
+        grid: Vec<String>,
+        /// Seeds to run, A..B inclusive (or one seed).
+        #[arg(long, value_name = "A..B", value_parser = cli::compare::parse_seeds)]
+        seeds: cli::compare::SeedRange,
+        /// Variants, comma-separated. Default: the scenario's snapshot_variants.
+        #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+        variants: Vec<String>,
+        /// Run one share of the sweep: I/N (1-based), or env/N to read the index from
+        /// JOB_COMPLETION_INDEX (Kubernetes), SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN
+        /// (Slurm) or TEST_SHARD_INDEX (Bazel).
+        #[arg(long, value_name = "I/N|env/N", value_parser = cgsim::sweep::shard::parse_shard)]
+        shard: Option<cgsim::sweep::shard::ShardSpec>,
+        /// Skip the runs already in --out (an interrupted sweep, run again) and append the rest.
+        #[arg(long)]
+        resume: bool,
+        /// Rank the points by the median of FIGURE (minimised; max:FIGURE maximises) and
+        /// recommend the best.
+        #[arg(long, value_name = "[max:]FIGURE", value_parser = cgsim::sweep::objective::parse_objective)]
+        objective: Option<cgsim::sweep::objective::Objective>,
+        /// Write the JSON lines to FILE (the summary then goes to stdout); default: stdout
+        /// (the summary to stderr).
+        #[arg(long, value_name = "FILE.jsonl")]
+        out: Option<PathBuf>,
+        /// Worker threads (default: one per core). The output is the same for any number.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+        /// KEY=VALUE: applied to every run, as in `cgsim run`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Join the JSON lines of a sweep's shards and print the summary the unsharded sweep
+    /// prints; refuses files of different sweeps and a sweep with runs missing.
+    Merge {
+        /// The shards' --out files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write the merged JSON lines, in the unsharded order.
+        #[arg(long, value_name = "FILE.jsonl")]
+        out: Option<PathBuf>,
+        /// As `cgsim sweep --objective`.
+        #[arg(long, value_name = "[max:]FIGURE", value_parser = cgsim::sweep::objective::parse_objective)]
+        objective: Option<cgsim::sweep::objective::Objective>,
+    },
     /// Run assignors on JSON lines (a file, or stdin): Kafka's exact assignment for each line.
     /// With --table: every assignor side by side on groups of several sizes.
     Assign {
@@ -250,6 +303,36 @@ fn main() -> ExitCode {
                 sets,
             },
         ),
+        Command::Sweep {
+            scenario,
+            grid,
+            seeds,
+            variants,
+            shard,
+            resume,
+            objective,
+            out,
+            threads,
+            sets,
+        } => cli::sweep::run_sweep(
+            &scenario,
+            cli::sweep::Options {
+                grid,
+                seeds,
+                variants,
+                shard,
+                resume,
+                objective,
+                out,
+                threads: threads.map(usize::from),
+                sets,
+            },
+        ),
+        Command::Merge {
+            files,
+            out,
+            objective,
+        } => cli::merge::run_merge(&files, out.as_deref(), objective),
         Command::Assign {
             file,
             table,

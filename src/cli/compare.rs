@@ -6,9 +6,7 @@ use super::run::Format;
 use cgsim::report::compare::{render_text, to_json, Comparison, RunFigures};
 use cgsim::scenario::{load, load_str, LoadOptions, ScenarioError};
 use cgsim::world::{run, RunOptions};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -126,7 +124,7 @@ pub fn run_compare(path: &Path, options: Options) -> ExitCode {
         .iter()
         .flat_map(|v| seeds.iter().map(move |&s| (v.as_str(), s)))
         .collect();
-    let progress = progress_bar(pairs.len() as u64);
+    let progress = super::progress_bar(pairs.len() as u64);
     tracing::info!(scenario = %base.name, runs = pairs.len(), threads = pool.current_num_threads(), "compare");
     // An indexed parallel collect keeps (variant, seed) order whatever finishes first.
     let results: Vec<Result<RunFigures, ScenarioError>> = pool.install(|| {
@@ -199,20 +197,6 @@ fn check_variants(variants: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A bar on stderr when it is a terminal; nothing when piped (scripts, CI, tests).
-fn progress_bar(len: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
 }
 
 #[cfg(test)]

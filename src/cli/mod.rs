@@ -6,9 +6,13 @@ pub mod check;
 pub mod compare;
 pub mod conform;
 pub mod explain;
+pub mod merge;
 pub mod partition;
 pub mod run;
+pub mod sweep;
 
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 pub const EXIT_VIOLATIONS: u8 = 1;
@@ -31,4 +35,18 @@ pub fn write_stdout(text: &str) -> bool {
             false
         }
     }
+}
+
+/// A bar on stderr when it is a terminal; nothing when piped (scripts, CI, tests).
+pub fn progress_bar(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }

@@ -182,6 +182,30 @@ pub const FIGURES: &[Figure] = &[
     },
 ];
 
+/// Figures a sweep records for every run besides the rows above (its `--objective` may name
+/// any of them); not rows of compare's table.
+pub const MORE_FIGURES: &[Figure] = &[
+    Figure {
+        key: "pauses.stop_the_world_ms.total",
+        label: "stop-the-world total ms",
+        unit: Unit::Ms,
+        of: |r| Some(r.pauses.stop_the_world_ms.total),
+    },
+    Figure {
+        key: "join.local_hits",
+        label: "join local hits",
+        unit: Unit::Count,
+        of: |r| Some(r.join.local_hits),
+    },
+];
+
+impl Figure {
+    /// Whether more is better (the join's hits); for every other figure less is.
+    pub fn higher_is_better(&self) -> bool {
+        matches!(self.key, "join.hit_rate" | "join.local_hits")
+    }
+}
+
 /// `part / whole` in parts per million (floored); `None` when `whole` is 0.
 pub fn rate(part: u64, whole: u64) -> Option<u64> {
     if whole == 0 {
@@ -347,7 +371,7 @@ impl Comparison {
 }
 
 /// A value in its unit: integers as they are, rates as a percentage with one decimal.
-fn show(unit: Unit, v: u64) -> String {
+pub fn show(unit: Unit, v: u64) -> String {
     match unit {
         Unit::Count | Unit::Ms => v.to_string(),
         Unit::Rate => {
@@ -459,7 +483,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// A value for JSON: integers as they are, rates as fractions.
-fn json_value(unit: Unit, v: u64) -> Value {
+pub fn json_value(unit: Unit, v: u64) -> Value {
     match unit {
         Unit::Count | Unit::Ms => json!(v),
         Unit::Rate => json!(v as f64 / RATE_SCALE as f64),

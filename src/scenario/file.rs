@@ -1,7 +1,7 @@
 //! The scenario file as written: every key optional except the essentials, Kafka's defaults
 //! everywhere else, unknown keys refused.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::Spanned;
 
@@ -68,7 +68,7 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Serialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterFile {
     #[serde(default = "default_brokers")]
@@ -113,7 +113,7 @@ fn default_replication_delay() -> u64 {
 
 /// One-way latency of a request or response, uniform in `[min, max]` milliseconds (drawn in
 /// microseconds).
-#[derive(Deserialize, Debug, Clone, Copy)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyFile {
     pub min: u64,
@@ -138,7 +138,7 @@ fn default_replication_factor() -> u32 {
     1
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Protocol {
     /// The classic group protocol (JoinGroup/SyncGroup), Kafka's default `group.protocol`.
@@ -147,7 +147,7 @@ pub enum Protocol {
     Consumer,
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum OffsetResetFile {
     Earliest,
@@ -155,7 +155,7 @@ pub enum OffsetResetFile {
 }
 
 /// Group-wide consumer and broker settings, named after Kafka's configs, Kafka's defaults.
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Serialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct GroupFile {
     #[serde(default = "default_group_id")]
@@ -235,7 +235,7 @@ fn default_consumer_assignment_interval() -> u64 {
     1_000
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CommitAfterBatchFile {
     None,
@@ -255,6 +255,23 @@ impl Default for GroupFile {
     fn default() -> Self {
         toml::from_str("").expect("every group key has a default")
     }
+}
+
+/// What a `[group]` or `[cluster]` key is when the file leaves it out (Kafka's default, for a
+/// Kafka setting), as canonical TOML text; `None` for a key elsewhere, or one that is unset by
+/// default (`group.remote_assignor`: the broker chooses). Read off the serde defaults
+/// themselves, so it cannot drift from what a run uses.
+pub fn default_text(key: &str) -> Option<String> {
+    let mut path = key.split('.');
+    let mut value = match path.next()? {
+        "group" => serde_json::to_value(GroupFile::default()).ok()?,
+        "cluster" => serde_json::to_value(ClusterFile::default()).ok()?,
+        _ => return None,
+    };
+    for segment in path {
+        value = value.get_mut(segment)?.take();
+    }
+    super::value::toml_text_of_json(&value)
 }
 
 fn default_group_id() -> String {
@@ -543,4 +560,33 @@ pub struct VariantFile {
     pub protocol: Option<Protocol>,
     /// `KEY=VALUE` overrides, as `--set` takes them (applied before the command line's).
     pub set: Option<Vec<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_text;
+
+    #[test]
+    fn defaults_are_kafkas_read_off_the_serde_defaults() {
+        let d = |k: &str| default_text(k);
+        assert_eq!(d("group.session_timeout_ms").as_deref(), Some("45000"));
+        assert_eq!(d("group.heartbeat_interval_ms").as_deref(), Some("3000"));
+        assert_eq!(d("group.max_poll_interval_ms").as_deref(), Some("300000"));
+        assert_eq!(
+            d("group.assignors").as_deref(),
+            Some(r#"["range", "cooperative-sticky"]"#)
+        );
+        assert_eq!(d("group.protocol").as_deref(), Some(r#""classic""#));
+        assert_eq!(d("group.auto_offset_reset").as_deref(), Some(r#""latest""#));
+        assert_eq!(d("group.enable_auto_commit").as_deref(), Some("true"));
+        assert_eq!(d("cluster.request_latency_ms.min").as_deref(), Some("1"));
+        assert_eq!(
+            d("cluster.request_latency_ms").as_deref(),
+            Some("{ max = 5, min = 1 }")
+        );
+        // Unset by default (the broker chooses), elsewhere, or not a key at all.
+        assert_eq!(d("group.remote_assignor"), None);
+        assert_eq!(d("members.0.session_timeout_ms"), None);
+        assert_eq!(d("group.no_such_key"), None);
+    }
 }

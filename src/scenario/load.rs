@@ -268,6 +268,58 @@ pub(super) fn apply_sets(text: &str, sets: &[String]) -> Result<String, String> 
     Ok(doc.to_string())
 }
 
+/// Removes each dotted `key` (as `--set` names them) from the TOML document, so the setting
+/// takes its default; a key the file does not set is left alone.
+pub fn unset_keys(text: &str, keys: &[&str]) -> Result<String, String> {
+    if keys.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| format!("not valid TOML: {}", e.message()))?;
+    for key in keys {
+        let path: Vec<&str> = key.trim().split('.').collect();
+        if path.iter().any(|p| p.is_empty()) {
+            return Err(format!("{key:?}: empty key segment"));
+        }
+        remove_path(doc.as_item_mut(), &path);
+    }
+    Ok(doc.to_string())
+}
+
+fn remove_path(item: &mut toml_edit::Item, path: &[&str]) {
+    let Some((head, rest)) = path.split_first() else {
+        return;
+    };
+    if let Ok(index) = head.parse::<usize>() {
+        if let Some(t) = item.as_array_of_tables_mut().and_then(|a| a.get_mut(index)) {
+            remove_in_table(t, rest);
+        }
+        return;
+    }
+    match item {
+        toml_edit::Item::Table(t) => remove_in_table(t, path),
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) if rest.is_empty() => {
+            t.remove(head);
+        }
+        _ => {}
+    }
+}
+
+fn remove_in_table(table: &mut toml_edit::Table, path: &[&str]) {
+    match path {
+        [] => {}
+        [last] => {
+            table.remove(last);
+        }
+        [head, rest @ ..] => {
+            if let Some(item) = table.get_mut(head) {
+                remove_path(item, rest);
+            }
+        }
+    }
+}
+
 fn set_path(
     item: &mut toml_edit::Item,
     path: &[&str],
@@ -347,6 +399,28 @@ mod tests {
         assert_eq!(v["group"]["x"].as_integer(), Some(5));
         assert_eq!(v["group"]["assignors"][0].as_str(), Some("range"));
         assert_eq!(v["name"].as_str(), Some("hello"));
+    }
+
+    #[test]
+    fn unset_leaves_a_key_to_its_default() {
+        let text = "[group]\nsession_timeout_ms = 10_000\nx = 2\n[[members]]\nname = \"c\"\nmax_poll_records = 5\n";
+        let out = unset_keys(
+            text,
+            &[
+                "group.session_timeout_ms",
+                "members.0.max_poll_records",
+                "group.absent",
+                "cluster.brokers",
+                "members.3.name",
+            ],
+        )
+        .unwrap();
+        let v: toml::Table = toml::from_str(&out).unwrap();
+        assert!(v["group"].get("session_timeout_ms").is_none());
+        assert_eq!(v["group"]["x"].as_integer(), Some(2));
+        assert!(v["members"][0].get("max_poll_records").is_none());
+        assert_eq!(v["members"][0]["name"].as_str(), Some("c"));
+        assert!(unset_keys(text, &["group..x"]).is_err());
     }
 
     #[test]

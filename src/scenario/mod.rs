@@ -15,8 +15,9 @@ mod value;
 
 pub use emit::emit_scenario;
 pub use faults::FaultPlan;
-pub use file::Protocol;
-pub use load::{load, load_str, LoadOptions, ScenarioError};
+pub use file::{default_text, Protocol};
+pub use load::{load, load_str, unset_keys, LoadOptions, ScenarioError};
+pub use value::canonical_value;
 
 use crate::assignor::RebalanceProtocol;
 
