@@ -50,6 +50,11 @@ pub struct Figure {
 /// has no rack to cross).
 const SHOWN_WHEN_MEASURED: &[&str] = &["records.cross_rack_fetched"];
 
+/// Whether a table leaves the figure out when no run measures it.
+pub fn shown_only_when_measured(figure: &Figure) -> bool {
+    SHOWN_WHEN_MEASURED.contains(&figure.key)
+}
+
 /// The rows, in table order.
 pub const FIGURES: &[Figure] = &[
     Figure {
@@ -438,7 +443,7 @@ pub fn render_text(c: &Comparison) -> String {
     }
     rows.push(header);
     for (f, figure) in FIGURES.iter().enumerate() {
-        if SHOWN_WHEN_MEASURED.contains(&figure.key)
+        if shown_only_when_measured(figure)
             && c.columns.iter().all(|col| col.cells[f].spread.is_none())
         {
             continue;

@@ -224,6 +224,11 @@ pub fn render(plan: &Plan, records: &[Record]) -> String {
             header.extend(chunk.clone().map(|p| plan.label(p)));
             rows.push(header);
             for (f, figure) in figures.iter().enumerate() {
+                if crate::report::compare::shown_only_when_measured(figure)
+                    && (0..plan.points.len()).all(|p| spreads[p][v][f].is_none())
+                {
+                    continue;
+                }
                 let mut row = vec![figure.label.to_string()];
                 for p in chunk.clone() {
                     let cell = show_spread(figure.unit, spreads[p][v][f]);
