@@ -122,6 +122,33 @@ pub enum Fact {
         partition: usize,
         records: u64,
     },
+    /// The client lost track of its coordinator (a failed request, NOT_COORDINATOR) and looks
+    /// for it again.
+    CoordinatorUnknown {
+        member: usize,
+        error: crate::group::messages::ErrorCode,
+    },
+    /// The client found its coordinator again.
+    CoordinatorFound { member: usize, broker: u32 },
+    /// A poll blocked looking for the coordinator (`ensureCoordinatorReady` up to the poll's
+    /// timeout) for this long before it fetched anyway.
+    PollBlockedOnCoordinator { member: usize, ms: u64 },
+    // ---- The cluster ----
+    /// The broker holding the group's coordinator crashed: the coordinator's memory is gone.
+    CoordinatorFailed { broker: u32 },
+    /// The leadership of the group's `__consumer_offsets` partition moved (`to: None`: it has
+    /// no leader); the new coordinator loads the group.
+    CoordinatorMoved { from: Option<u32>, to: Option<u32> },
+    /// The new coordinator has loaded the group.
+    CoordinatorLoaded,
+    /// A partition cannot be fetched (`open`) or can again, by every member (`member: None`)
+    /// or by one.
+    FetchGap {
+        partition: usize,
+        member: Option<usize>,
+        cause: crate::cluster::availability::GapCause,
+        open: bool,
+    },
     /// `onPartitionsAssigned` (SyncGroup's assignment minus what the member owned).
     Assigned {
         member: usize,

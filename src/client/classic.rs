@@ -61,6 +61,9 @@ pub(super) struct ClassicMembership {
     /// at the heartbeat thread's next pass, or by the application thread's next poll if that
     /// comes first, always before any answer that arrived after them.
     pub(super) heartbeat_answers: VecDeque<(ErrorCode, i32)>,
+    /// A JoinGroup or SyncGroup failed (a disconnect, NOT_COORDINATOR): the next join sends
+    /// JoinGroup again without running `onJoinPrepare` (`needsJoinPrepare` stays false).
+    pub(super) join_retry: bool,
 }
 
 impl ClassicMembership {
@@ -81,6 +84,7 @@ impl ClassicMembership {
             last_heartbeat_sent: SimTime::ZERO,
             heartbeats_in_flight: VecDeque::new(),
             heartbeat_answers: VecDeque::new(),
+            join_retry: false,
         }
     }
 
@@ -301,6 +305,9 @@ impl Consumer {
     /// long `onPartitionsRevoked` does not cost the member its session.
     pub(super) fn begin_join(&mut self, env: &mut ClientEnv) {
         self.membership.rejoin_needed = false;
+        if std::mem::take(&mut self.membership.join_retry) {
+            return self.send_join(env);
+        }
         self.metadata = env.metadata();
         self.membership.inbox.clear();
         if !self.auto_commit_sync(env, AfterCommit::Join) {

@@ -17,9 +17,11 @@ impl Consumer {
         }
     }
 
-    pub(super) fn send_commit(&mut self, env: &mut ClientEnv) {
+    /// Sends an OffsetCommit of the current positions; whether there was a generation to
+    /// commit in.
+    pub(super) fn send_commit(&mut self, env: &mut ClientEnv) -> bool {
         let Some(generation) = self.membership.generation else {
-            return;
+            return false;
         };
         let offsets = self.positions.iter().collect();
         let request = Request::OffsetCommit {
@@ -28,6 +30,7 @@ impl Consumer {
             offsets,
         };
         env.send(request);
+        true
     }
 
     pub(super) fn block_on_commit(&mut self, after: AfterCommit) {

@@ -53,7 +53,10 @@ pub(super) struct ConsumerMembership {
     pub(super) epoch: i32,
     /// From the broker's last answer (until then, the next heartbeat goes at once).
     heartbeat_interval_ms: u64,
-    in_flight: bool,
+    pub(super) in_flight: bool,
+    /// A heartbeat failed or could not go (the coordinator unknown): send one as soon as the
+    /// coordinator is found.
+    pub(super) retry_heartbeat: bool,
     /// A heartbeat is wanted as soon as the one in flight is answered.
     send_when_answered: bool,
     /// The assignment received and not reconciled yet.
@@ -74,6 +77,7 @@ impl ConsumerMembership {
             epoch: 0,
             heartbeat_interval_ms: 0,
             in_flight: false,
+            retry_heartbeat: false,
             send_when_answered: false,
             target: None,
             assigning: Vec::new(),
@@ -86,6 +90,14 @@ impl ConsumerMembership {
 
     pub(super) fn is_rebalancing(&self) -> bool {
         self.state != MemberState::Stable || self.target.is_some()
+    }
+
+    /// After a failed heartbeat the next one carries every field (`resetHeartbeatState`).
+    pub(super) fn forget_sent(&mut self) {
+        self.sent_topics = None;
+        self.sent_owned = None;
+        self.sent_timeout = None;
+        self.sent_assignor = None;
     }
 
     pub(super) fn rebalance_step(&self) -> Option<&'static str> {
@@ -103,7 +115,7 @@ impl ConsumerMembership {
 }
 
 impl Consumer {
-    fn kip848(&mut self) -> &mut ConsumerMembership {
+    pub(super) fn kip848(&mut self) -> &mut ConsumerMembership {
         self.consumer_membership
             .as_mut()
             .expect("a consumer-protocol member")
@@ -252,6 +264,13 @@ impl Consumer {
         let instance_id = self.spec.group_instance_id.clone();
         let is_static = instance_id.is_some();
         let assignor = self.spec.remote_assignor.clone();
+        if self.membership.coordinator.is_none() {
+            // Nothing is sent while the coordinator is unknown; the heartbeat goes as soon as
+            // it is found.
+            self.lookup_coordinator(env);
+            self.kip848().retry_heartbeat = true;
+            return;
+        }
         let m = self.kip848();
         if m.in_flight {
             m.send_when_answered = true;

@@ -30,6 +30,13 @@ impl Consumer {
             return;
         }
         let now = env.now();
+        if self.membership.coordinator.is_none() {
+            // The heartbeat thread looks for the coordinator every `retry.backoff.ms`.
+            self.lookup_coordinator(env);
+            let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+            env.set_timer(ClientTimer::Heartbeat, now + backoff);
+            return;
+        }
         self.membership.last_heartbeat_sent = now;
         if let Some(generation) = self.membership.generation {
             self.membership.heartbeats_in_flight.push_back(generation);

@@ -12,6 +12,7 @@
 
 mod classic;
 mod consumer_protocol;
+mod coordinator;
 
 use classic::{ClassicMembership, Phase};
 mod commit;
@@ -29,8 +30,8 @@ use crate::cluster::{PartitionSpace, Replicas};
 use crate::facts::Fact;
 use crate::group::leader;
 use crate::group::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request, Response,
-    Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
+    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request,
+    RequestKind, Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
 };
 use crate::log;
 use crate::scenario::{
@@ -79,6 +80,9 @@ pub struct ClientEnv<'a> {
     /// Where each partition's replicas are: the leader's metadata for the assignors, and the
     /// replica each fetch is served from.
     pub replicas: &'a Replicas,
+    /// Which brokers are down, which partitions cannot be fetched, who is cut off: what a
+    /// connection attempt or a fetch would find.
+    pub availability: &'a crate::cluster::Availability,
     pub out: &'a mut Out<ClientEffect>,
 }
 
@@ -141,6 +145,10 @@ pub enum ClientTimer {
     MetadataRefresh,
     /// A price partition's state restore has finished.
     RestoreDone(usize),
+    /// The backoff after a failed coordinator lookup or request has passed: look again.
+    FindCoordinator,
+    /// The poll that looks for the coordinator reaches its timeout.
+    CoordinatorWait,
 }
 
 impl ClientTimer {
@@ -157,7 +165,9 @@ impl ClientTimer {
             ClientTimer::HeartbeatRead
             | ClientTimer::CallbackDone
             | ClientTimer::MetadataRefresh
-            | ClientTimer::RestoreDone(_) => None,
+            | ClientTimer::RestoreDone(_)
+            | ClientTimer::FindCoordinator
+            | ClientTimer::CoordinatorWait => None,
         }
     }
 }
@@ -244,6 +254,19 @@ pub struct Consumer {
     last_auto_commit: SimTime,
     /// Round-robin start over owned partitions when filling a batch.
     fetch_cursor: usize,
+    /// The poll loop is blocked looking for the coordinator, since then.
+    waiting_for_coordinator: Option<SimTime>,
+    coordinator_wait_armed: bool,
+    lookup_retry_armed: bool,
+    /// The poll's lookup timed out: this poll fetches without the coordinator.
+    skip_coordinator_once: bool,
+    /// The coordinator was marked unknown and has not been found since.
+    coordinator_lost: bool,
+    /// A synchronous commit or an OffsetFetch failed: sent again once the coordinator is known.
+    retry_commit: bool,
+    retry_offsets: bool,
+    /// The partitions of the OffsetFetch in flight.
+    offsets_requested: Vec<usize>,
 }
 
 impl Consumer {
@@ -273,6 +296,14 @@ impl Consumer {
             last_poll: SimTime::ZERO,
             last_auto_commit: SimTime::ZERO,
             fetch_cursor: 0,
+            waiting_for_coordinator: None,
+            coordinator_wait_armed: false,
+            lookup_retry_armed: false,
+            skip_coordinator_once: false,
+            coordinator_lost: false,
+            retry_commit: false,
+            retry_offsets: false,
+            offsets_requested: Vec::new(),
         }
     }
 
@@ -436,6 +467,13 @@ impl Consumer {
             }
             ClientTimer::MetadataRefresh => self.refresh_metadata(env),
             ClientTimer::RestoreDone(p) => self.restore_done(env, p),
+            ClientTimer::FindCoordinator => {
+                self.lookup_retry_armed = false;
+                if self.membership.coordinator.is_none() {
+                    self.lookup_coordinator(env);
+                }
+            }
+            ClientTimer::CoordinatorWait => self.stop_waiting_for_coordinator(env),
         }
     }
 
@@ -446,15 +484,8 @@ impl Consumer {
         match response {
             // The consumer does not act on a LeaveGroup answer: it has left.
             Response::LeaveGroup { .. } => {}
-            Response::FindCoordinator { broker } => {
-                if !self.membership.finding_coordinator {
-                    return;
-                }
-                self.membership.finding_coordinator = false;
-                self.membership.coordinator = Some(broker);
-                self.app = App::Idle;
-                self.poll(env);
-            }
+            Response::FindCoordinator { broker } => self.coordinator_named(env, broker),
+            Response::Failed { request, error } => self.request_failed(env, request, error),
             Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
                 // For Kafka's sync-time and rebalance-latency: whichever thread polls the
                 // network client first runs the SyncGroup answer's handler. An application
@@ -516,19 +547,8 @@ impl Consumer {
                 self.poll(env);
             }
             Response::OffsetCommit { .. } => {
-                let Some(after) = self.after_commit.take() else {
-                    return;
-                };
-                self.app = App::Idle;
-                match after {
-                    AfterCommit::Join => self.prepare_and_join(env),
-                    AfterCommit::Close => self.finish_close(env),
-                    AfterCommit::CompleteJoin(assignment) => self.complete_join(env, assignment),
-                    AfterCommit::Resume => self.poll(env),
-                    AfterCommit::Revoke(revoked) => {
-                        self.revoke_reconciled(env, revoked);
-                        self.poll(env)
-                    }
+                if !self.retry_commit {
+                    self.commit_answered(env);
                 }
             }
             Response::ConsumerGroupHeartbeat {
@@ -569,6 +589,24 @@ impl Consumer {
                 let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
                 let at = heartbeat::next_pass(self.membership.last_heartbeat_sent, backoff, now);
                 env.after(at, ClientTimer::HeartbeatRead);
+            }
+        }
+    }
+
+    /// The synchronous commit the poll loop waited on is done: it goes on.
+    pub(super) fn commit_answered(&mut self, env: &mut ClientEnv) {
+        let Some(after) = self.after_commit.take() else {
+            return;
+        };
+        self.app = App::Idle;
+        match after {
+            AfterCommit::Join => self.prepare_and_join(env),
+            AfterCommit::Close => self.finish_close(env),
+            AfterCommit::CompleteJoin(assignment) => self.complete_join(env, assignment),
+            AfterCommit::Resume => self.poll(env),
+            AfterCommit::Revoke(revoked) => {
+                self.revoke_reconciled(env, revoked);
+                self.poll(env)
             }
         }
     }

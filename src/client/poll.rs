@@ -137,10 +137,13 @@ impl Consumer {
                 return;
             }
         }
-        if self.membership.join_due() && !self.ensure_coordinator(env) {
+        // `ensureCoordinatorReady` in every poll; a poll whose lookup timed out fetches
+        // without it (and cannot join).
+        let skip = std::mem::take(&mut self.skip_coordinator_once);
+        if self.membership.coordinator.is_none() && !skip && !self.ensure_coordinator(env) {
             return;
         }
-        if self.membership.join_due() {
+        if self.membership.join_due() && self.membership.coordinator.is_some() {
             self.begin_join(env);
             if !matches!(self.app, App::Idle) {
                 return;
@@ -149,28 +152,16 @@ impl Consumer {
         self.poll_fetch_and_process(env);
     }
 
-    /// `ensureCoordinatorReady`: whether the coordinator is known; if not, the poll waits for
-    /// FindCoordinator's answer (sent once).
-    fn ensure_coordinator(&mut self, env: &mut ClientEnv) -> bool {
-        if self.membership.coordinator.is_some() {
-            return true;
-        }
-        if !self.membership.finding_coordinator {
-            self.membership.finding_coordinator = true;
-            log!(env, "{} FindCoordinator", self.name());
-            env.send(Request::FindCoordinator);
-        }
-        self.app = App::Blocked;
-        false
-    }
-
     /// Under the consumer protocol: find the coordinator, then the membership's part of the
     /// poll (lost partitions, reconciliation), then the same fetch-and-process as classic.
     fn poll_consumer_protocol(&mut self, env: &mut ClientEnv) {
-        if !self.ensure_coordinator(env) {
+        let skip = std::mem::take(&mut self.skip_coordinator_once);
+        if !skip && !self.ensure_coordinator(env) {
             return;
         }
-        if !self.consumer_protocol_poll(env) || !matches!(self.app, App::Idle) {
+        if self.membership.coordinator.is_some()
+            && (!self.consumer_protocol_poll(env) || !matches!(self.app, App::Idle))
+        {
             return;
         }
         self.poll_fetch_and_process(env);
@@ -182,6 +173,7 @@ impl Consumer {
         if !self.pending_fetch.is_empty() {
             // `updateAssignmentMetadataIfNeeded`: the poll loop waits for committed offsets.
             let partitions = std::mem::take(&mut self.pending_fetch);
+            self.offsets_requested.clone_from(&partitions);
             self.awaiting_offsets = true;
             self.app = App::Blocked;
             env.send(Request::OffsetFetch { partitions });
@@ -229,7 +221,9 @@ impl Consumer {
                 self.block_on_commit(AfterCommit::Resume);
                 return;
             }
-            CommitAfterBatch::Async => self.send_commit(env),
+            CommitAfterBatch::Async => {
+                self.send_commit(env);
+            }
             _ => {}
         }
         self.poll(env);

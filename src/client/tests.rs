@@ -21,6 +21,7 @@ struct Harness {
     logs: Logs,
     standby: StandbyPlacement,
     replicas: crate::cluster::Replicas,
+    availability: crate::cluster::Availability,
     fetch: Stream,
     arrival_lag_us: Vec<u64>,
     consumer: Consumer,
@@ -47,6 +48,7 @@ impl Harness {
         let logs = Logs::new(&scenario, &partitions, &streams);
         Harness {
             replicas: crate::cluster::Replicas::place(&scenario, &mut streams.stream("placement")),
+            availability: crate::cluster::Availability::default(),
             standby: StandbyPlacement::new(1, partitions.len()),
             arrival_lag_us: vec![0; partitions.len()],
             fetch: streams.stream("fetch"),
@@ -75,6 +77,7 @@ impl Harness {
             fetch: &mut self.fetch,
             standby: &self.standby,
             replicas: &self.replicas,
+            availability: &self.availability,
             out: &mut out,
         };
         handler(&mut self.consumer, &mut env);

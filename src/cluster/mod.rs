@@ -1,10 +1,12 @@
-//! The cluster: brokers, a leader per partition, the group coordinator's broker, and the
-//! partition space. Broker failures come with their own issue; here every broker stays up.
+//! The cluster: brokers, a leader per partition, the group coordinator's broker, the partition
+//! space, and what broker and network faults do to them over the run (`availability.rs`).
 
+pub mod availability;
 pub mod offsets;
 pub mod partitions;
 pub mod replicas;
 
+pub use availability::Availability;
 pub use offsets::OffsetsStore;
 pub use partitions::PartitionSpace;
 pub use replicas::Replicas;
@@ -25,6 +27,8 @@ pub struct Cluster {
     pub coordinator_broker: u32,
     /// `__consumer_offsets`: the group's committed offsets.
     pub offsets: OffsetsStore,
+    /// Leaders, fetch gaps, cuts and spikes over the run, from the broker and network faults.
+    pub availability: Availability,
 }
 
 impl Cluster {
@@ -39,13 +43,16 @@ impl Cluster {
         let offsets_partition = abs % scenario.cluster.offsets_topic_partitions;
         let offsets_start = placement.between(0, u64::from(brokers) - 1) as u32;
         let offsets = OffsetsStore::new(leaders.len());
+        let coordinator_broker = (offsets_start + offsets_partition) % brokers;
+        let availability = Availability::plan(scenario, &replicas, coordinator_broker);
         Cluster {
             brokers,
             leaders,
             replicas,
             offsets_partition,
-            coordinator_broker: (offsets_start + offsets_partition) % brokers,
+            coordinator_broker,
             offsets,
+            availability,
         }
     }
 }

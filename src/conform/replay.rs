@@ -700,6 +700,7 @@ impl<'s> Replay<'s> {
             | Response::OffsetCommit { .. }
             | Response::OffsetFetch { .. }
             | Response::FindCoordinator { .. }
+            | Response::Failed { .. }
             | Response::ConsumerGroupHeartbeat { .. } => {}
         }
     }
@@ -920,6 +921,9 @@ impl<'s> Replay<'s> {
             }),
             Response::OffsetFetch { .. } => json!({}),
             Response::FindCoordinator { broker } => json!({"node_id": broker}),
+            Response::Failed { request, error } => {
+                json!({"failed": request.name(), "error": error.name()})
+            }
             // A classic script gets no KIP-848 answers (`replay_consumer.rs` renders those).
             Response::ConsumerGroupHeartbeat { .. } => Value::Null,
         }

@@ -3,7 +3,7 @@
 
 /// Which process sent a request: the scenario member and its process incarnation (a restarted
 /// process is a new incarnation; responses to a dead one are dropped).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ClientRef {
     pub member: usize,
     pub incarnation: u32,
@@ -126,6 +126,49 @@ pub enum Request {
     },
 }
 
+/// Which request a [`Response::Failed`] answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RequestKind {
+    JoinGroup,
+    SyncGroup,
+    Heartbeat,
+    LeaveGroup,
+    OffsetCommit,
+    OffsetFetch,
+    FindCoordinator,
+    ConsumerGroupHeartbeat,
+}
+
+impl RequestKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RequestKind::JoinGroup => "JoinGroup",
+            RequestKind::SyncGroup => "SyncGroup",
+            RequestKind::Heartbeat => "Heartbeat",
+            RequestKind::LeaveGroup => "LeaveGroup",
+            RequestKind::OffsetCommit => "OffsetCommit",
+            RequestKind::OffsetFetch => "OffsetFetch",
+            RequestKind::FindCoordinator => "FindCoordinator",
+            RequestKind::ConsumerGroupHeartbeat => "ConsumerGroupHeartbeat",
+        }
+    }
+}
+
+impl Request {
+    pub fn kind(&self) -> RequestKind {
+        match self {
+            Request::JoinGroup { .. } => RequestKind::JoinGroup,
+            Request::SyncGroup { .. } => RequestKind::SyncGroup,
+            Request::Heartbeat { .. } => RequestKind::Heartbeat,
+            Request::LeaveGroup { .. } => RequestKind::LeaveGroup,
+            Request::OffsetCommit { .. } => RequestKind::OffsetCommit,
+            Request::OffsetFetch { .. } => RequestKind::OffsetFetch,
+            Request::FindCoordinator => RequestKind::FindCoordinator,
+            Request::ConsumerGroupHeartbeat { .. } => RequestKind::ConsumerGroupHeartbeat,
+        }
+    }
+}
+
 /// One member of a LeaveGroup batch: by member id, or by `group.instance.id` alone (an
 /// administrative removal, with an empty member id).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,6 +202,14 @@ pub enum ErrorCode {
     UnreleasedInstanceId,
     /// KIP-848: an OffsetCommit at a member epoch that is not the member's.
     StaleMemberEpoch,
+    /// The broker asked is not (or no longer) the group's coordinator.
+    NotCoordinator,
+    /// No broker is the coordinator now (its `__consumer_offsets` partition has no leader).
+    CoordinatorNotAvailable,
+    /// The coordinator is still loading the group from `__consumer_offsets`.
+    CoordinatorLoadInProgress,
+    /// The client's own: the connection was closed (the broker died, or a request timed out).
+    Disconnected,
 }
 
 impl ErrorCode {
@@ -175,6 +226,10 @@ impl ErrorCode {
             ErrorCode::FencedMemberEpoch => "FENCED_MEMBER_EPOCH",
             ErrorCode::UnreleasedInstanceId => "UNRELEASED_INSTANCE_ID",
             ErrorCode::StaleMemberEpoch => "STALE_MEMBER_EPOCH",
+            ErrorCode::NotCoordinator => "NOT_COORDINATOR",
+            ErrorCode::CoordinatorNotAvailable => "COORDINATOR_NOT_AVAILABLE",
+            ErrorCode::CoordinatorLoadInProgress => "COORDINATOR_LOAD_IN_PROGRESS",
+            ErrorCode::Disconnected => "DISCONNECTED",
         }
     }
 }
@@ -220,6 +275,14 @@ pub enum Response {
     FindCoordinator {
         /// The broker that leads the group's `__consumer_offsets` partition.
         broker: u32,
+    },
+    /// A request that got no answer from the group's state: the connection failed (the broker
+    /// died, a network partition, `request.timeout.ms`) or the broker is not the coordinator
+    /// (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS). The world answers these, the network
+    /// being where faults are inserted.
+    Failed {
+        request: RequestKind,
+        error: ErrorCode,
     },
     ConsumerGroupHeartbeat {
         error: ErrorCode,

@@ -4,6 +4,7 @@
 //! revoke or lost callback, its crash, or the coordinator removing it (DESIGN.md "What
 //! counts"); revocations, lost and moved partitions are counted as ownership changes.
 
+use super::faults::PauseCause;
 use super::*;
 
 impl Metrics {
@@ -58,7 +59,7 @@ impl Metrics {
             self.lost_by_crash += owned.len() as u64;
         }
         for &p in owned {
-            self.release(now, m, p);
+            self.release(now, m, p, PauseCause::MemberCrash);
         }
         self.unhold(now, owned);
     }
@@ -76,7 +77,7 @@ impl Metrics {
             .filter(|&p| self.active[p] == Some(m))
             .collect();
         for &p in &parts {
-            self.stop_processing(now, p);
+            self.stop_processing(now, p, PauseCause::MemberStall);
         }
         self.stalled_parts[m] = parts;
     }
@@ -100,9 +101,10 @@ impl Metrics {
             self.in_group[m] = false;
         }
         if self.owned_count[m] > 0 {
+            let cause = self.rebalance_cause(now, m);
             for p in 0..self.owner.len() {
                 if self.owner[p] == Some(m) {
-                    self.release(now, m, p);
+                    self.release(now, m, p, cause);
                 }
             }
         }
@@ -163,8 +165,9 @@ impl Metrics {
             self.revocations_total += parts.len() as u64;
             self.revocations_per_member[m] += parts.len() as u64;
         }
+        let cause = self.rebalance_cause(now, m);
         for &p in parts {
-            self.release(now, m, p);
+            self.release(now, m, p, cause);
         }
         self.unhold(now, parts);
         let owns_nothing = self.owned_count[m] == 0;
@@ -181,8 +184,9 @@ impl Metrics {
         if self.formed() {
             self.lost_total += parts.len() as u64;
         }
+        let cause = self.rebalance_cause(now, m);
         for &p in parts {
-            self.release(now, m, p);
+            self.release(now, m, p, cause);
         }
         self.unhold(now, parts);
     }
@@ -213,7 +217,7 @@ impl Metrics {
         }
     }
 
-    pub(super) fn release(&mut self, now: SimTime, m: usize, p: usize) {
+    pub(super) fn release(&mut self, now: SimTime, m: usize, p: usize, cause: PauseCause) {
         if self.owner[p] == Some(m) {
             self.owner[p] = None;
             self.owned_count[m] -= 1;
@@ -226,7 +230,7 @@ impl Metrics {
             );
         }
         if self.active[p] == Some(m) {
-            self.stop_processing(now, p);
+            self.stop_processing(now, p, cause);
         }
     }
 }

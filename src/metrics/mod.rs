@@ -10,6 +10,7 @@
 //! Definitions are DESIGN.md's ("What is measured", "What counts").
 
 mod describe;
+mod faults;
 mod history;
 mod join;
 mod kafka;
@@ -21,6 +22,7 @@ mod rebalances;
 mod records;
 mod stats;
 
+pub use faults::{ByCause, CoordinatorEntry, PauseCause};
 pub use history::{History, Mark};
 
 pub use stats::{nearest_rank, Summary};
@@ -128,6 +130,8 @@ pub struct Metrics {
     window_entry: Option<usize>,
     batch_records: u64,
     history: Option<History>,
+    /// Broker and network faults' figures (`faults.rs`).
+    faults: faults::FaultFigures,
     errors: Vec<MemberError>,
     /// Kafka's consumer sensors, per member (`kafka.rs`).
     sensors: Vec<kafka::Sensors>,
@@ -205,6 +209,7 @@ impl Metrics {
             window_entry: None,
             batch_records: scenario.group.max_poll_records,
             history: None,
+            faults: faults::FaultFigures::new(scenario, p),
             errors: Vec::new(),
             sensors: vec![kafka::Sensors::default(); n],
             group: describe::GroupRecord::new(n, p),
@@ -341,6 +346,13 @@ impl Metrics {
             } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
             // KIP-848 hand-over: the checkers' concern (check/handover.rs); why a member
             // rejoins: `cgsim explain`'s.
+            Fact::CoordinatorUnknown { .. }
+            | Fact::CoordinatorFound { .. }
+            | Fact::PollBlockedOnCoordinator { .. }
+            | Fact::CoordinatorFailed { .. }
+            | Fact::CoordinatorMoved { .. }
+            | Fact::CoordinatorLoaded
+            | Fact::FetchGap { .. } => self.observe_fault(now, fact),
             Fact::OwnedReported { .. }
             | Fact::AssignmentSent { .. }
             | Fact::RejoinNeeded { .. }

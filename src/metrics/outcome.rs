@@ -50,6 +50,13 @@ pub struct Report {
     /// under the consumer protocol); absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// Every broker event (crashes, restarts, fencing, leaderships moved), when the scenario
+    /// has broker faults.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub brokers: Vec<crate::cluster::availability::BrokerEvent>,
+    /// The coordinator's moves (failed, moved, loaded), when it moved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coordinator: Vec<super::CoordinatorEntry>,
     /// Kafka's consumer metrics (`consumer-coordinator-metrics`, `records-lag-max`) for the
     /// whole run, for the group and per member (`metrics/kafka.rs`).
     pub kafka_metrics: KafkaMetrics,
@@ -150,6 +157,13 @@ pub struct ReportMember {
     /// Records it fetched from a replica in another rack (present when the brokers have racks).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cross_rack_fetched: Option<u64>,
+    /// Time the member's consumer had no coordinator (after a failed request, until found
+    /// again), when broker or network faults happened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinator_unknown_ms: Option<u64>,
+    /// Time its polls blocked looking for a coordinator before fetching anyway.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_blocked_on_coordinator_ms: Option<u64>,
 }
 
 /// A restart with new settings: when, the `set` entries, and what the member runs after it.
@@ -243,12 +257,42 @@ pub struct Moved {
 pub struct Pauses {
     #[serde(serialize_with = "per_member")]
     pub stop_the_world_ms: Summary,
-    #[serde(serialize_with = "per_partition")]
-    pub unavailable_ms: Summary,
+    pub unavailable_ms: Unavailable,
     /// Time each partition had no holder by the members' own callbacks (Kafka's end-to-end
     /// "partition unavailability": a stalled member still holds its partitions).
     #[serde(serialize_with = "per_partition")]
     pub unowned_ms: Summary,
+}
+
+/// `pauses.unavailable_ms`: the per-partition summary and its parts by cause, which sum to
+/// its total (DESIGN.md "Added interfaces").
+#[derive(Debug, Clone, Default)]
+pub struct Unavailable {
+    pub summary: Summary,
+    pub by_cause: super::ByCause,
+}
+
+impl std::ops::Deref for Unavailable {
+    type Target = Summary;
+    fn deref(&self) -> &Summary {
+        &self.summary
+    }
+}
+
+impl Serialize for Unavailable {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let s = &self.summary;
+        let mut map = ser.serialize_map(Some(7))?;
+        map.serialize_entry("per_partition", &s.per)?;
+        map.serialize_entry("total", &s.total)?;
+        map.serialize_entry("p50", &s.p50)?;
+        map.serialize_entry("p99", &s.p99)?;
+        map.serialize_entry("max", &s.max)?;
+        map.serialize_entry("open_at_end", &s.open_at_end)?;
+        map.serialize_entry("by_cause", &self.by_cause)?;
+        map.end()
+    }
 }
 
 fn per_member<S: serde::Serializer>(s: &Summary, ser: S) -> Result<S::Ok, S::Error> {
@@ -364,11 +408,12 @@ impl Metrics {
             .collect();
         let mut open_at_end = Vec::new();
         for p in 0..self.unavailable_since.len() {
-            if let Some(since) = self.unavailable_since[p].take() {
-                self.unavailable_us[p] += (end - since).as_micros();
+            if self.unavailable_since[p].is_some() {
+                self.close_unavailable(end, p);
                 open_at_end.push(self.partition_names[p].clone());
             }
         }
+        self.close_fault_figures(end);
         let mut unowned_open = Vec::new();
         for p in 0..self.unowned_since.len() {
             if let Some(since) = self.unowned_since[p].take() {
@@ -428,6 +473,7 @@ impl Metrics {
                     .push(self.partition_names[p].clone());
             }
         }
+        let seen = self.faults.seen;
         let members = scenario
             .members
             .iter()
@@ -455,6 +501,8 @@ impl Metrics {
                     .collect(),
                 client_rack: m.client_rack.clone(),
                 cross_rack_fetched: self.cross_rack_fetched.as_ref().map(|v| v[i]),
+                coordinator_unknown_ms: seen.then(|| self.faults.coordinator_unknown_us[i] / 1000),
+                poll_blocked_on_coordinator_ms: seen.then(|| self.faults.poll_blocked_ms[i]),
             })
             .collect();
         Report {
@@ -492,7 +540,10 @@ impl Metrics {
             },
             pauses: Pauses {
                 stop_the_world_ms: Summary::of(stw, paused_at_end),
-                unavailable_ms: Summary::of(unavailable, open_at_end),
+                unavailable_ms: Unavailable {
+                    summary: Summary::of(unavailable, open_at_end),
+                    by_cause: self.faults.by_cause(),
+                },
                 unowned_ms: Summary::of(unowned, unowned_open),
             },
             join: {
@@ -534,6 +585,8 @@ impl Metrics {
             final_assignment,
             errors: self.errors,
             notices: scenario.notices.clone(),
+            brokers: Vec::new(),
+            coordinator: self.faults.coordinator.clone(),
             kafka_metrics,
             group,
         }

@@ -3,10 +3,12 @@
 //! resumes at its next owner), and each partition's time with no holder by the members'
 //! callbacks, all after formation.
 
+use super::faults::PauseCause;
 use super::*;
 
 impl Metrics {
-    pub(super) fn stop_processing(&mut self, now: SimTime, p: usize) {
+    /// `p` stops being processed now, because of `cause`.
+    pub(super) fn stop_processing(&mut self, now: SimTime, p: usize, cause: PauseCause) {
         self.active[p] = None;
         self.mark(
             now,
@@ -15,11 +17,11 @@ impl Metrics {
                 member: None,
             },
         );
-        if self.formed() {
-            self.unavailable_since[p].get_or_insert(now);
-        }
+        self.open_unavailable(now, p, cause);
     }
 
+    /// `m` processes `p` from now: available, unless `m` cannot fetch it (a leader election
+    /// or a network partition in progress).
     pub(super) fn start_processing(&mut self, now: SimTime, m: usize, p: usize) {
         self.active[p] = Some(m);
         self.mark(
@@ -29,8 +31,8 @@ impl Metrics {
                 member: Some(m),
             },
         );
-        if let Some(since) = self.unavailable_since[p].take() {
-            self.unavailable_us[p] += (now - since).as_micros();
+        if !self.fetch_blocked(p, m) {
+            self.close_unavailable(now, p);
         }
     }
 

@@ -145,6 +145,23 @@ pub fn render_text(r: &Report) -> String {
             format!(" (open at end: {})", u.open_at_end.join(" "))
         }
     );
+    // By cause, when brokers or the network failed (otherwise it is the members' doing).
+    if !r.brokers.is_empty() || !r.coordinator.is_empty() || u.by_cause.network > 0 {
+        let parts: Vec<String> = u
+            .by_cause
+            .parts()
+            .iter()
+            .filter(|(_, ms)| *ms > 0)
+            .map(|(c, ms)| format!("{} {ms}", c.name()))
+            .collect();
+        let _ = writeln!(w, "  by cause: {}", parts.join(", "));
+    }
+    for c in &r.coordinator {
+        let broker = c
+            .broker
+            .map_or("none".to_string(), |b| format!("broker-{b}"));
+        let _ = writeln!(w, "coordinator {} at {} ms: {broker}", c.event, c.at_ms);
+    }
     let u = &r.pauses.unowned_ms;
     let _ = writeln!(
         w,
@@ -231,7 +248,10 @@ pub fn render_text(r: &Report) -> String {
     for v in &inv.violations {
         let _ = writeln!(w, "  VIOLATION {} at {} ms: {}", v.kind, v.at_ms, v.detail);
     }
-    for z in &inv.zombie_processing {
+    // A long zombie (a member cut off from its coordinator) runs hundreds of batches: the
+    // first ones here, every one in the JSON report.
+    const ZOMBIE_LINES: usize = 20;
+    for z in inv.zombie_processing.iter().take(ZOMBIE_LINES) {
         let _ = writeln!(
             w,
             "  zombie {} processed {} records of {} at {} ms (owner {})",
@@ -240,6 +260,14 @@ pub fn render_text(r: &Report) -> String {
             z.partition,
             z.at_ms,
             z.owner.as_deref().unwrap_or("none")
+        );
+    }
+    if inv.zombie_processing.len() > ZOMBIE_LINES {
+        let records: u64 = inv.zombie_processing.iter().map(|z| z.records).sum();
+        let _ = writeln!(
+            w,
+            "  ... {} more zombie batch(es); {records} records in all (the JSON report lists each)",
+            inv.zombie_processing.len() - ZOMBIE_LINES
         );
     }
     o

@@ -7,7 +7,10 @@
 //! Random fault knobs (brokers, the network) join it with their own issues; today the plan is
 //! the timeline.
 
-use super::{validate::check_lifecycle, MemberSpec, Scenario, TimelineAction, TimelineEvent};
+use super::{
+    validate::{check_brokers, check_lifecycle},
+    BrokerRef, BrokerSet, MemberSpec, Scenario, TimelineAction, TimelineEvent,
+};
 use crate::sim::rng::Stream;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +45,9 @@ impl FaultPlan {
             }
         }
         let in_run = timeline.iter().all(|e| e.at_ms < scenario.duration_ms);
-        in_run && check_lifecycle(&timeline, &members).is_ok()
+        in_run
+            && check_lifecycle(&timeline, &members).is_ok()
+            && check_brokers(&timeline, scenario.cluster.brokers).is_ok()
     }
 
     /// The plan without entry `i`.
@@ -158,6 +163,56 @@ impl FaultPlan {
                         vec![("member", member(*m)), ("topics", toml_edit::value(list))],
                     )
                 }
+                TimelineAction::BrokerCrash {
+                    broker,
+                    connections,
+                } => (
+                    "broker_crash",
+                    vec![
+                        ("broker", broker_item(*broker)),
+                        ("connections", toml_edit::value(connections.name())),
+                    ],
+                ),
+                TimelineAction::BrokerRestart { broker } => (
+                    "broker_restart",
+                    vec![("broker", toml_edit::value(i64::from(*broker)))],
+                ),
+                TimelineAction::NetworkPartition {
+                    members,
+                    brokers,
+                    duration_ms,
+                } => {
+                    let names: toml_edit::Array = members
+                        .iter()
+                        .map(|&m| scenario.members[m].name.as_str())
+                        .collect();
+                    let brokers = match brokers {
+                        BrokerSet::Coordinator => toml_edit::value("coordinator"),
+                        BrokerSet::Ids(ids) => toml_edit::value(
+                            ids.iter()
+                                .map(|&b| i64::from(b))
+                                .collect::<toml_edit::Array>(),
+                        ),
+                    };
+                    (
+                        "network_partition",
+                        vec![
+                            ("members", toml_edit::value(names)),
+                            ("brokers", brokers),
+                            ("duration_ms", toml_edit::value(*duration_ms as i64)),
+                        ],
+                    )
+                }
+                TimelineAction::LatencySpike {
+                    latency_ms,
+                    duration_ms,
+                } => (
+                    "latency_spike",
+                    vec![
+                        ("latency_ms", toml_edit::value(*latency_ms as i64)),
+                        ("duration_ms", toml_edit::value(*duration_ms as i64)),
+                    ],
+                ),
                 TimelineAction::AddPartitions { topic, partitions } => (
                     "add_partitions",
                     vec![
@@ -176,5 +231,12 @@ impl FaultPlan {
             tables.push(t);
         }
         tables
+    }
+}
+
+fn broker_item(broker: BrokerRef) -> toml_edit::Item {
+    match broker {
+        BrokerRef::Id(b) => toml_edit::value(i64::from(b)),
+        BrokerRef::Coordinator => toml_edit::value("coordinator"),
     }
 }

@@ -85,6 +85,22 @@ pub struct ClusterFile {
     /// be fetched from it, KIP-392) this much later.
     #[serde(default = "default_replication_delay")]
     pub replication_delay_ms: u64,
+    /// The controller's `broker.session.timeout.ms`: a broker that stops heartbeating is fenced
+    /// (and its leaderships move) this long after its last heartbeat.
+    #[serde(default = "default_broker_session_timeout")]
+    pub broker_session_timeout_ms: u64,
+    /// From a broker's fencing until the new leaders of its partitions serve (the controller's
+    /// election and the metadata reaching the brokers).
+    #[serde(default = "default_leader_election")]
+    pub leader_election_ms: u64,
+    /// How long a broker that becomes the group's coordinator takes to load the group from
+    /// `__consumer_offsets` (requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
+    #[serde(default = "default_coordinator_load")]
+    pub coordinator_load_ms: u64,
+    /// `leader.imbalance.check.interval.seconds` (in ms): how often the controller moves
+    /// leaderships back to their preferred replicas (`auto.leader.rebalance.enable`).
+    #[serde(default = "default_leader_imbalance_check")]
+    pub leader_imbalance_check_interval_ms: u64,
 }
 
 impl Default for ClusterFile {
@@ -95,6 +111,10 @@ impl Default for ClusterFile {
             offsets_topic_partitions: default_offsets_partitions(),
             broker_racks: None,
             replication_delay_ms: default_replication_delay(),
+            broker_session_timeout_ms: default_broker_session_timeout(),
+            leader_election_ms: default_leader_election(),
+            coordinator_load_ms: default_coordinator_load(),
+            leader_imbalance_check_interval_ms: default_leader_imbalance_check(),
         }
     }
 }
@@ -109,6 +129,22 @@ fn default_offsets_partitions() -> u32 {
 
 fn default_replication_delay() -> u64 {
     5
+}
+
+fn default_broker_session_timeout() -> u64 {
+    9_000
+}
+
+fn default_leader_election() -> u64 {
+    100
+}
+
+fn default_coordinator_load() -> u64 {
+    500
+}
+
+fn default_leader_imbalance_check() -> u64 {
+    300_000
 }
 
 /// One-way latency of a request or response, uniform in `[min, max]` milliseconds (drawn in
@@ -189,6 +225,13 @@ pub struct GroupFile {
     pub fetch_max_wait_ms: u64,
     #[serde(default = "default_retry_backoff")]
     pub retry_backoff_ms: u64,
+    /// `request.timeout.ms`: a request with no answer by then fails (the connection is closed).
+    #[serde(default = "default_request_timeout")]
+    pub request_timeout_ms: u64,
+    /// The application's `poll(Duration)` timeout: how long a poll may block looking for a
+    /// coordinator it cannot find before it fetches anyway.
+    #[serde(default = "default_poll_timeout")]
+    pub poll_timeout_ms: u64,
     /// Commit after every batch besides (or instead of) auto-commit: `none`, `sync`
     /// (`commitSync`, the poll loop waits) or `async` (`commitAsync`).
     #[serde(default = "default_commit_after_batch")]
@@ -311,6 +354,12 @@ fn default_fetch_max_wait() -> u64 {
     500
 }
 fn default_retry_backoff() -> u64 {
+    100
+}
+fn default_request_timeout() -> u64 {
+    30_000
+}
+fn default_poll_timeout() -> u64 {
     100
 }
 
@@ -518,6 +567,10 @@ pub enum Action {
     /// Every member (in file order) closes and starts again `duration_ms` later, one after
     /// another every `interval_ms`.
     RollingBounce,
+    BrokerCrash,
+    BrokerRestart,
+    NetworkPartition,
+    LatencySpike,
 }
 
 impl Action {
@@ -531,6 +584,10 @@ impl Action {
             Action::Subscribe => "subscribe",
             Action::AddPartitions => "add_partitions",
             Action::RollingBounce => "rolling_bounce",
+            Action::BrokerCrash => "broker_crash",
+            Action::BrokerRestart => "broker_restart",
+            Action::NetworkPartition => "network_partition",
+            Action::LatencySpike => "latency_spike",
         }
     }
 }
@@ -549,6 +606,41 @@ pub struct TimelineFile {
     /// A restart's (or a rolling bounce's) new settings for the member: `KEY=VALUE` over its
     /// entry's keys (`MemberFile::RESTART_KEYS`), as `--set` takes them.
     pub set: Option<Vec<String>>,
+    /// `broker_crash` / `broker_restart`: a broker id, or `"coordinator"` (the broker hosting
+    /// the group's coordinator at that moment).
+    pub broker: Option<BrokerFile>,
+    /// `broker_crash`: `reset` (the process died: its connections are reset at once) or `hang`
+    /// (the host vanished: requests to it wait for `request.timeout.ms`).
+    pub connections: Option<ConnectionsFile>,
+    /// `network_partition`: the members cut off.
+    pub members: Option<Vec<String>>,
+    /// `network_partition`: the brokers they are cut off from (ids, or `"coordinator"`).
+    pub brokers: Option<BrokersFile>,
+    /// `latency_spike`: one-way latency added to every message.
+    pub latency_ms: Option<u64>,
+}
+
+/// A broker as a timeline entry names it.
+#[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum BrokerFile {
+    Id(u32),
+    Name(String),
+}
+
+/// The brokers of a network partition.
+#[derive(Deserialize, Debug, Clone, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum BrokersFile {
+    Ids(Vec<u32>),
+    Name(String),
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionsFile {
+    Reset,
+    Hang,
 }
 
 /// A named variant: replaces the group's assignor list (and clears members' own lists) and may

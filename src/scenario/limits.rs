@@ -118,8 +118,22 @@ pub(super) fn check_file(file: &ScenarioFile, keys: &KeySpans) -> Result<(), Inv
         ("on_partitions_revoked_ms", g.on_partitions_revoked_ms),
         ("on_partitions_assigned_ms", g.on_partitions_assigned_ms),
         ("metadata_max_age_ms", g.metadata_max_age_ms),
+        ("request_timeout_ms", g.request_timeout_ms),
+        ("poll_timeout_ms", g.poll_timeout_ms),
     ] {
         time(format!("group.{key}"), format!("group.{key}"), value)?;
+    }
+    let c = &file.cluster;
+    for (key, value) in [
+        ("broker_session_timeout_ms", c.broker_session_timeout_ms),
+        ("leader_election_ms", c.leader_election_ms),
+        ("coordinator_load_ms", c.coordinator_load_ms),
+        (
+            "leader_imbalance_check_interval_ms",
+            c.leader_imbalance_check_interval_ms,
+        ),
+    ] {
+        time(format!("cluster.{key}"), format!("cluster.{key}"), value)?;
     }
     let poll_records = *g.max_poll_records.get_ref();
     if poll_records > MAX_POLL_RECORDS {

@@ -61,6 +61,14 @@ pub struct ClusterSpec {
     pub broker_racks: Vec<String>,
     /// How long a follower's log end trails the leader's (µs).
     pub replication_delay_us: u64,
+    /// The controller's `broker.session.timeout.ms`.
+    pub broker_session_timeout_ms: u64,
+    /// From a broker's fencing until its partitions' new leaders serve.
+    pub leader_election_ms: u64,
+    /// A new coordinator's load of the group.
+    pub coordinator_load_ms: u64,
+    /// `leader.imbalance.check.interval.seconds`, in ms.
+    pub leader_imbalance_check_interval_ms: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -108,6 +116,10 @@ pub struct GroupSpec {
     pub record_processing_us: u64,
     pub fetch_max_wait_ms: u64,
     pub retry_backoff_ms: u64,
+    /// `request.timeout.ms`.
+    pub request_timeout_ms: u64,
+    /// The application's `poll(Duration)` timeout.
+    pub poll_timeout_ms: u64,
     pub commit_after_batch: CommitAfterBatch,
     pub commit_on_revoke: bool,
     pub on_partitions_revoked_ms: u64,
@@ -296,6 +308,58 @@ pub enum TimelineAction {
         topic: usize,
         partitions: u32,
     },
+    /// A broker's process dies (`reset`) or its host vanishes (`hang`).
+    BrokerCrash {
+        broker: BrokerRef,
+        connections: Connections,
+    },
+    /// A crashed broker starts again.
+    BrokerRestart {
+        broker: u32,
+    },
+    /// `members` cannot reach `brokers` (nor they them) for `duration_ms`.
+    NetworkPartition {
+        members: Vec<usize>,
+        brokers: BrokerSet,
+        duration_ms: u64,
+    },
+    /// Every message takes `latency_ms` longer one way, for `duration_ms`.
+    LatencySpike {
+        latency_ms: u64,
+        duration_ms: u64,
+    },
+}
+
+/// A broker as a fault names it: by id, or the one hosting the group's coordinator when the
+/// fault happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BrokerRef {
+    Id(u32),
+    Coordinator,
+}
+
+/// The brokers a network partition cuts members off from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BrokerSet {
+    Ids(Vec<u32>),
+    Coordinator,
+}
+
+/// What a crashed broker's connections do: reset at once (the process died, the host's kernel
+/// answers) or hang until each request times out (the host is gone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Connections {
+    Reset,
+    Hang,
+}
+
+impl Connections {
+    pub fn name(self) -> &'static str {
+        match self {
+            Connections::Reset => "reset",
+            Connections::Hang => "hang",
+        }
+    }
 }
 
 impl TimelineAction {
@@ -307,14 +371,21 @@ impl TimelineAction {
             | TimelineAction::Restart { member, .. }
             | TimelineAction::Stall { member, .. }
             | TimelineAction::Subscribe { member, .. } => Some(member),
-            TimelineAction::AddPartitions { .. } => None,
+            TimelineAction::AddPartitions { .. }
+            | TimelineAction::BrokerCrash { .. }
+            | TimelineAction::BrokerRestart { .. }
+            | TimelineAction::NetworkPartition { .. }
+            | TimelineAction::LatencySpike { .. } => None,
         }
     }
 
-    /// How long it lasts (a stall ends when its poll loop resumes).
+    /// How long it lasts (a stall ends when its poll loop resumes, a network fault when it
+    /// heals).
     pub fn duration_ms(&self) -> u64 {
         match *self {
-            TimelineAction::Stall { duration_ms, .. } => duration_ms,
+            TimelineAction::Stall { duration_ms, .. }
+            | TimelineAction::NetworkPartition { duration_ms, .. }
+            | TimelineAction::LatencySpike { duration_ms, .. } => duration_ms,
             _ => 0,
         }
     }
@@ -368,9 +439,20 @@ impl Scenario {
 
     /// When the last timeline event has ended (a stall ends when its poll loop resumes).
     pub fn last_event_end_ms(&self) -> u64 {
+        // A broker crash ends for the group when the controller has fenced the broker, new
+        // leaders serve and a new coordinator has loaded the group.
+        let fail_over = self.cluster.broker_session_timeout_ms
+            + self.cluster.leader_election_ms
+            + self.cluster.coordinator_load_ms;
         self.timeline
             .iter()
-            .map(|e| e.at_ms + e.action.duration_ms())
+            .map(|e| {
+                let end = match e.action {
+                    TimelineAction::BrokerCrash { .. } => fail_over,
+                    _ => e.action.duration_ms(),
+                };
+                e.at_ms + end
+            })
             .chain(self.members.iter().filter_map(|m| m.start_ms))
             .max()
             .unwrap_or(0)

@@ -2,15 +2,16 @@
 //! cross-reference checked. Errors carry the byte span of the offending entry for its line.
 
 use super::file::{
-    Action, AppKindFile, CommitAfterBatchFile, KeyDistributionFile, MemberFile, OffsetResetFile,
-    Protocol, RecoveryFile, ScenarioFile, StreamPartitionerFile,
+    Action, AppKindFile, BrokerFile, BrokersFile, CommitAfterBatchFile, ConnectionsFile,
+    KeyDistributionFile, MemberFile, OffsetResetFile, Protocol, RecoveryFile, ScenarioFile,
+    StreamPartitionerFile,
 };
 use super::limits::{self, KeySpans};
 use super::members::{member_spec, overlay_restart_set, MemberContext};
 use super::{
-    ArrivalSpec, ClusterSpec, CommitAfterBatch, GroupSpec, JoinApp, KeyDistribution, LoadOptions,
-    MemberSpec, NewSettings, OffsetReset, ProducerKind, ProducerSpec, Recovery, Scenario,
-    StreamPartitioner, TimelineAction, TimelineEvent, TopicSpec,
+    ArrivalSpec, BrokerRef, BrokerSet, ClusterSpec, CommitAfterBatch, Connections, GroupSpec,
+    JoinApp, KeyDistribution, LoadOptions, MemberSpec, NewSettings, OffsetReset, ProducerKind,
+    ProducerSpec, Recovery, Scenario, StreamPartitioner, TimelineAction, TimelineEvent, TopicSpec,
 };
 use std::collections::BTreeSet;
 
@@ -232,6 +233,8 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         record_processing_us: g.record_processing_us,
         fetch_max_wait_ms: g.fetch_max_wait_ms,
         retry_backoff_ms: g.retry_backoff_ms,
+        request_timeout_ms: g.request_timeout_ms,
+        poll_timeout_ms: g.poll_timeout_ms,
         commit_after_batch: match g.commit_after_batch {
             CommitAfterBatchFile::None => CommitAfterBatch::None,
             CommitAfterBatchFile::Sync => CommitAfterBatch::Sync,
@@ -550,6 +553,10 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             Action::AddPartitions => &["topic", "partitions"],
             Action::RollingBounce => &["interval_ms", "duration_ms", "set"],
             Action::Restart => &["set"],
+            Action::BrokerCrash => &["broker", "connections"],
+            Action::BrokerRestart => &["broker"],
+            Action::NetworkPartition => &["members", "brokers", "duration_ms"],
+            Action::LatencySpike => &["latency_ms", "duration_ms"],
             _ => &[],
         };
         let given = [
@@ -559,6 +566,11 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             ("partitions", e.partitions.is_some()),
             ("interval_ms", e.interval_ms.is_some()),
             ("set", e.set.is_some()),
+            ("broker", e.broker.is_some()),
+            ("connections", e.connections.is_some()),
+            ("members", e.members.is_some()),
+            ("brokers", e.brokers.is_some()),
+            ("latency_ms", e.latency_ms.is_some()),
         ];
         if let Some((key, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
             return Err(bad(format!("{key} does not apply to {}", e.action.name())));
@@ -665,6 +677,111 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
                 TimelineAction::AddPartitions { topic, partitions }
             }
             Action::RollingBounce => unreachable!("expanded above"),
+            Action::BrokerCrash | Action::BrokerRestart | Action::NetworkPartition
+                if e.member.is_some() =>
+            {
+                return Err(bad(format!(
+                    "{} takes {}, not a member",
+                    e.action.name(),
+                    if e.action == Action::NetworkPartition {
+                        "members"
+                    } else {
+                        "a broker"
+                    }
+                )));
+            }
+            Action::BrokerCrash => {
+                let broker = match &e.broker {
+                    None => return Err(bad("broker_crash needs a broker (an id or \"coordinator\")".into())),
+                    Some(b) => broker_ref(b, brokers).map_err(bad)?,
+                };
+                let connections = match e.connections {
+                    None | Some(ConnectionsFile::Reset) => Connections::Reset,
+                    Some(ConnectionsFile::Hang) => Connections::Hang,
+                };
+                TimelineAction::BrokerCrash {
+                    broker,
+                    connections,
+                }
+            }
+            Action::BrokerRestart => match &e.broker {
+                None => return Err(bad("broker_restart needs a broker id".into())),
+                Some(b) => match broker_ref(b, brokers).map_err(bad)? {
+                    BrokerRef::Id(broker) => TimelineAction::BrokerRestart { broker },
+                    BrokerRef::Coordinator => {
+                        return Err(bad(
+                            "broker_restart needs a broker id (the report's brokers[] names the broker a crash of \"coordinator\" stopped)".into(),
+                        ))
+                    }
+                },
+            },
+            Action::NetworkPartition => {
+                let names = e.members.clone().unwrap_or_default();
+                if names.is_empty() {
+                    return Err(bad("network_partition needs members (the members cut off)".into()));
+                }
+                let mut cut = Vec::new();
+                for name in &names {
+                    let m = members
+                        .iter()
+                        .position(|m| &m.name == name)
+                        .ok_or_else(|| bad(format!("unknown member {name:?}")))?;
+                    if !cut.contains(&m) {
+                        cut.push(m);
+                    }
+                }
+                cut.sort_unstable();
+                let to = match &e.brokers {
+                    None => return Err(bad(
+                        "network_partition needs brokers (ids, or \"coordinator\")".into(),
+                    )),
+                    Some(BrokersFile::Name(n)) if n == "coordinator" => BrokerSet::Coordinator,
+                    Some(BrokersFile::Name(n)) => {
+                        return Err(bad(format!(
+                            "brokers = {n:?}: a list of broker ids, or \"coordinator\""
+                        )))
+                    }
+                    Some(BrokersFile::Ids(ids)) if ids.is_empty() => {
+                        return Err(bad("network_partition needs at least one broker".into()))
+                    }
+                    Some(BrokersFile::Ids(ids)) => {
+                        let mut ids = ids.clone();
+                        for &b in &ids {
+                            broker_ref(&BrokerFile::Id(b), brokers).map_err(bad)?;
+                        }
+                        ids.sort_unstable();
+                        ids.dedup();
+                        BrokerSet::Ids(ids)
+                    }
+                };
+                match e.duration_ms {
+                    Some(d) if d > 0 => TimelineAction::NetworkPartition {
+                        members: cut,
+                        brokers: to,
+                        duration_ms: d,
+                    },
+                    _ => return Err(bad("a network_partition needs a positive duration_ms".into())),
+                }
+            }
+            Action::LatencySpike => {
+                let latency_ms = match e.latency_ms {
+                    Some(l) if l > 0 && l <= super::limits::MAX_LATENCY_MS => l,
+                    Some(l) if l > 0 => {
+                        return Err(bad(format!(
+                            "latency_ms {l} is above the limit of {} ms",
+                            super::limits::MAX_LATENCY_MS
+                        )))
+                    }
+                    _ => return Err(bad("a latency_spike needs a positive latency_ms".into())),
+                };
+                match e.duration_ms {
+                    Some(d) if d > 0 => TimelineAction::LatencySpike {
+                        latency_ms,
+                        duration_ms: d,
+                    },
+                    _ => return Err(bad("a latency_spike needs a positive duration_ms".into())),
+                }
+            }
         };
         timeline.push(TimelineEvent {
             at_ms: e.at_ms,
@@ -746,6 +863,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         }
     }
     check_lifecycle(&timeline, &members).map_err(|(i, m)| (spans[i].clone(), m))?;
+    check_brokers(&timeline, brokers).map_err(|(i, m)| (spans[i].clone(), m))?;
 
     // Co-partitioned topics must start with equal partition counts.
     let mut co_partitioned = Vec::new();
@@ -819,6 +937,10 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             offsets_topic_partitions: file.cluster.offsets_topic_partitions,
             broker_racks,
             replication_delay_us: file.cluster.replication_delay_ms * 1000,
+            broker_session_timeout_ms: file.cluster.broker_session_timeout_ms,
+            leader_election_ms: file.cluster.leader_election_ms,
+            coordinator_load_ms: file.cluster.coordinator_load_ms,
+            leader_imbalance_check_interval_ms: file.cluster.leader_imbalance_check_interval_ms,
         },
         topics,
         group,
@@ -898,6 +1020,69 @@ fn classic_only_settings(file: &ScenarioFile) -> Vec<String> {
 /// has ended (a stall holds the batch in progress, so one inside another would end after both:
 /// overlapping stalls are refused rather than given an end nobody wrote). The error names the
 /// earliest offending event by its index in `timeline` (which is in time order).
+/// A broker a timeline entry names: an id below `brokers`, or `"coordinator"`.
+fn broker_ref(b: &BrokerFile, brokers: u32) -> Result<BrokerRef, String> {
+    match b {
+        BrokerFile::Id(id) if *id < brokers => Ok(BrokerRef::Id(*id)),
+        BrokerFile::Id(id) => Err(format!(
+            "unknown broker {id}: the cluster has {brokers} broker(s), ids 0 to {}",
+            brokers - 1
+        )),
+        BrokerFile::Name(n) if n == "coordinator" => Ok(BrokerRef::Coordinator),
+        BrokerFile::Name(n) => Err(format!("broker = {n:?}: a broker id, or \"coordinator\"")),
+    }
+}
+
+/// Broker faults must make sense in order: a broker named by id crashes only while it runs and
+/// restarts only while it is down. A crash of `"coordinator"` stops whichever broker hosts the
+/// coordinator then (the run decides; a restart of it names its id). The error names the
+/// earliest offending event by its index in `timeline` (in time order).
+pub(super) fn check_brokers(
+    timeline: &[TimelineEvent],
+    brokers: u32,
+) -> Result<(), (usize, String)> {
+    let mut down = vec![false; brokers as usize];
+    // Some broker was stopped as "coordinator": a restart of any id may be its.
+    let mut unnamed_down = false;
+    for (i, e) in timeline.iter().enumerate() {
+        match e.action {
+            TimelineAction::BrokerCrash {
+                broker: BrokerRef::Id(b),
+                ..
+            } => {
+                if down[b as usize] {
+                    return Err((
+                        i,
+                        format!(
+                            "timeline: broker {b} cannot crash at {} ms (it is down since an earlier broker_crash; broker_restart it first)",
+                            e.at_ms
+                        ),
+                    ));
+                }
+                down[b as usize] = true;
+            }
+            TimelineAction::BrokerCrash {
+                broker: BrokerRef::Coordinator,
+                ..
+            } => unnamed_down = true,
+            TimelineAction::BrokerRestart { broker: b } => {
+                if !down[b as usize] && !unnamed_down {
+                    return Err((
+                        i,
+                        format!(
+                            "timeline: broker {b} cannot restart at {} ms (it is running: no broker_crash stopped it)",
+                            e.at_ms
+                        ),
+                    ));
+                }
+                down[b as usize] = false;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_lifecycle(
     timeline: &[TimelineEvent],
     members: &[MemberSpec],
@@ -941,7 +1126,12 @@ pub(super) fn check_lifecycle(
             TimelineAction::Stall { .. } => (running[i], "stall"),
             TimelineAction::Subscribe { .. } => (running[i], "subscribe"),
             TimelineAction::Restart { .. } => (started[i] && !running[i], "restart"),
-            TimelineAction::AddPartitions { .. } => (true, "add partitions"),
+            // Not a member's action (`member()` is `None`): never reached.
+            TimelineAction::AddPartitions { .. }
+            | TimelineAction::BrokerCrash { .. }
+            | TimelineAction::BrokerRestart { .. }
+            | TimelineAction::NetworkPartition { .. }
+            | TimelineAction::LatencySpike { .. } => (true, "act"),
         };
         if !ok {
             return Err((

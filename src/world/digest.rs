@@ -20,7 +20,7 @@ pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
             d.u8(1);
             d.u64(*i as u64);
         }
-        Event::AtCoordinator { from, request } => {
+        Event::AtCoordinator { from, request, .. } => {
             d.u8(2);
             client(d, *from);
             self::request(d, request);
@@ -50,6 +50,27 @@ pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
             d.u8(8);
             d.u64(*member as u64);
             d.u64(*partition as u64);
+        }
+        Event::ConnectionClosed { client: c, broker } => {
+            d.u8(11);
+            client(d, *c);
+            d.u32(*broker);
+        }
+        Event::CoordinatorMoved(i) => {
+            d.u8(12);
+            d.u64(*i as u64);
+        }
+        Event::CoordinatorLoaded => d.u8(13),
+        Event::FetchGap {
+            partition,
+            member,
+            open,
+            ..
+        } => {
+            d.u8(14);
+            d.u64(*partition as u64);
+            d.u64(member.map_or(u64::MAX, |m| m as u64));
+            d.u8(u8::from(*open));
         }
     }
     d.end_record();
@@ -88,6 +109,8 @@ fn client_timer(d: &mut Digest, timer: &ClientTimer) {
             d.u8(8);
             d.u64(*p as u64);
         }
+        ClientTimer::FindCoordinator => d.u8(9),
+        ClientTimer::CoordinatorWait => d.u8(10),
     }
 }
 
@@ -104,6 +127,10 @@ fn error_code(d: &mut Digest, e: ErrorCode) {
         ErrorCode::FencedMemberEpoch => 8,
         ErrorCode::UnreleasedInstanceId => 9,
         ErrorCode::StaleMemberEpoch => 10,
+        ErrorCode::NotCoordinator => 11,
+        ErrorCode::CoordinatorNotAvailable => 12,
+        ErrorCode::CoordinatorLoadInProgress => 13,
+        ErrorCode::Disconnected => 14,
     });
 }
 
@@ -340,6 +367,11 @@ fn response(d: &mut Digest, r: &Response) {
         Response::FindCoordinator { broker } => {
             d.u8(7);
             d.u64(*broker as u64);
+        }
+        Response::Failed { request, error } => {
+            d.u8(20);
+            d.u8(*request as u8);
+            error_code(d, *error);
         }
         Response::ConsumerGroupHeartbeat {
             error,

@@ -5,11 +5,13 @@
 //! observers (metrics). It is the only module that knows every part; the models know none of it.
 
 pub mod digest;
+mod faults;
 pub mod net;
 
 use crate::app::standby::StandbyPlacement;
 use crate::check::{Checks, Names, SettleWindow};
 use crate::client::{ClientEffect, ClientEnv, ClientTimer, Consumer};
+use crate::cluster::availability::GapCause;
 use crate::cluster::{Cluster, PartitionSpace};
 use crate::facts::Fact;
 use crate::group::consumer_group::ConsumerGroupConfig;
@@ -25,8 +27,9 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
+use faults::InFlight;
 use net::{Connection, Direction, Network};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Debug)]
 pub enum Event {
@@ -34,10 +37,28 @@ pub enum Event {
     Timeline(usize),
     /// Member `m`, whose entry sets a later `start_ms`, starts its process.
     MemberStart(usize),
-    /// A request arrives at the coordinator.
+    /// A request arrives at broker `broker` (the coordinator, as the client believes).
     AtCoordinator {
         from: ClientRef,
         request: Box<Request>,
+        broker: u32,
+    },
+    /// A client's connection to a broker closes (the broker died, or a request on it timed
+    /// out): every request in flight on it fails.
+    ConnectionClosed {
+        client: ClientRef,
+        broker: u32,
+    },
+    /// The group's coordinator moves: `Availability::coordinator_moves()[i]`.
+    CoordinatorMoved(usize),
+    /// The new coordinator has loaded the group from `__consumer_offsets`.
+    CoordinatorLoaded,
+    /// A fetch gap begins (`open`) or ends, for every member (`member: None`) or one.
+    FetchGap {
+        partition: usize,
+        member: Option<usize>,
+        cause: GapCause,
+        open: bool,
     },
     CoordinatorTimer(CoordTimer),
     /// A response arrives at a member's process.
@@ -136,6 +157,15 @@ struct World<'s> {
     /// The lag-sampling event, and whether it samples finely (during a rebalance).
     next_lag_sample: Option<TimerId>,
     lag_fine: bool,
+    /// Broker or network faults are scripted: requests are tracked and routed through them.
+    faults: bool,
+    /// The broker whose coordinator holds the group now (`None`: its broker died, or the
+    /// group's `__consumer_offsets` partition has no leader).
+    coordinator_home: Option<u32>,
+    /// Until then the coordinator is loading the group.
+    coordinator_loading_until: SimTime,
+    /// Requests in flight on each connection (client, broker), oldest first, when `faults`.
+    in_flight: BTreeMap<(ClientRef, u32), VecDeque<InFlight>>,
 }
 
 impl<'s> World<'s> {
@@ -174,6 +204,8 @@ impl<'s> World<'s> {
             settle_window(scenario),
         );
         let logging = options.keep_trace;
+        let cluster_quiet = cluster.availability.is_quiet();
+        let coordinator_home = cluster.coordinator_broker;
         World {
             scenario,
             queue: EventQueue::new(),
@@ -207,6 +239,10 @@ impl<'s> World<'s> {
             member_out: Out::new(logging),
             next_lag_sample: None,
             lag_fine: false,
+            faults: !cluster_quiet,
+            coordinator_home: Some(coordinator_home),
+            coordinator_loading_until: SimTime::ZERO,
+            in_flight: BTreeMap::new(),
         }
     }
 
@@ -248,6 +284,7 @@ impl<'s> World<'s> {
             self.queue
                 .schedule(SimTime::from_millis(entry.at_ms), Event::Timeline(i));
         }
+        self.schedule_cluster_faults();
         for &(at, member, partition) in faults {
             self.queue.schedule(
                 SimTime::from_millis(at),
@@ -277,6 +314,11 @@ impl<'s> World<'s> {
                     .map(|step| format!("{} {step}", self.scenario.members[i].name))
             })
             .collect();
+        let loaded =
+            self.coordinator_home.is_some() && self.now() >= self.coordinator_loading_until;
+        if !loaded {
+            return Some("the group has no coordinator (it is failing over)".into());
+        }
         if self.coordinator.is_stable() && busy.is_empty() {
             return None;
         }
@@ -308,7 +350,7 @@ impl<'s> World<'s> {
         let digest = self.digest.hex();
         let history = self.observers.metrics.take_history();
         let invariants = self.observers.check.finish();
-        let report = self.observers.metrics.finish(
+        let mut report = self.observers.metrics.finish(
             end,
             &digest,
             events,
@@ -316,6 +358,7 @@ impl<'s> World<'s> {
             &self.logs,
             self.scenario,
         );
+        report.brokers = self.cluster.availability.events().to_vec();
         RunOutput {
             report,
             history,
@@ -331,7 +374,35 @@ impl<'s> World<'s> {
         match event {
             Event::Timeline(i) => self.timeline(i),
             Event::MemberStart(m) => self.start_member(m, None),
-            Event::AtCoordinator { from, request }
+            Event::AtCoordinator {
+                from,
+                request,
+                broker,
+            } if self.faults => self.at_broker(from, *request, broker),
+            Event::ConnectionClosed { client, broker } => self.connection_closed(client, broker),
+            Event::CoordinatorMoved(i) => self.coordinator_moved(i),
+            Event::CoordinatorLoaded => {
+                let record = self.cluster.offsets.group_record();
+                self.coordinator
+                    .load(now, record, &mut self.coordinator_out);
+                self.observers.observe(now, &Fact::CoordinatorLoaded);
+                self.apply_coordinator();
+            }
+            Event::FetchGap {
+                partition,
+                member,
+                cause,
+                open,
+            } => {
+                let fact = Fact::FetchGap {
+                    partition,
+                    member,
+                    cause,
+                    open,
+                };
+                self.observers.observe(now, &fact);
+            }
+            Event::AtCoordinator { from, request, .. }
                 if matches!(*request, Request::FindCoordinator) =>
             {
                 // The bootstrap broker answers from the cluster's metadata: the leader of the
@@ -348,7 +419,7 @@ impl<'s> World<'s> {
                 self.queue
                     .schedule(at, Event::AtClient { to: from, response });
             }
-            Event::AtCoordinator { from, request } => {
+            Event::AtCoordinator { from, request, .. } => {
                 let offsets = &self.cluster.offsets;
                 let out = &mut self.coordinator_out;
                 self.coordinator.handle(now, from, *request, offsets, out);
@@ -420,6 +491,30 @@ impl<'s> World<'s> {
                 let topics = topics.clone();
                 self.with_member(*member, |m, env| m.subscribe(env, topics))
             }
+            TimelineAction::BrokerCrash { .. } => self.broker_crashed(),
+            TimelineAction::BrokerRestart { broker } => {
+                self.log(|| format!("broker-{broker} restarts"));
+            }
+            TimelineAction::NetworkPartition {
+                members,
+                duration_ms,
+                ..
+            } => {
+                let names: Vec<&str> = members
+                    .iter()
+                    .map(|&m| scenario.members[m].name.as_str())
+                    .collect();
+                self.log(|| {
+                    format!(
+                        "network partition: {} cut off for {duration_ms} ms",
+                        names.join(" ")
+                    )
+                });
+            }
+            TimelineAction::LatencySpike {
+                latency_ms,
+                duration_ms,
+            } => self.log(|| format!("latency spike: +{latency_ms} ms for {duration_ms} ms")),
             TimelineAction::AddPartitions { topic, partitions } => {
                 let name = &scenario.topics[*topic].name;
                 self.log(|| format!("topic {name} grows to {partitions} partitions"));
@@ -457,11 +552,20 @@ impl<'s> World<'s> {
 
     fn apply_coordinator(&mut self) {
         let now = self.now();
-        let (effects, logs) = self.coordinator_out.drain();
+        // The buffer is taken for the loop (effects may call back into the world) and put back
+        // with its capacity.
+        let mut out = std::mem::replace(&mut self.coordinator_out, Out::new(false));
+        let (effects, logs) = out.drain();
         for effect in effects {
             match effect {
                 // The consumer does not wait for its LeaveGroup answer (it is closing, or its
                 // heartbeat thread left after a poll timeout): the answer is not carried.
+                CoordinatorEffect::Respond { to, response } if self.faults => {
+                    let broker = self
+                        .coordinator_home
+                        .unwrap_or(self.cluster.coordinator_broker);
+                    self.respond(to, broker, *response);
+                }
                 CoordinatorEffect::Respond { response, .. }
                     if matches!(*response, Response::LeaveGroup { .. }) => {}
                 CoordinatorEffect::Respond { to, response } => {
@@ -496,6 +600,7 @@ impl<'s> World<'s> {
         for line in logs {
             self.trace.record(now, &line);
         }
+        self.coordinator_out = out;
     }
 
     /// Runs one member handler with its view of the world, then applies its effects.
@@ -509,6 +614,7 @@ impl<'s> World<'s> {
             fetch: &mut self.fetch,
             standby: &self.observers.standby,
             replicas: &self.cluster.replicas,
+            availability: &self.cluster.availability,
             out: &mut self.member_out,
         };
         handler(&mut self.members[m], &mut env);
@@ -521,9 +627,11 @@ impl<'s> World<'s> {
             member: m,
             incarnation: self.incarnations[m],
         };
-        let (effects, logs) = self.member_out.drain();
+        let mut out = std::mem::replace(&mut self.member_out, Out::new(false));
+        let (effects, logs) = out.drain();
         for effect in effects {
             match effect {
+                ClientEffect::Send(request) if self.faults => self.send(me, *request),
                 ClientEffect::Send(request) => {
                     let broker = if matches!(*request, Request::FindCoordinator) {
                         BOOTSTRAP_BROKER
@@ -536,8 +644,14 @@ impl<'s> World<'s> {
                         broker,
                     };
                     let at = self.net.deliver(now, connection, Direction::ToBroker);
-                    self.queue
-                        .schedule(at, Event::AtCoordinator { from: me, request });
+                    self.queue.schedule(
+                        at,
+                        Event::AtCoordinator {
+                            from: me,
+                            request,
+                            broker,
+                        },
+                    );
                 }
                 ClientEffect::SetTimer { timer, at } => {
                     let key = timer.key().expect("a keyed client timer");
@@ -564,6 +678,7 @@ impl<'s> World<'s> {
         for line in logs {
             self.trace.record(now, &line);
         }
+        self.member_out = out;
     }
 }
 

@@ -329,6 +329,23 @@ impl ConsumerGroup {
 
     // ---- Reading its state ----
 
+    /// A coordinator loaded the group (`onLoaded`): every member's session timer, counted from
+    /// `now`.
+    pub fn session_timers_from(&self, now: SimTime) -> Vec<(ConsumerGroupTimer, SimTime)> {
+        let at = now + Duration::from_millis(self.config.session_timeout_ms);
+        self.members
+            .iter()
+            .map(|(_, m)| {
+                (
+                    ConsumerGroupTimer::Session {
+                        member_id: m.member_id.clone(),
+                    },
+                    at,
+                )
+            })
+            .collect()
+    }
+
     pub fn group_epoch(&self) -> i32 {
         self.group_epoch
     }

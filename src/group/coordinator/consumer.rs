@@ -67,6 +67,11 @@ impl ConsumerHost {
         }
     }
 
+    /// Loaded by a new coordinator: the timers to set.
+    pub(super) fn loaded(&self, now: SimTime) -> Vec<(ConsumerGroupTimer, SimTime)> {
+        self.group.session_timers_from(now)
+    }
+
     fn to_group(&self, parts: &[usize]) -> Partitions {
         parts
             .iter()

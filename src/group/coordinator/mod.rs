@@ -35,6 +35,7 @@
 
 mod consumer;
 mod join;
+mod load;
 mod offsets;
 mod record;
 mod session;
@@ -309,6 +310,9 @@ pub struct Coordinator {
     /// The sync timer's deadline and the generation it was set for.
     sync_timer: Option<(SimTime, i32)>,
     ids: MemberIds,
+    /// Every member id the group has had, with its process: a loaded record may name a member
+    /// this coordinator has since removed without writing a record.
+    known_clients: BTreeMap<String, ClientRef>,
 }
 
 impl Coordinator {
@@ -334,6 +338,7 @@ impl Coordinator {
                 given: VecDeque::new(),
                 random: ids,
             },
+            known_clients: BTreeMap::new(),
         }
     }
 
@@ -650,6 +655,7 @@ impl Coordinator {
     /// first remaining member in map order.
     fn remove_from_group(&mut self, cx: &mut Cx, member_id: &str) {
         if let Some(m) = self.members.remove(member_id) {
+            self.known_clients.insert(member_id.to_string(), m.client);
             if let Some(instance) = &m.group_instance_id {
                 self.static_members.remove(instance);
             }

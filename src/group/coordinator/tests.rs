@@ -218,7 +218,7 @@ fn error_of(r: &Response) -> ErrorCode {
         | Response::OffsetCommit { error }
         | Response::LeaveGroup { error, .. } => *error,
         Response::OffsetFetch { .. } | Response::FindCoordinator { .. } => ErrorCode::None,
-        Response::ConsumerGroupHeartbeat { error, .. } => *error,
+        Response::ConsumerGroupHeartbeat { error, .. } | Response::Failed { error, .. } => *error,
     }
 }
 

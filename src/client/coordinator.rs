@@ -1,0 +1,224 @@
+//! Finding the coordinator, and what the consumer does when a request to it fails (Kafka's
+//! `AbstractCoordinator` / `ConsumerCoordinator`, and KIP-848's heartbeat manager):
+//! - a disconnect, a request timeout, NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE marks the
+//!   coordinator unknown (`markCoordinatorUnknown`); FindCoordinator is sent again, to any
+//!   broker, every `retry.backoff.ms` until one names a coordinator the client can connect to;
+//! - a Heartbeat that failed is retried after the backoff (`failHeartbeat`); a JoinGroup or
+//!   SyncGroup that failed rejoins with a new JoinGroup, same member id and generation, without
+//!   running `onJoinPrepare` again; a `commitSync` and an OffsetFetch are sent again once the
+//!   coordinator is known; an async commit is dropped (its callback gets a retriable error);
+//! - KIP-848: the next ConsumerGroupHeartbeat is a full one (`resetHeartbeatState`);
+//! - nothing gives up the member's partitions: it goes on fetching and processing them from
+//!   the leaders it can reach, until an answer says it was fenced (a zombie, as in Kafka);
+//! - each `poll()` with the coordinator unknown blocks in `ensureCoordinatorReady` until it is
+//!   found or the poll's timeout (`poll_timeout_ms`) has passed, then fetches anyway.
+//!
+//! COORDINATOR_LOAD_IN_PROGRESS is retried after the backoff the same way (Kafka keeps the
+//! coordinator and backs off; the next attempt reaches the same broker). A SyncGroup answered
+//! COORDINATOR_LOAD_IN_PROGRESS is fatal to the classic consumer (`SyncGroupResponseHandler`
+//! has no case for it: "Unexpected error from SyncGroup", poll() throws).
+
+use super::*;
+
+impl Consumer {
+    /// The coordinator this member would send to (`None`: unknown).
+    pub fn coordinator(&self) -> Option<u32> {
+        self.membership.coordinator
+    }
+
+    /// `ensureCoordinatorReady`: whether the coordinator is known; if not, the poll waits while
+    /// FindCoordinator looks for it.
+    pub(super) fn ensure_coordinator(&mut self, env: &mut ClientEnv) -> bool {
+        if self.membership.coordinator.is_some() {
+            return true;
+        }
+        self.lookup_coordinator(env);
+        self.waiting_for_coordinator.get_or_insert(env.now());
+        self.app = App::Blocked;
+        false
+    }
+
+    /// FindCoordinator, unless one is in flight.
+    pub(super) fn lookup_coordinator(&mut self, env: &mut ClientEnv) {
+        if !self.membership.finding_coordinator {
+            self.membership.finding_coordinator = true;
+            log!(env, "{} FindCoordinator", self.name());
+            env.send(Request::FindCoordinator);
+        }
+    }
+
+    /// A FindCoordinator answer named `broker`.
+    pub(super) fn coordinator_named(&mut self, env: &mut ClientEnv, broker: u32) {
+        if !self.membership.finding_coordinator {
+            return;
+        }
+        self.membership.finding_coordinator = false;
+        let now = env.now();
+        // Connecting to a broker that is down or cut off fails (refused at once, or no answer
+        // within the connection setup timeout): the lookup goes on.
+        if env.availability.broker_down(broker, now).is_some()
+            || env.availability.cut_until(self.idx, broker, now).is_some()
+        {
+            return self.lookup_failed(env);
+        }
+        self.membership.coordinator = Some(broker);
+        if self.coordinator_lost {
+            self.coordinator_lost = false;
+            log!(
+                env,
+                "{} found the coordinator on broker-{broker}",
+                self.name()
+            );
+            env.fact(Fact::CoordinatorFound {
+                member: self.idx,
+                broker,
+            });
+        }
+        // What waited for the coordinator goes on.
+        if std::mem::take(&mut self.retry_commit)
+            && self.after_commit.is_some()
+            && !self.send_commit(env)
+        {
+            return self.commit_answered(env);
+        }
+        if std::mem::take(&mut self.retry_offsets) && self.awaiting_offsets {
+            let partitions = self.offsets_requested.clone();
+            env.send(Request::OffsetFetch { partitions });
+        }
+        if self.consumer_membership.is_some() && self.kip848().retry_heartbeat {
+            self.kip848().retry_heartbeat = false;
+            self.send_consumer_heartbeat(env);
+        }
+        if self.waiting_for_coordinator.take().is_some() {
+            self.app = App::Idle;
+            self.poll(env);
+        } else if self.membership.join_due() {
+            self.wake(env);
+        }
+    }
+
+    /// No coordinator to connect to yet: look again after the backoff; a poll waiting for it
+    /// goes on without it once its timeout has passed.
+    pub(super) fn lookup_failed(&mut self, env: &mut ClientEnv) {
+        self.membership.finding_coordinator = false;
+        let now = env.now();
+        self.retry_lookup(env);
+        if let Some(since) = self.waiting_for_coordinator {
+            let deadline = since + Duration::from_millis(env.scenario.group.poll_timeout_ms);
+            if now >= deadline {
+                self.stop_waiting_for_coordinator(env);
+            } else if !self.coordinator_wait_armed {
+                self.coordinator_wait_armed = true;
+                env.after(deadline, ClientTimer::CoordinatorWait);
+            }
+        }
+    }
+
+    /// The poll's timeout passed while it looked for the coordinator: it fetches anyway.
+    pub(super) fn stop_waiting_for_coordinator(&mut self, env: &mut ClientEnv) {
+        self.coordinator_wait_armed = false;
+        let Some(since) = self.waiting_for_coordinator.take() else {
+            return;
+        };
+        env.fact(Fact::PollBlockedOnCoordinator {
+            member: self.idx,
+            ms: (env.now() - since).as_millis(),
+        });
+        self.app = App::Idle;
+        self.skip_coordinator_once = true;
+        self.poll(env);
+    }
+
+    /// One lookup retry pending at a time, `retry.backoff.ms` from now.
+    fn retry_lookup(&mut self, env: &mut ClientEnv) {
+        if !self.lookup_retry_armed {
+            self.lookup_retry_armed = true;
+            let at = env.now() + Duration::from_millis(env.scenario.group.retry_backoff_ms);
+            env.after(at, ClientTimer::FindCoordinator);
+        }
+    }
+
+    fn mark_coordinator_unknown(&mut self, env: &mut ClientEnv, error: ErrorCode) {
+        if self.membership.coordinator.take().is_some() && !self.coordinator_lost {
+            self.coordinator_lost = true;
+            log!(
+                env,
+                "{} marks the coordinator unknown ({})",
+                self.name(),
+                error.name()
+            );
+            env.fact(Fact::CoordinatorUnknown {
+                member: self.idx,
+                error,
+            });
+        }
+    }
+
+    /// A request got no answer from the group: see the module's comment.
+    pub(super) fn request_failed(
+        &mut self,
+        env: &mut ClientEnv,
+        kind: RequestKind,
+        error: ErrorCode,
+    ) {
+        if kind == RequestKind::FindCoordinator {
+            return self.lookup_failed(env);
+        }
+        log!(
+            env,
+            "{} {} failed: {}",
+            self.name(),
+            kind.name(),
+            error.name()
+        );
+        self.mark_coordinator_unknown(env, error);
+        // The coordinator is looked for again after the backoff (`joinGroupIfNeeded`,
+        // `commitOffsetsSync` and the heartbeat thread sleep `retry.backoff.ms` first).
+        let now = env.now();
+        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+        self.retry_lookup(env);
+        match kind {
+            RequestKind::Heartbeat => {
+                self.membership.heartbeats_in_flight.pop_front();
+                if self.membership.heartbeat_enabled {
+                    env.set_timer(ClientTimer::Heartbeat, now + backoff);
+                }
+            }
+            RequestKind::JoinGroup if self.membership.phase == Phase::AwaitingJoin => {
+                self.membership.phase = Phase::Unjoined;
+                self.membership.join_retry = true;
+            }
+            RequestKind::SyncGroup if self.membership.phase == Phase::AwaitingSync => {
+                if error == ErrorCode::CoordinatorLoadInProgress {
+                    log!(
+                        env,
+                        "{} SyncGroup: COORDINATOR_LOAD_IN_PROGRESS, the consumer fails",
+                        self.name()
+                    );
+                    env.fact(Fact::FatalError {
+                        member: self.idx,
+                        error: "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)",
+                    });
+                    env.fact(Fact::Crashed {
+                        member: self.idx,
+                        owned: self.owned.clone(),
+                    });
+                    self.alive = false;
+                    return;
+                }
+                self.membership.phase = Phase::Unjoined;
+                self.membership.join_retry = true;
+            }
+            // Only a synchronous commit (the poll loop waits on it) is sent again.
+            RequestKind::OffsetCommit if self.after_commit.is_some() => self.retry_commit = true,
+            RequestKind::OffsetFetch if self.awaiting_offsets => self.retry_offsets = true,
+            RequestKind::ConsumerGroupHeartbeat if self.consumer_membership.is_some() => {
+                let m = self.kip848();
+                m.in_flight = false;
+                m.forget_sent();
+                m.retry_heartbeat = true;
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! Broker and network faults, applied where messages travel: which broker a request reaches,
+//! whether it is there to answer, whether it is the coordinator and has loaded the group, and
+//! what the client sees when not (a reset connection at once, a hung one after
+//! `request.timeout.ms`, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS). The coordinator's
+//! moves come from the controller's plan (`cluster::availability`): its old state dies with
+//! its broker (or is unloaded when the leadership moves off a live one), the new one loads
+//! the group from `__consumer_offsets` after `coordinator_load_ms`.
+//!
+//! Kafka's new group coordinator answers a Heartbeat with NONE while the group loads ("the
+//! group is still loading, so blindly respond"), and every other group request with
+//! COORDINATOR_LOAD_IN_PROGRESS; a broker that does not host the group answers NOT_COORDINATOR
+//! (GroupCoordinatorService, CoordinatorRuntime). Only used when the scenario scripts broker or
+//! network faults, so a run without them routes exactly as before.
+
+use super::*;
+use crate::group::messages::{ErrorCode, RequestKind};
+use crate::scenario::Connections;
+
+/// A request on its way or waiting for its answer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct InFlight {
+    pub kind: RequestKind,
+    /// When the client gives up on it: `request.timeout.ms`, for a JoinGroup the rebalance
+    /// timeout and 5 s more (`AbstractCoordinator` JOIN_GROUP_TIMEOUT_LAPSE).
+    pub deadline: SimTime,
+}
+
+impl World<'_> {
+    /// The coordinator's moves and the fetch gaps, as events.
+    pub(super) fn schedule_cluster_faults(&mut self) {
+        if !self.faults {
+            return;
+        }
+        let end = SimTime::from_millis(self.scenario.duration_ms);
+        let availability = &self.cluster.availability;
+        let moves: Vec<SimTime> = availability
+            .coordinator_moves()
+            .iter()
+            .map(|m| m.at)
+            .collect();
+        let gaps: Vec<_> = availability.all_gaps().collect();
+        for (i, at) in moves.into_iter().enumerate() {
+            self.queue.schedule(at, Event::CoordinatorMoved(i));
+        }
+        for (partition, member, gap) in gaps {
+            for (at, open) in [(gap.from, true), (gap.until, false)] {
+                if at <= end {
+                    let event = Event::FetchGap {
+                        partition,
+                        member,
+                        cause: gap.cause,
+                        open,
+                    };
+                    self.queue.schedule(at, event);
+                }
+            }
+        }
+    }
+
+    /// A member sends a request: to any live broker it can reach for FindCoordinator, else to
+    /// the coordinator it knows.
+    pub(super) fn send(&mut self, from: ClientRef, request: Request) {
+        let now = self.now();
+        let availability = &self.cluster.availability;
+        let broker = match request {
+            Request::FindCoordinator => (0..self.cluster.brokers)
+                .find(|&b| {
+                    availability.broker_down(b, now).is_none()
+                        && availability.cut_until(from.member, b, now).is_none()
+                })
+                .unwrap_or(BOOTSTRAP_BROKER),
+            _ => self.members[from.member]
+                .coordinator()
+                .unwrap_or(self.cluster.coordinator_broker),
+        };
+        let g = &self.scenario.group;
+        let timeout_ms = match &request {
+            Request::JoinGroup {
+                rebalance_timeout_ms,
+                ..
+            } => g.request_timeout_ms.max(rebalance_timeout_ms + 5_000),
+            _ => g.request_timeout_ms,
+        };
+        let entry = InFlight {
+            kind: request.kind(),
+            deadline: now + Duration::from_millis(timeout_ms),
+        };
+        self.in_flight
+            .entry((from, broker))
+            .or_default()
+            .push_back(entry);
+        match self.carry(from, broker, Direction::ToBroker, entry.deadline) {
+            Some(at) => {
+                let request = Box::new(request);
+                self.queue.schedule(
+                    at,
+                    Event::AtCoordinator {
+                        from,
+                        request,
+                        broker,
+                    },
+                );
+            }
+            None => self.time_out(from, broker, entry.deadline),
+        }
+    }
+
+    /// When a message sent now on `from`'s connection to `broker` arrives: the network's
+    /// latency and any spike; across a network partition, when it heals (TCP retransmits) if
+    /// that is before `deadline`, else never.
+    fn carry(
+        &mut self,
+        from: ClientRef,
+        broker: u32,
+        direction: Direction,
+        deadline: SimTime,
+    ) -> Option<SimTime> {
+        let now = self.now();
+        let connection = Connection {
+            member: from.member,
+            incarnation: from.incarnation,
+            broker,
+        };
+        let availability = &self.cluster.availability;
+        let spike = Duration::from_micros(availability.extra_latency_us(now));
+        let heal = availability.cut_until(from.member, broker, now);
+        let at = self.net.deliver(now, connection, direction) + spike;
+        match heal {
+            None => Some(at),
+            Some(heal) if heal < deadline => Some(at.max(heal + (at - now))),
+            Some(_) => None,
+        }
+    }
+
+    /// The connection closes when its request times out.
+    fn time_out(&mut self, client: ClientRef, broker: u32, at: SimTime) {
+        self.queue
+            .schedule(at, Event::ConnectionClosed { client, broker });
+    }
+
+    /// A request reaches `broker`.
+    pub(super) fn at_broker(&mut self, from: ClientRef, request: Request, broker: u32) {
+        let now = self.now();
+        let kind = request.kind();
+        if let Some(connections) = self.cluster.availability.broker_down(broker, now) {
+            match connections {
+                // The host's kernel resets the connection: the client hears at once.
+                Connections::Reset => self.fail(from, broker, kind, ErrorCode::Disconnected),
+                Connections::Hang => {
+                    let deadline = self.deadline_of(from, broker, kind);
+                    self.time_out(from, broker, deadline);
+                }
+            }
+            return;
+        }
+        if kind == RequestKind::FindCoordinator {
+            // Any broker answers from its metadata: the leader of the group's
+            // `__consumer_offsets` partition, dead or not (a dead one until it is fenced).
+            let offsets = self.partitions.len();
+            let response = match self.cluster.availability.leader_at(offsets, now) {
+                Some(b) => Response::FindCoordinator { broker: b },
+                None => Response::Failed {
+                    request: kind,
+                    error: ErrorCode::CoordinatorNotAvailable,
+                },
+            };
+            return self.respond(from, broker, response);
+        }
+        if self.coordinator_home != Some(broker) {
+            return self.fail(from, broker, kind, ErrorCode::NotCoordinator);
+        }
+        if now < self.coordinator_loading_until {
+            return match kind {
+                RequestKind::Heartbeat => self.respond(
+                    from,
+                    broker,
+                    Response::Heartbeat {
+                        error: ErrorCode::None,
+                    },
+                ),
+                _ => self.fail(from, broker, kind, ErrorCode::CoordinatorLoadInProgress),
+            };
+        }
+        let offsets = &self.cluster.offsets;
+        let out = &mut self.coordinator_out;
+        self.coordinator.handle(now, from, request, offsets, out);
+        self.apply_coordinator();
+    }
+
+    fn deadline_of(&self, from: ClientRef, broker: u32, kind: RequestKind) -> SimTime {
+        self.in_flight
+            .get(&(from, broker))
+            .and_then(|q| q.iter().find(|e| e.kind == kind))
+            .map_or(self.now(), |e| e.deadline)
+    }
+
+    /// `broker` answers `kind` with an error that carries no group state.
+    fn fail(&mut self, to: ClientRef, broker: u32, kind: RequestKind, error: ErrorCode) {
+        self.respond(
+            to,
+            broker,
+            Response::Failed {
+                request: kind,
+                error,
+            },
+        );
+    }
+
+    /// `broker` answers `to`: the request it answers is no longer in flight once the answer
+    /// arrives; an answer that cannot cross a network partition in time is lost, and its
+    /// request times out.
+    pub(super) fn respond(&mut self, to: ClientRef, broker: u32, response: Response) {
+        let kind = match &response {
+            Response::Failed { request, .. } => *request,
+            Response::JoinGroup { .. } => RequestKind::JoinGroup,
+            Response::SyncGroup { .. } => RequestKind::SyncGroup,
+            Response::Heartbeat { .. } => RequestKind::Heartbeat,
+            Response::LeaveGroup { .. } => RequestKind::LeaveGroup,
+            Response::OffsetCommit { .. } => RequestKind::OffsetCommit,
+            Response::OffsetFetch { .. } => RequestKind::OffsetFetch,
+            Response::FindCoordinator { .. } => RequestKind::FindCoordinator,
+            Response::ConsumerGroupHeartbeat { .. } => RequestKind::ConsumerGroupHeartbeat,
+        };
+        let Some(entry) = self.take_in_flight(to, broker, kind) else {
+            return;
+        };
+        match self.carry(to, broker, Direction::ToClient, entry.deadline) {
+            // The consumer does not wait for its LeaveGroup answer.
+            Some(_) if kind == RequestKind::LeaveGroup => {}
+            Some(at) => {
+                let response = Box::new(response);
+                self.queue.schedule(at, Event::AtClient { to, response });
+            }
+            None => {
+                self.in_flight
+                    .entry((to, broker))
+                    .or_default()
+                    .push_front(entry);
+                self.time_out(to, broker, entry.deadline);
+            }
+        }
+    }
+
+    fn take_in_flight(
+        &mut self,
+        to: ClientRef,
+        broker: u32,
+        kind: RequestKind,
+    ) -> Option<InFlight> {
+        let queue = self.in_flight.get_mut(&(to, broker))?;
+        let i = queue.iter().position(|e| e.kind == kind)?;
+        let entry = queue.remove(i);
+        if queue.is_empty() {
+            self.in_flight.remove(&(to, broker));
+        }
+        entry
+    }
+
+    /// The client's connection to `broker` closes: every request still in flight on it fails
+    /// (`NetworkClient` on a disconnect or a request timeout).
+    pub(super) fn connection_closed(&mut self, client: ClientRef, broker: u32) {
+        let now = self.now();
+        let Some(queue) = self.in_flight.get(&(client, broker)) else {
+            return;
+        };
+        // A timeout closes the connection only once its earliest request is overdue (a later
+        // request's timer may be the one that fired after the connection was reopened).
+        if queue.front().is_some_and(|e| e.deadline > now)
+            && self.cluster.availability.broker_down(broker, now).is_none()
+            && self
+                .cluster
+                .availability
+                .cut_until(client.member, broker, now)
+                .is_none()
+        {
+            return;
+        }
+        let queue = self.in_flight.remove(&(client, broker)).unwrap_or_default();
+        for entry in queue {
+            let response = Box::new(Response::Failed {
+                request: entry.kind,
+                error: ErrorCode::Disconnected,
+            });
+            self.queue.schedule(
+                now,
+                Event::AtClient {
+                    to: client,
+                    response,
+                },
+            );
+        }
+    }
+
+    /// A broker crashed: if it held the coordinator, the group's state there is gone; the
+    /// requests in flight on its connections fail at once (reset) or at their timeouts (hang).
+    pub(super) fn broker_crashed(&mut self) {
+        let now = self.now();
+        let down: Vec<(u32, Connections)> = (0..self.cluster.brokers)
+            .filter_map(|b| {
+                self.cluster
+                    .availability
+                    .broker_down(b, now)
+                    .map(|c| (b, c))
+            })
+            .collect();
+        for &(broker, connections) in &down {
+            let clients: Vec<(ClientRef, SimTime)> = self
+                .in_flight
+                .iter()
+                .filter(|((_, b), q)| *b == broker && !q.is_empty())
+                .map(|((c, _), q)| (*c, q.iter().map(|e| e.deadline).min().unwrap_or(now)))
+                .collect();
+            for (client, deadline) in clients {
+                let at = match connections {
+                    Connections::Reset => {
+                        let lag = self.scenario.cluster.latency_max_us;
+                        now + Duration::from_micros(lag)
+                    }
+                    Connections::Hang => deadline,
+                };
+                self.time_out(client, broker, at);
+            }
+            if self.coordinator_home == Some(broker) {
+                self.log(|| format!("broker-{broker} crashes with the group's coordinator"));
+                self.drop_coordinator_state();
+                self.observers
+                    .observe(now, &Fact::CoordinatorFailed { broker });
+            } else {
+                self.log(|| format!("broker-{broker} crashes"));
+            }
+        }
+    }
+
+    /// The coordinator's in-memory state goes: its timers are cancelled (what it wrote stays).
+    fn drop_coordinator_state(&mut self) {
+        self.coordinator_home = None;
+        for (_, id) in std::mem::take(&mut self.timers.coordinator) {
+            self.queue.cancel(id);
+        }
+    }
+
+    /// The leadership of the group's `__consumer_offsets` partition moved: a live old
+    /// coordinator unloads the group (its parked JoinGroup and SyncGroup answered
+    /// NOT_COORDINATOR), the new one loads it.
+    pub(super) fn coordinator_moved(&mut self, i: usize) {
+        let now = self.now();
+        let mv = self.cluster.availability.coordinator_moves()[i];
+        if let Some(old) = mv.from.filter(|&b| self.coordinator_home == Some(b)) {
+            let parked: Vec<(ClientRef, RequestKind)> = self
+                .in_flight
+                .iter()
+                .filter(|((_, b), _)| *b == old)
+                .flat_map(|((c, _), q)| {
+                    q.iter()
+                        .filter(|e| {
+                            matches!(e.kind, RequestKind::JoinGroup | RequestKind::SyncGroup)
+                        })
+                        .map(move |e| (*c, e.kind))
+                })
+                .collect();
+            for (client, kind) in parked {
+                self.fail(client, old, kind, ErrorCode::NotCoordinator);
+            }
+            self.drop_coordinator_state();
+        }
+        let load = Duration::from_millis(self.scenario.cluster.coordinator_load_ms);
+        self.coordinator_home = mv.to;
+        if mv.to.is_some() {
+            self.coordinator_loading_until = now + load;
+            self.queue
+                .schedule(self.coordinator_loading_until, Event::CoordinatorLoaded);
+        }
+        self.log(|| match mv.to {
+            Some(to) => format!("the group's coordinator moves to broker-{to}; it loads the group"),
+            None => "the group's coordinator is unavailable (its __consumer_offsets partition has no leader)".into(),
+        });
+        let fact = Fact::CoordinatorMoved {
+            from: mv.from,
+            to: mv.to,
+        };
+        self.observers.observe(now, &fact);
+    }
+}

@@ -1,0 +1,179 @@
+//! Brokers that fail, a coordinator that moves, a network that partitions (issue #22): the three
+//! stories the scenarios tell, asserted, and bad fault entries refused with their line.
+
+use cgsim::scenario::{load, load_str, LoadOptions, Scenario};
+use cgsim::world::{run, RunOptions};
+use std::path::Path;
+
+fn scenario(name: &str, variant: &str) -> Scenario {
+    let options = LoadOptions {
+        variant: Some(variant.to_string()),
+        ..LoadOptions::default()
+    };
+    load(Path::new(&format!("scenarios/{name}.toml")), &options).expect("valid")
+}
+
+/// Under classic with the default 45 s sessions a coordinator fail-over (fenced after 9 s,
+/// loaded half a second later) costs no rebalance and no committed offset; every member keeps
+/// processing through it and the time it went without a coordinator is reported.
+#[test]
+fn a_coordinator_fail_over_under_classic_costs_no_rebalance() {
+    for variant in ["eager", "cooperative", "consumer"] {
+        let r = run(
+            &scenario("coordinator-failover", variant),
+            RunOptions::default(),
+        )
+        .report;
+        assert_eq!(r.rebalances.count, 0, "{variant}");
+        assert_eq!(r.records.never_processed, 0, "{variant}");
+        assert!(
+            r.invariants.violations.is_empty(),
+            "{variant}: {:?}",
+            r.invariants.violations
+        );
+        assert!(r.invariants.settle_checked, "{variant}");
+        let events: Vec<&str> = r.coordinator.iter().map(|c| c.event).collect();
+        assert_eq!(
+            events,
+            ["failed", "moved", "loaded", "moved", "loaded"],
+            "{variant}"
+        );
+        for m in &r.members {
+            let unknown = m.coordinator_unknown_ms.expect("reported under faults");
+            // From the crash until the new coordinator is elected (fenced at +9 s, elected
+            // 100 ms later), give or take a lookup's backoff.
+            assert!(
+                (9_000..=10_000).contains(&unknown),
+                "{variant} {}: {unknown}",
+                m.name
+            );
+        }
+        let by = r.pauses.unavailable_ms.by_cause;
+        assert_eq!(
+            by.total(),
+            r.pauses.unavailable_ms.total,
+            "{variant}: parts sum to the total"
+        );
+    }
+}
+
+/// A partition leader's crash: its partitions are unavailable for detection + election +
+/// metadata refresh (9 s + 100 ms + retry.backoff.ms and a round trip); every other partition is
+/// unaffected.
+#[test]
+fn a_leader_crash_stops_only_its_partitions_for_detection_election_and_refresh() {
+    let r = run(
+        &scenario("broker-failure", "cooperative"),
+        RunOptions::default(),
+    )
+    .report;
+    let per = &r.pauses.unavailable_ms.per;
+    let stopped: Vec<(&String, &u64)> = per.iter().filter(|(_, &ms)| ms > 0).collect();
+    assert!(!stopped.is_empty() && stopped.len() < per.len(), "{per:?}");
+    for (p, &ms) in &stopped {
+        assert!((9_100..=9_400).contains(&ms), "{p}: {ms} ms");
+    }
+    assert_eq!(r.rebalances.count, 0);
+    assert_eq!(
+        r.pauses.unavailable_ms.by_cause.leader_election,
+        r.pauses.unavailable_ms.total
+    );
+    assert_eq!(r.join.notifications, 30);
+}
+
+/// A member cut off from the coordinator longer than its session: one rebalance removes it,
+/// it goes on processing what it owned (zombie processing, duplicates counted), no double
+/// ownership is reported (its ownership ended at its removal), and it rejoins once it can reach
+/// the coordinator again.
+#[test]
+fn a_member_cut_off_from_the_coordinator_becomes_a_zombie_then_rejoins() {
+    for variant in ["eager", "cooperative"] {
+        let r = run(
+            &scenario("network-partition", variant),
+            RunOptions::default(),
+        )
+        .report;
+        let expired: Vec<_> = r
+            .rebalances
+            .list
+            .iter()
+            .filter(|e| e.trigger == "member_expired")
+            .collect();
+        assert_eq!(expired.len(), 1, "{variant}");
+        assert!(
+            r.invariants.violations.is_empty(),
+            "{variant}: {:?}",
+            r.invariants.violations
+        );
+        assert!(!r.invariants.zombie_processing.is_empty(), "{variant}");
+        assert!(r
+            .invariants
+            .zombie_processing
+            .iter()
+            .all(|z| z.member == "pod1"));
+        assert!(r.records.processed_twice > 0, "{variant}");
+        assert_eq!(r.records.never_processed, 0, "{variant}");
+        assert!(r.pauses.unavailable_ms.by_cause.network > 0, "{variant}");
+        let pod1 = r.members.iter().find(|m| m.name == "pod1").expect("pod1");
+        assert!(
+            pod1.coordinator_unknown_ms.unwrap_or(0) >= 20_000,
+            "{variant}"
+        );
+        assert!(r.invariants.settle_checked, "{variant}");
+    }
+}
+
+#[test]
+fn bad_fault_entries_are_refused_with_their_line() {
+    let base = "name = \"t\"\nduration_ms = 100000\n\n[cluster]\nbrokers = 3\n\n[[topics]]\nname = \"o\"\npartitions = 3\n\n[[members]]\nname = \"c\"\n\n";
+    let cases = [
+        ("[[timeline]]\nat_ms = 1000\naction = \"broker_crash\"\nbroker = 7\n", "unknown broker 7"),
+        (
+            "[[timeline]]\nat_ms = 1000\naction = \"broker_crash\"\nbroker = 1\n\n[[timeline]]\nat_ms = 2000\naction = \"broker_crash\"\nbroker = 1\n",
+            "broker 1 cannot crash at 2000 ms",
+        ),
+        ("[[timeline]]\nat_ms = 1000\naction = \"broker_restart\"\nbroker = 1\n", "broker 1 cannot restart"),
+        (
+            "[[timeline]]\nat_ms = 1000\naction = \"network_partition\"\nbrokers = [0]\nduration_ms = 10\n",
+            "network_partition needs members",
+        ),
+        (
+            "[[timeline]]\nat_ms = 1000\naction = \"network_partition\"\nmembers = [\"c\"]\nduration_ms = 10\n",
+            "network_partition needs brokers",
+        ),
+        (
+            "[[timeline]]\nat_ms = 1000\naction = \"latency_spike\"\nduration_ms = 10\n",
+            "needs a positive latency_ms",
+        ),
+        ("[[timeline]]\nat_ms = 1000\naction = \"broker_crash\"\nbroker = 0\nconnections = \"lost\"\n", "lost"),
+    ];
+    for (timeline, message) in cases {
+        let text = format!("{base}{timeline}");
+        let e = load_str("s.toml", &text, &LoadOptions::default()).expect_err(timeline);
+        let shown = e.to_string();
+        assert!(shown.contains(message), "{shown}");
+        assert!(shown.contains("s.toml: line "), "{shown}");
+    }
+}
+
+/// The broker and network fault entries print back as the timeline that replays them.
+#[test]
+fn fault_entries_replay_from_the_emitted_scenario() {
+    for name in [
+        "coordinator-failover",
+        "network-partition",
+        "broker-failure",
+    ] {
+        let text = std::fs::read_to_string(format!("scenarios/{name}.toml")).expect("reads");
+        let options = LoadOptions {
+            variant: Some("cooperative".into()),
+            ..LoadOptions::default()
+        };
+        let s = scenario(name, "cooperative");
+        let emitted = cgsim::scenario::emit_scenario(&text, &options, &s).expect("emits");
+        let again = load_str("again.toml", &emitted, &LoadOptions::default()).expect("reloads");
+        let a = run(&s, RunOptions::default()).report;
+        let b = run(&again, RunOptions::default()).report;
+        assert_eq!(a.digest, b.digest, "{name}");
+    }
+}
