@@ -45,6 +45,11 @@ pub enum Fact {
     /// coordinator does), with what a describe reads from it.
     ConsumerGroupRecorded(ConsumerRecord),
     /// The coordinator stored a committed offset.
+    /// An OffsetFetch read a partition's committed offset from `__consumer_offsets`.
+    CommittedRead {
+        partition: usize,
+        offset: Option<u64>,
+    },
     OffsetCommitted {
         member: usize,
         partition: usize,

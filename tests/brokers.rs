@@ -177,3 +177,32 @@ fn fault_entries_replay_from_the_emitted_scenario() {
         assert_eq!(a.digest, b.digest, "{name}");
     }
 }
+
+/// With `hang` the members only notice after request.timeout.ms (30 s): a heartbeat to the
+/// vanished coordinator waits that long. The new coordinator counts sessions from its load, so
+/// the group still does not rebalance.
+#[test]
+fn a_hung_coordinator_is_noticed_after_the_request_timeout() {
+    let text = std::fs::read_to_string("scenarios/coordinator-failover.toml").expect("reads");
+    let hang = text.replace(
+        "broker = \"coordinator\"\n",
+        "broker = \"coordinator\"\nconnections = \"hang\"\n",
+    );
+    for variant in ["cooperative", "consumer"] {
+        let options = LoadOptions {
+            variant: Some(variant.into()),
+            ..LoadOptions::default()
+        };
+        let s = load_str("hang.toml", &hang, &options).expect("valid");
+        let r = run(&s, RunOptions::default()).report;
+        assert_eq!(r.brokers[0].connections, Some("hang"));
+        assert_eq!(r.rebalances.count, 0, "{variant}");
+        assert!(r.invariants.violations.is_empty(), "{variant}");
+        for m in &r.members {
+            let unknown = m.coordinator_unknown_ms.expect("reported");
+            // Unknown from the heartbeat's timeout (sent up to one interval before the crash,
+            // failing 30 s after it was sent) until it is found on the new coordinator.
+            assert!(unknown < 5_000, "{variant} {}: {unknown}", m.name);
+        }
+    }
+}

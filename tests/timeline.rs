@@ -378,3 +378,26 @@ fn restores_are_drawn_and_traced() {
     assert_eq!(begin["ts"], 62_000_000);
     assert_eq!(begin["tid"], 5);
 }
+
+/// Broker faults get broker lanes: the dead broker's down time and where the coordinator
+/// lived, moving with its fail-over and back at the preferred-leader check; a run without
+/// broker faults draws none.
+#[test]
+fn broker_lanes_show_down_time_and_the_coordinators_home() {
+    let out = scenario_run("coordinator-failover", "cooperative");
+    let text = svg(&out, None);
+    let doc = roxmltree::Document::parse(&text).expect("valid xml");
+    let down = with_class(&doc, "broker-down");
+    assert_eq!(down.len(), 1);
+    assert_eq!(down[0].attribute("data-broker"), Some("2"));
+    let homes: Vec<&str> = with_class(&doc, "coordinator-home")
+        .iter()
+        .filter_map(|n| n.attribute("data-broker"))
+        .collect();
+    assert_eq!(homes, ["0", "2", "2"]);
+    assert_eq!(with_class(&doc, "coordinator-mark").len(), 5);
+
+    let quiet = scenario_run("scale-out", "cooperative");
+    let text = svg(&quiet, None);
+    assert!(!text.contains("class=\"brokers\""));
+}

@@ -41,6 +41,8 @@ pub enum Property {
     DoubleOwnership,
     /// A commit moved a partition's committed offset backwards.
     OffsetRegression,
+    /// An OffsetFetch read less than was committed (an offset lost, e.g. across a fail-over).
+    CommittedOffsetLost,
     /// The group was not Stable, with every member settled, by the settle bound.
     NotSettled,
     /// KIP-848: a partition was given to a member while another still reported owning it.
@@ -53,6 +55,7 @@ impl Property {
         match self {
             Property::DoubleOwnership => "double_ownership",
             Property::OffsetRegression => "offset_regression",
+            Property::CommittedOffsetLost => "committed_offset_lost",
             Property::NotSettled => "not_settled",
             Property::AssignedBeforeReleased => "assigned_before_released",
         }
@@ -62,6 +65,7 @@ impl Property {
         match self {
             Property::DoubleOwnership
             | Property::OffsetRegression
+            | Property::CommittedOffsetLost
             | Property::AssignedBeforeReleased => Kind::Always,
             Property::NotSettled => Kind::Eventually,
         }
@@ -170,7 +174,7 @@ impl Checks {
             Fact::Processed {
                 member, partition, ..
             } if self.ownership.owner(*partition) == Some(*member) => {}
-            Fact::OffsetCommitted { .. } => {
+            Fact::OffsetCommitted { .. } | Fact::CommittedRead { .. } => {
                 let mut found = findings!(self);
                 self.offsets.observe(now, fact, &mut found);
             }

@@ -1,6 +1,7 @@
 //! always `offset_regression`: a partition's committed offset (as `__consumer_offsets` holds it)
-//! never moves backwards. Its own record of every committed offset, from the coordinator's
-//! `OffsetCommitted` facts.
+//! never moves backwards; always `committed_offset_lost`: an OffsetFetch reads at least what was
+//! last committed (a coordinator fail-over loses nothing that was written). Its own record of
+//! every committed offset, from the coordinator's `OffsetCommitted` and `CommittedRead` facts.
 
 use super::{Findings, Property};
 use crate::facts::Fact;
@@ -18,6 +19,18 @@ impl Offsets {
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
+        if let Fact::CommittedRead { partition, offset } = *fact {
+            if let Some(written) = self.committed[partition].filter(|&w| offset < Some(w)) {
+                let names = found.names;
+                let read = offset.map_or("none".to_string(), |o| o.to_string());
+                let detail = format!(
+                    "{} reads committed offset {read}, below the {written} committed before",
+                    names.partitions[partition]
+                );
+                found.violation(now, Property::CommittedOffsetLost, detail);
+            }
+            return;
+        }
         let Fact::OffsetCommitted {
             member,
             partition,

@@ -285,3 +285,41 @@ fn assigned_before_released_fires_only_while_another_member_still_reports_the_pa
         "t-1 given to c2 while c1 still reports owning it"
     );
 }
+
+#[test]
+fn committed_offset_lost_fires_when_a_read_is_below_the_last_commit() {
+    let mut c = checks();
+    let commit = |offset| Fact::OffsetCommitted {
+        member: 0,
+        partition: 1,
+        offset,
+    };
+    let read = |offset| Fact::CommittedRead {
+        partition: 1,
+        offset,
+    };
+    // Nothing committed yet: nothing to lose.
+    c.observe(at(1), &read(None));
+    c.observe(at(2), &commit(40));
+    c.observe(at(3), &read(Some(40)));
+    c.observe(at(4), &read(Some(41)));
+    assert!(c.violations.is_empty());
+    // After a fail-over the new coordinator must still have 40.
+    c.observe(at(5), &read(None));
+    c.observe(at(6), &read(Some(39)));
+    let inv = c.finish();
+    let kinds: Vec<(u64, &str)> = inv
+        .violations
+        .iter()
+        .map(|v| (v.at_ms, v.kind.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [(5, "committed_offset_lost"), (6, "committed_offset_lost")]
+    );
+    assert_eq!(
+        inv.violations[1].detail,
+        "t-1 reads committed offset 39, below the 40 committed before"
+    );
+    assert_eq!(Property::CommittedOffsetLost.kind(), Kind::Always);
+}

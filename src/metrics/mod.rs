@@ -354,6 +354,7 @@ impl Metrics {
             | Fact::CoordinatorLoaded
             | Fact::FetchGap { .. } => self.observe_fault(now, fact),
             Fact::OwnedReported { .. }
+            | Fact::CommittedRead { .. }
             | Fact::AssignmentSent { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::PollTimeout { .. } => {}

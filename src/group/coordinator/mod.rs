@@ -529,10 +529,13 @@ impl Coordinator {
                 cx.respond(from, Response::OffsetCommit { error });
             }
             Request::OffsetFetch { partitions } => {
-                let committed = partitions
+                let committed: Vec<(usize, Option<u64>)> = partitions
                     .iter()
                     .map(|&p| (p, offsets.committed(p)))
                     .collect();
+                for &(partition, offset) in &committed {
+                    cx.fact(Fact::CommittedRead { partition, offset });
+                }
                 cx.respond(from, Response::OffsetFetch { committed });
             }
             // Any broker answers FindCoordinator from the cluster's metadata (the world does);
