@@ -2,7 +2,7 @@
 //! state machines record (never by a model's internals or by the metrics). Three kinds, as
 //! stateright and TigerBeetle's VOPR name them:
 //! - always (safety): [`Property::DoubleOwnership`], [`Property::OffsetRegression`],
-//!   [`Property::AssignedBeforeReleased`] (KIP-848);
+//!   [`Property::AssignedBeforeReleased`] (KIP-848), [`Property::ProcessedAfterRevoke`];
 //! - eventually (liveness after the last timeline event): [`Property::NotSettled`];
 //! - sometimes (coverage: the run really exercised this): [`Coverage`], listed in the report's
 //!   `invariants.covered`.
@@ -45,6 +45,9 @@ pub enum Property {
     NotSettled,
     /// KIP-848: a partition was given to a member while another still reported owning it.
     AssignedBeforeReleased,
+    /// A member still in the group processed a partition after its own revoke (or lost)
+    /// callback gave it up, without being assigned it again.
+    ProcessedAfterRevoke,
 }
 
 impl Property {
@@ -55,6 +58,7 @@ impl Property {
             Property::OffsetRegression => "offset_regression",
             Property::NotSettled => "not_settled",
             Property::AssignedBeforeReleased => "assigned_before_released",
+            Property::ProcessedAfterRevoke => "processed_after_revoke",
         }
     }
 
@@ -62,7 +66,8 @@ impl Property {
         match self {
             Property::DoubleOwnership
             | Property::OffsetRegression
-            | Property::AssignedBeforeReleased => Kind::Always,
+            | Property::AssignedBeforeReleased
+            | Property::ProcessedAfterRevoke => Kind::Always,
             Property::NotSettled => Kind::Eventually,
         }
     }

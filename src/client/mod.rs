@@ -34,7 +34,7 @@ use crate::group::messages::{
 };
 use crate::log;
 use crate::scenario::{
-    ClientSettings, CommitAfterBatch, MemberSpec, OffsetReset, Protocol, Scenario,
+    ClientSettings, CommitAfterBatch, MemberSpec, Mutant, OffsetReset, Protocol, Scenario,
 };
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;

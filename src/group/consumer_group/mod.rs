@@ -47,6 +47,8 @@ pub struct ConsumerGroupConfig {
     pub assignment_interval_ms: u64,
     /// `group.consumer.assignors`: the first is used when no member asks for one.
     pub assignors: Vec<String>,
+    /// Test-only: a deliberately broken behaviour (`cgsim fuzz --mutant`).
+    pub mutant: Option<crate::scenario::Mutant>,
 }
 
 impl Default for ConsumerGroupConfig {
@@ -56,6 +58,7 @@ impl Default for ConsumerGroupConfig {
             session_timeout_ms: 45_000,
             assignment_interval_ms: 1_000,
             assignors: vec!["uniform".into(), "range".into()],
+            mutant: None,
         }
     }
 }
@@ -490,8 +493,12 @@ impl ConsumerGroup {
             let members = &self.members;
             // Kafka's `currentPartitionEpoch != -1`: another member still holds it (a static
             // member away at epoch -2 included).
-            let held_elsewhere =
-                |tp: TopicPartition| members.values().any(|m| m.member_id != id && m.holds(&tp));
+            // MUTANT(early-assign): nothing counts as held elsewhere, so a partition moves
+            // before its owner released it.
+            let early = self.config.mutant == Some(crate::scenario::Mutant::EarlyAssign);
+            let held_elsewhere = |tp: TopicPartition| {
+                !early && members.values().any(|m| m.member_id != id && m.holds(&tp))
+            };
             if updated.is_reconciled_to(self.assignment_epoch) {
                 updated.clone()
             } else {
