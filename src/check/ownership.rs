@@ -45,7 +45,10 @@ impl Ownership {
                 self.release(*member, owned);
                 self.forget_releases(*member);
             }
-            Fact::MemberRemoved { member, .. } => {
+            // The member gave up its generation on a poll timeout (the heartbeat thread resets
+            // it; a static member sends no LeaveGroup, so no removal may ever come): what it
+            // processes from here on is a zombie's, and its partitions may move.
+            Fact::PollTimeout { member, .. } | Fact::MemberRemoved { member, .. } => {
                 for o in &mut self.owner {
                     if *o == Some(*member) {
                         *o = None;

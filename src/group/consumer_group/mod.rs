@@ -436,15 +436,30 @@ impl ConsumerGroup {
         if let Some(topics) = &request.subscribed_topic_names {
             updated.subscribed_topic_names = topics.clone();
             // `updateCurrentAssignment`: a dropped topic's partitions leave the current
-            // assignment at once, before any new target.
+            // assignment at once, before any new target, but stay held, pending revocation,
+            // until the member's heartbeat no longer reports them (UNREVOKED_PARTITIONS):
+            // handing them on before would give them two owners.
             let topic_names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
             let subscribed = |tp: &TopicPartition| {
                 topics
                     .iter()
                     .any(|t| topic_names.get(tp.topic as usize) == Some(&t.as_str()))
             };
+            let dropped: Vec<TopicPartition> = updated
+                .assigned
+                .keys()
+                .filter(|tp| !subscribed(tp))
+                .copied()
+                .collect();
             updated.assigned.retain(|tp, _| subscribed(tp));
-            updated.pending_revocation.retain(subscribed);
+            let owned = request.owned.as_ref();
+            let still_owned = |tp: &TopicPartition| owned.is_none_or(|o| o.contains(tp));
+            if dropped.iter().any(still_owned) {
+                updated.pending_revocation.extend(dropped);
+                updated.state = MemberState::UnrevokedPartitions;
+            } else {
+                updated.pending_revocation.retain(subscribed);
+            }
         }
         // 1. The member's metadata, and a group epoch bump for a new or changed subscription.
         let metadata_changed = is_new
