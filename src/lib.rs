@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod conform;
 pub mod explain;
 pub mod facts;
+pub mod fuzz;
 pub mod group;
 pub mod java;
 pub mod metrics;

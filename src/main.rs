@@ -147,6 +147,34 @@ enum Command {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
+    /// Fuzz: one generated scenario per seed (a small group from scratch, or around SCENARIO),
+    /// with a swarm of fault kinds switched on; every safety and liveness property checked.
+    /// One line per failure with the command that replays it; the coverage paths reached; last
+    /// line `fuzz: F failures in N runs (R runs/s)`. Exit 1 when any run failed.
+    Fuzz {
+        /// A scenario to fuzz around (its topics, group settings and members); default: small
+        /// groups drawn from scratch.
+        scenario: Option<PathBuf>,
+        /// Seeds to run, A..B inclusive (or one seed).
+        #[arg(long, value_name = "A..B", value_parser = cli::compare::parse_seeds, required_unless_present = "list_mutants")]
+        seeds: Option<cli::compare::SeedRange>,
+        /// Test-only: turn on a deliberately broken behaviour (see --list-mutants).
+        #[arg(long, value_name = "NAME")]
+        mutant: Option<String>,
+        /// Worker threads (default: one per core). The output is the same for any number.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+        /// Shrink the first failure of each property to the smallest scenario that still
+        /// fails it, and write it to --out (default fuzz-out).
+        #[arg(long)]
+        shrink: bool,
+        /// Write each failing scenario to DIR as fuzz-SEED.toml (`cgsim run` replays it).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// List the mutants, one per line, name first.
+        #[arg(long)]
+        list_mutants: bool,
+    },
     /// Join the JSON lines of a sweep's shards and print the summary the unsharded sweep
     /// prints; refuses files of different sweeps and a sweep with runs missing.
     Merge {
@@ -328,6 +356,23 @@ fn main() -> ExitCode {
                 sets,
             },
         ),
+        Command::Fuzz {
+            scenario,
+            seeds,
+            mutant,
+            threads,
+            shrink,
+            out,
+            list_mutants,
+        } => cli::fuzz::run_fuzz(cli::fuzz::Options {
+            scenario,
+            seeds,
+            mutant,
+            threads: threads.map(usize::from),
+            shrink,
+            out,
+            list_mutants,
+        }),
         Command::Merge {
             files,
             out,

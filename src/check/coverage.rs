@@ -29,6 +29,18 @@ pub enum Coverage {
 }
 
 impl Coverage {
+    /// Every coverage property, in declaration order (a fuzz run counts each).
+    pub const ALL: [Coverage; 8] = [
+        Coverage::Revoked,
+        Coverage::FollowUp,
+        Coverage::ZombieBatch,
+        Coverage::Lost,
+        Coverage::SessionExpired,
+        Coverage::PollTimeout,
+        Coverage::StaticReplacement,
+        Coverage::StateRestore,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Coverage::Revoked => "revoked",

@@ -2,7 +2,7 @@
 //! state machines record (never by a model's internals or by the metrics). Three kinds, as
 //! stateright and TigerBeetle's VOPR name them:
 //! - always (safety): [`Property::DoubleOwnership`], [`Property::OffsetRegression`],
-//!   [`Property::AssignedBeforeReleased`] (KIP-848);
+//!   [`Property::AssignedBeforeReleased`] (KIP-848), [`Property::ProcessedAfterRevoke`];
 //! - eventually (liveness after the last timeline event): [`Property::NotSettled`];
 //! - sometimes (coverage: the run really exercised this): [`Coverage`], listed in the report's
 //!   `invariants.covered`.
@@ -47,6 +47,9 @@ pub enum Property {
     NotSettled,
     /// KIP-848: a partition was given to a member while another still reported owning it.
     AssignedBeforeReleased,
+    /// A member still in the group processed a partition after its own revoke (or lost)
+    /// callback gave it up, without being assigned it again.
+    ProcessedAfterRevoke,
 }
 
 impl Property {
@@ -58,6 +61,7 @@ impl Property {
             Property::CommittedOffsetLost => "committed_offset_lost",
             Property::NotSettled => "not_settled",
             Property::AssignedBeforeReleased => "assigned_before_released",
+            Property::ProcessedAfterRevoke => "processed_after_revoke",
         }
     }
 
@@ -66,7 +70,8 @@ impl Property {
             Property::DoubleOwnership
             | Property::OffsetRegression
             | Property::CommittedOffsetLost
-            | Property::AssignedBeforeReleased => Kind::Always,
+            | Property::AssignedBeforeReleased
+            | Property::ProcessedAfterRevoke => Kind::Always,
             Property::NotSettled => Kind::Eventually,
         }
     }

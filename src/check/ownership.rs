@@ -1,20 +1,27 @@
 //! always `double_ownership`: a member owns a partition from its assignment until the first of
 //! its revoke or lost callback, its crash, or the coordinator removing it (DESIGN.md "What
 //! counts"); two owners at one instant is a violation. The same record tells a zombie batch:
-//! records processed by a member that no longer owns them.
+//! records processed by a member that no longer owns them. A member that gave a partition up
+//! through its own callback (revoked, lost) and is still in the group must not process it again
+//! until it is assigned it anew: `processed_after_revoke` (a removed member's batch is a zombie,
+//! Kafka's real behaviour, not a violation).
 
 use super::{Coverage, Findings, Property, Zombie};
 use crate::facts::Fact;
 use crate::sim::SimTime;
+use std::collections::BTreeSet;
 
 pub struct Ownership {
     owner: Vec<Option<usize>>,
+    /// Per partition: the members whose own callback gave it up, still in the group.
+    released: Vec<BTreeSet<usize>>,
 }
 
 impl Ownership {
     pub fn new(partitions: usize) -> Self {
         Ownership {
             owner: vec![None; partitions],
+            released: vec![BTreeSet::new(); partitions],
         }
     }
 
@@ -28,14 +35,26 @@ impl Ownership {
             Fact::Assigned { member, partitions } => self.acquire(now, *member, partitions, found),
             Fact::Revoked { member, partitions }
             | Fact::RevokedOnClose { member, partitions }
-            | Fact::Lost { member, partitions } => self.release(*member, partitions),
-            Fact::Crashed { member, owned } => self.release(*member, owned),
-            Fact::MemberRemoved { member, .. } => {
+            | Fact::Lost { member, partitions } => {
+                self.release(*member, partitions);
+                for &p in partitions {
+                    self.released[p].insert(*member);
+                }
+            }
+            Fact::Crashed { member, owned } => {
+                self.release(*member, owned);
+                self.forget_releases(*member);
+            }
+            // The member gave up its generation on a poll timeout (the heartbeat thread resets
+            // it; a static member sends no LeaveGroup, so no removal may ever come): what it
+            // processes from here on is a zombie's, and its partitions may move.
+            Fact::PollTimeout { member, .. } | Fact::MemberRemoved { member, .. } => {
                 for o in &mut self.owner {
                     if *o == Some(*member) {
                         *o = None;
                     }
                 }
+                self.forget_releases(*member);
             }
             Fact::Processed {
                 member,
@@ -44,7 +63,17 @@ impl Ownership {
                 to,
             } => {
                 let owner = self.owner[*partition];
-                if owner != Some(*member) {
+                if owner != Some(*member) && self.released[*partition].contains(member) {
+                    let names = found.names;
+                    let detail = format!(
+                        "{} processed {} records of {} after its own callback gave it up (owner now: {})",
+                        names.members[*member],
+                        to - from,
+                        names.partitions[*partition],
+                        owner.map_or("none", |o| names.members[o].as_str())
+                    );
+                    found.violation(now, Property::ProcessedAfterRevoke, detail);
+                } else if owner != Some(*member) {
                     let names = found.names;
                     found.zombies.push(Zombie {
                         at_ms: now.as_millis(),
@@ -72,6 +101,14 @@ impl Ownership {
                 found.violation(now, Property::DoubleOwnership, detail);
             }
             self.owner[p] = Some(m);
+            self.released[p].remove(&m);
+        }
+    }
+
+    /// A member that crashed or was removed: what it processes now is a zombie's.
+    fn forget_releases(&mut self, m: usize) {
+        for r in &mut self.released {
+            r.remove(&m);
         }
     }
 

@@ -6,6 +6,7 @@ pub mod check;
 pub mod compare;
 pub mod conform;
 pub mod explain;
+pub mod fuzz;
 pub mod merge;
 pub mod partition;
 pub mod run;

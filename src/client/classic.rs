@@ -264,7 +264,10 @@ impl Consumer {
             .copied()
             .filter(|p| !self.owned.contains(p))
             .collect();
-        if !revoked.is_empty() {
+        // MUTANT(skip-revocation): a cooperative member skips the revocation it owes (no
+        // onPartitionsRevoked, it goes on fetching), yet reports only its new assignment.
+        let skip = self.cooperative() && env.scenario.mutant == Some(Mutant::SkipRevocation);
+        if !revoked.is_empty() && !skip {
             self.listener(env, Listener::Revoked, &revoked);
             self.drop_partitions(&revoked, env);
         }

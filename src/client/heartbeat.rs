@@ -153,7 +153,11 @@ impl Consumer {
             );
         }
         self.disable_heartbeat(env);
-        self.reset_generation(true);
+        // MUTANT(fenced-commit): the member keeps the generation it had, so the commit after its
+        // zombie batch goes out as the old generation's.
+        if env.scenario.mutant != Some(Mutant::FencedCommit) {
+            self.reset_generation(true);
+        }
         self.membership.membership_lost = true;
         self.membership.phase = Phase::Unjoined;
     }

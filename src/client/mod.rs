@@ -35,7 +35,7 @@ use crate::group::messages::{
 };
 use crate::log;
 use crate::scenario::{
-    ClientSettings, CommitAfterBatch, MemberSpec, OffsetReset, Protocol, Scenario,
+    ClientSettings, CommitAfterBatch, MemberSpec, Mutant, OffsetReset, Protocol, Scenario,
 };
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
@@ -602,7 +602,12 @@ impl Consumer {
         match after {
             AfterCommit::Join => self.prepare_and_join(env),
             AfterCommit::Close => self.finish_close(env),
-            AfterCommit::CompleteJoin(assignment) => self.complete_join(env, assignment),
+            AfterCommit::CompleteJoin(assignment) => {
+                // The poll loop goes on after onJoinComplete (a callback that takes time
+                // blocks it until then; `poll` sees that).
+                self.complete_join(env, assignment);
+                self.poll(env)
+            }
             AfterCommit::Resume => self.poll(env),
             AfterCommit::Revoke(revoked) => {
                 self.revoke_reconciled(env, revoked);

@@ -232,7 +232,10 @@ impl Consumer {
     /// Partitions leave this member (revoked or lost): their positions go, and so does their join
     /// state unless the member keeps state across revocations.
     pub(super) fn drop_partitions(&mut self, parts: &[usize], env: &ClientEnv) {
-        for p in parts {
+        // MUTANT(process-after-revoke): the fetch positions stay, so the member goes on
+        // processing what its callback gave up.
+        let keep_fetching = env.scenario.mutant == Some(Mutant::ProcessAfterRevoke);
+        for p in parts.iter().filter(|_| !keep_fetching) {
             self.positions.remove(*p);
             self.start_positions.remove(p);
         }

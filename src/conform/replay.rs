@@ -96,6 +96,7 @@ impl<'s> Replay<'s> {
     pub fn new(script: &'s Script, member_ids: Option<&[(String, String)]>) -> Self {
         let config_u64 = |key: &str| script.broker_config.get(key).and_then(Value::as_u64);
         let config = CoordinatorConfig {
+            mutant: None,
             initial_rebalance_delay_ms: config_u64("group.initial.rebalance.delay.ms")
                 .unwrap_or(DEFAULT_INITIAL_DELAY_MS),
             max_size: config_u64("group.classic.max.size")

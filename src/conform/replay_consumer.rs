@@ -68,6 +68,7 @@ impl<'s> ConsumerReplay<'s> {
             assignment_interval_ms: u64_of("group.consumer.assignment.interval.ms")
                 .unwrap_or(defaults.assignment_interval_ms),
             assignors: defaults.assignors,
+            mutant: None,
         };
         let mut topics: Vec<Topic> = script
             .topics

@@ -42,6 +42,8 @@ pub struct ScenarioFile {
     /// What the scenario's report must show (`cgsim run` and `cgsim check` check them).
     #[serde(default)]
     pub expect: Vec<Spanned<ExpectFile>>,
+    /// Test-only: a deliberately broken behaviour for `cgsim fuzz --mutant` (`mutant.rs`).
+    pub mutant: Option<Spanned<String>>,
 }
 
 /// `[[expect]]`: a dotted path into the JSON report and one comparison, for every variant or

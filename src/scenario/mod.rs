@@ -10,6 +10,7 @@ mod file;
 pub mod limits;
 mod load;
 mod members;
+pub mod mutant;
 mod validate;
 mod value;
 
@@ -17,6 +18,7 @@ pub use emit::emit_scenario;
 pub use faults::FaultPlan;
 pub use file::{default_text, Protocol};
 pub use load::{load, load_str, unset_keys, LoadOptions, ScenarioError};
+pub use mutant::Mutant;
 pub use value::canonical_value;
 
 use crate::assignor::RebalanceProtocol;
@@ -47,6 +49,8 @@ pub struct Scenario {
     /// Settings the file sets that do not apply to the run (classic-only settings under the
     /// consumer protocol), each in words.
     pub notices: Vec<String>,
+    /// Test-only: a deliberately broken behaviour (`mutant = "NAME"`, [`Mutant`]).
+    pub mutant: Option<Mutant>,
 }
 
 #[derive(Clone, Debug)]

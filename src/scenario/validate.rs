@@ -924,6 +924,14 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         expects.push(e);
     }
 
+    let mutant = match &file.mutant {
+        None => None,
+        Some(name) => Some(
+            super::Mutant::parse(name.get_ref())
+                .map_err(|m| (Some(name.span()), format!("mutant: {m}")))?,
+        ),
+    };
+
     Ok(Scenario {
         name: file.name.unwrap_or_else(|| "scenario".into()),
         description: file.description,
@@ -954,6 +962,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         snapshot_variants,
         expects,
         notices,
+        mutant,
     })
 }
 

@@ -185,7 +185,10 @@ impl<'s> World<'s> {
             metrics.record_history();
         }
         let mut coordinator = Coordinator::new(
-            CoordinatorConfig::with_initial_delay(scenario.group.initial_rebalance_delay_ms),
+            CoordinatorConfig {
+                mutant: scenario.mutant,
+                ..CoordinatorConfig::with_initial_delay(scenario.group.initial_rebalance_delay_ms)
+            },
             streams.stream("member-ids"),
         );
         if scenario.group.protocol == Protocol::Consumer {
@@ -749,6 +752,7 @@ fn consumer_group_config(scenario: &Scenario) -> ConsumerGroupConfig {
         heartbeat_interval_ms: g.consumer_heartbeat_interval_ms,
         session_timeout_ms: g.consumer_session_timeout_ms,
         assignment_interval_ms: g.consumer_assignment_interval_ms,
+        mutant: scenario.mutant,
         ..ConsumerGroupConfig::default()
     }
 }

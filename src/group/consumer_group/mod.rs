@@ -47,6 +47,8 @@ pub struct ConsumerGroupConfig {
     pub assignment_interval_ms: u64,
     /// `group.consumer.assignors`: the first is used when no member asks for one.
     pub assignors: Vec<String>,
+    /// Test-only: a deliberately broken behaviour (`cgsim fuzz --mutant`).
+    pub mutant: Option<crate::scenario::Mutant>,
 }
 
 impl Default for ConsumerGroupConfig {
@@ -56,6 +58,7 @@ impl Default for ConsumerGroupConfig {
             session_timeout_ms: 45_000,
             assignment_interval_ms: 1_000,
             assignors: vec!["uniform".into(), "range".into()],
+            mutant: None,
         }
     }
 }
@@ -450,15 +453,30 @@ impl ConsumerGroup {
         if let Some(topics) = &request.subscribed_topic_names {
             updated.subscribed_topic_names = topics.clone();
             // `updateCurrentAssignment`: a dropped topic's partitions leave the current
-            // assignment at once, before any new target.
+            // assignment at once, before any new target, but stay held, pending revocation,
+            // until the member's heartbeat no longer reports them (UNREVOKED_PARTITIONS):
+            // handing them on before would give them two owners.
             let topic_names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
             let subscribed = |tp: &TopicPartition| {
                 topics
                     .iter()
                     .any(|t| topic_names.get(tp.topic as usize) == Some(&t.as_str()))
             };
+            let dropped: Vec<TopicPartition> = updated
+                .assigned
+                .keys()
+                .filter(|tp| !subscribed(tp))
+                .copied()
+                .collect();
             updated.assigned.retain(|tp, _| subscribed(tp));
-            updated.pending_revocation.retain(subscribed);
+            let owned = request.owned.as_ref();
+            let still_owned = |tp: &TopicPartition| owned.is_none_or(|o| o.contains(tp));
+            if dropped.iter().any(still_owned) {
+                updated.pending_revocation.extend(dropped);
+                updated.state = MemberState::UnrevokedPartitions;
+            } else {
+                updated.pending_revocation.retain(subscribed);
+            }
         }
         // 1. The member's metadata, and a group epoch bump for a new or changed subscription.
         let metadata_changed = is_new
@@ -507,8 +525,12 @@ impl ConsumerGroup {
             let members = &self.members;
             // Kafka's `currentPartitionEpoch != -1`: another member still holds it (a static
             // member away at epoch -2 included).
-            let held_elsewhere =
-                |tp: TopicPartition| members.values().any(|m| m.member_id != id && m.holds(&tp));
+            // MUTANT(early-assign): nothing counts as held elsewhere, so a partition moves
+            // before its owner released it.
+            let early = self.config.mutant == Some(crate::scenario::Mutant::EarlyAssign);
+            let held_elsewhere = |tp: TopicPartition| {
+                !early && members.values().any(|m| m.member_id != id && m.holds(&tp))
+            };
             if updated.is_reconciled_to(self.assignment_epoch) {
                 updated.clone()
             } else {

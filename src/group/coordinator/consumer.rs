@@ -261,7 +261,9 @@ impl Coordinator {
             .to_group(&parts)
             .iter()
             .all(|tp| member.assigned.contains_key(tp));
-        if epoch > member.member_epoch || (epoch < member.member_epoch && !owned) {
+        // MUTANT(fenced-commit): a commit at a fenced member epoch is written all the same.
+        let fenced_ok = self.config.mutant == Some(crate::scenario::Mutant::FencedCommit);
+        if !fenced_ok && (epoch > member.member_epoch || (epoch < member.member_epoch && !owned)) {
             return ErrorCode::StaleMemberEpoch;
         }
         Coordinator::write_commits(cx, from, offsets);

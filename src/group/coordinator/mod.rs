@@ -146,6 +146,8 @@ pub struct CoordinatorConfig {
     pub initial_rebalance_delay_ms: u64,
     /// `group.classic.max.size`: JoinGroups beyond it get GROUP_MAX_SIZE_REACHED.
     pub max_size: usize,
+    /// Test-only: a deliberately broken behaviour (`cgsim fuzz --mutant`).
+    pub mutant: Option<crate::scenario::Mutant>,
 }
 
 impl CoordinatorConfig {
@@ -154,6 +156,7 @@ impl CoordinatorConfig {
         CoordinatorConfig {
             initial_rebalance_delay_ms,
             max_size: i32::MAX as usize,
+            mutant: None,
         }
     }
 }

@@ -12,10 +12,13 @@ impl Coordinator {
         generation: i32,
         offsets: &[(usize, u64)],
     ) -> ErrorCode {
-        if !self.members.contains_key(member_id) {
+        // MUTANT(fenced-commit): a fenced member's commit (unknown member, old generation) is
+        // written as if it were the owner's.
+        let fenced_ok = self.config.mutant == Some(crate::scenario::Mutant::FencedCommit);
+        if !self.members.contains_key(member_id) && !fenced_ok {
             return ErrorCode::UnknownMemberId;
         }
-        if generation != self.generation {
+        if generation != self.generation && !fenced_ok {
             return ErrorCode::IllegalGeneration;
         }
         // Between the join phase and the leader's assignment the member may lose what it

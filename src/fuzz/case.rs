@@ -1,0 +1,304 @@
+//! A generated scenario as a value: what the generator draws and the shrinker makes smaller,
+//! named by member and topic names (not indexes), so removing a member or a topic is removing
+//! its entries. [`Case::to_toml`] writes it as a scenario file, which is what every fuzz run
+//! loads (through the same validation as `cgsim run`), so the file written with `--out` replays
+//! the run byte for byte.
+
+use crate::scenario::{Mutant, Protocol};
+use std::fmt::Write;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub name: String,
+    pub seed: u64,
+    pub mutant: Option<Mutant>,
+    pub group: GroupCase,
+    pub topics: Vec<TopicCase>,
+    pub members: Vec<MemberCase>,
+    /// In time order.
+    pub timeline: Vec<Entry>,
+    /// Simulated time after the settle window closes, so the liveness check runs.
+    pub tail_ms: u64,
+}
+
+/// `[group]` and `[cluster]` settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupCase {
+    pub protocol: Protocol,
+    pub remote_assignor: Option<String>,
+    /// The group's default `partition.assignment.strategy` (classic).
+    pub assignors: Vec<String>,
+    pub session_timeout_ms: u64,
+    pub heartbeat_interval_ms: u64,
+    pub max_poll_interval_ms: u64,
+    pub initial_rebalance_delay_ms: u64,
+    pub max_poll_records: u64,
+    pub record_processing_us: u64,
+    pub enable_auto_commit: bool,
+    pub auto_commit_interval_ms: u64,
+    /// `none`, `sync` or `async`.
+    pub commit_after_batch: &'static str,
+    pub commit_on_revoke: bool,
+    pub auto_offset_reset: &'static str,
+    pub on_partitions_revoked_ms: u64,
+    pub on_partitions_assigned_ms: u64,
+    pub metadata_max_age_ms: u64,
+    pub consumer_heartbeat_interval_ms: u64,
+    pub consumer_session_timeout_ms: u64,
+    pub consumer_assignment_interval_ms: u64,
+    pub latency_min_ms: u64,
+    pub latency_max_ms: u64,
+    pub brokers: u32,
+    pub lag_sample_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicCase {
+    pub name: String,
+    pub partitions: u32,
+    /// A null-key producer's rate (0: no producer).
+    pub records_per_sec: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberCase {
+    pub name: String,
+    pub group_instance_id: Option<String>,
+    /// Its own list, when not the group's.
+    pub assignors: Option<Vec<String>>,
+    /// Its subscription (`None`: every topic).
+    pub topics: Option<Vec<String>>,
+    /// Started by a timeline `join` rather than at 0.
+    pub joins_later: bool,
+    pub record_processing_us: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub at_ms: u64,
+    pub action: Action,
+}
+
+/// A fault-plan entry (a `[[timeline]]` table). New fault kinds (brokers, the network) add a
+/// variant here, its line in [`Case::to_toml`], its draw in `generate.rs` and its switch in
+/// `swarm.rs`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Join {
+        member: String,
+    },
+    Leave {
+        member: String,
+    },
+    Crash {
+        member: String,
+    },
+    /// A new process; `set` reconfigures it (an upgrade by restart).
+    Restart {
+        member: String,
+        set: Vec<String>,
+    },
+    Stall {
+        member: String,
+        duration_ms: u64,
+    },
+    Subscribe {
+        member: String,
+        topics: Vec<String>,
+    },
+    AddPartitions {
+        topic: String,
+        partitions: u32,
+    },
+}
+
+impl Action {
+    pub fn member(&self) -> Option<&str> {
+        match self {
+            Action::Join { member }
+            | Action::Leave { member }
+            | Action::Crash { member }
+            | Action::Restart { member, .. }
+            | Action::Stall { member, .. }
+            | Action::Subscribe { member, .. } => Some(member),
+            Action::AddPartitions { .. } => None,
+        }
+    }
+
+    pub fn duration_ms(&self) -> u64 {
+        match self {
+            Action::Stall { duration_ms, .. } => *duration_ms,
+            _ => 0,
+        }
+    }
+}
+
+impl Case {
+    /// When the last fault has ended.
+    pub fn last_event_end_ms(&self) -> u64 {
+        self.timeline
+            .iter()
+            .map(|e| e.at_ms + e.action.duration_ms())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The run's length: the settle window (last fault's end + rebalance timeout + session
+    /// timeout, then a quiet session timeout; `world::settle_window`) and the tail.
+    pub fn duration_ms(&self) -> u64 {
+        let g = &self.group;
+        self.last_event_end_ms() + g.max_poll_interval_ms + 2 * g.session_timeout_ms + self.tail_ms
+    }
+
+    /// Fault-plan entries that name member `name` or topic `name`.
+    pub fn mentions(entry: &Entry, name: &str) -> bool {
+        match &entry.action {
+            Action::AddPartitions { topic, .. } => topic == name,
+            Action::Subscribe { member, topics } => {
+                member == name || topics.iter().any(|t| t == name)
+            }
+            a => a.member() == Some(name),
+        }
+    }
+
+    /// The scenario file.
+    pub fn to_toml(&self) -> String {
+        let g = &self.group;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# Generated by cgsim fuzz (seed {}): `cgsim run` on this file replays the run.",
+            self.seed
+        );
+        let _ = writeln!(s, "name = {:?}", self.name);
+        let _ = writeln!(s, "seed = {}", self.seed);
+        let _ = writeln!(s, "duration_ms = {}", self.duration_ms());
+        let _ = writeln!(s, "lag_sample_ms = {}", g.lag_sample_ms);
+        if let Some(m) = self.mutant {
+            let _ = writeln!(s, "# Test-only: a deliberately broken behaviour.");
+            let _ = writeln!(s, "mutant = {:?}", m.name());
+        }
+        let _ = writeln!(s, "\n[cluster]\nbrokers = {}", g.brokers);
+        let _ = writeln!(
+            s,
+            "request_latency_ms = {{ min = {}, max = {} }}",
+            g.latency_min_ms, g.latency_max_ms
+        );
+        s.push_str("\n[group]\n");
+        match g.protocol {
+            Protocol::Classic => {
+                let _ = writeln!(s, "assignors = {}", list(&g.assignors));
+            }
+            Protocol::Consumer => {
+                s.push_str("protocol = \"consumer\"\n");
+                if let Some(a) = &g.remote_assignor {
+                    let _ = writeln!(s, "remote_assignor = {a:?}");
+                }
+                let _ = writeln!(
+                    s,
+                    "consumer_heartbeat_interval_ms = {}\nconsumer_session_timeout_ms = {}\nconsumer_assignment_interval_ms = {}",
+                    g.consumer_heartbeat_interval_ms,
+                    g.consumer_session_timeout_ms,
+                    g.consumer_assignment_interval_ms
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "session_timeout_ms = {}\nheartbeat_interval_ms = {}\nmax_poll_interval_ms = {}",
+            g.session_timeout_ms, g.heartbeat_interval_ms, g.max_poll_interval_ms
+        );
+        let _ = writeln!(
+            s,
+            "initial_rebalance_delay_ms = {}\nmax_poll_records = {}\nrecord_processing_us = {}",
+            g.initial_rebalance_delay_ms, g.max_poll_records, g.record_processing_us
+        );
+        let _ = writeln!(
+            s,
+            "enable_auto_commit = {}\nauto_commit_interval_ms = {}\ncommit_after_batch = {:?}\ncommit_on_revoke = {}\nauto_offset_reset = {:?}",
+            g.enable_auto_commit,
+            g.auto_commit_interval_ms,
+            g.commit_after_batch,
+            g.commit_on_revoke,
+            g.auto_offset_reset
+        );
+        let _ = writeln!(
+            s,
+            "on_partitions_revoked_ms = {}\non_partitions_assigned_ms = {}\nmetadata_max_age_ms = {}",
+            g.on_partitions_revoked_ms, g.on_partitions_assigned_ms, g.metadata_max_age_ms
+        );
+        for t in &self.topics {
+            let _ = writeln!(
+                s,
+                "\n[[topics]]\nname = {:?}\npartitions = {}",
+                t.name, t.partitions
+            );
+        }
+        for m in &self.members {
+            let _ = writeln!(s, "\n[[members]]\nname = {:?}", m.name);
+            if let Some(id) = &m.group_instance_id {
+                let _ = writeln!(s, "group_instance_id = {id:?}");
+            }
+            if let Some(a) = &m.assignors {
+                let _ = writeln!(s, "assignors = {}", list(a));
+            }
+            if let Some(t) = &m.topics {
+                let _ = writeln!(s, "topics = {}", list(t));
+            }
+            if let Some(us) = m.record_processing_us {
+                let _ = writeln!(s, "record_processing_us = {us}");
+            }
+        }
+        for t in self.topics.iter().filter(|t| t.records_per_sec > 0) {
+            let _ = writeln!(
+                s,
+                "\n[[producers]]\ntopic = {:?}\nrecords_per_sec = {}",
+                t.name, t.records_per_sec
+            );
+        }
+        for e in &self.timeline {
+            let _ = writeln!(s, "\n[[timeline]]\nat_ms = {}", e.at_ms);
+            let (action, rest) = match &e.action {
+                Action::Join { member } => ("join", format!("member = {member:?}")),
+                Action::Leave { member } => ("leave", format!("member = {member:?}")),
+                Action::Crash { member } => ("crash", format!("member = {member:?}")),
+                Action::Restart { member, set } if set.is_empty() => {
+                    ("restart", format!("member = {member:?}"))
+                }
+                Action::Restart { member, set } => (
+                    "restart",
+                    format!("member = {member:?}\nset = [{}]", literal_list(set)),
+                ),
+                Action::Stall {
+                    member,
+                    duration_ms,
+                } => (
+                    "stall",
+                    format!("member = {member:?}\nduration_ms = {duration_ms}"),
+                ),
+                Action::Subscribe { member, topics } => (
+                    "subscribe",
+                    format!("member = {member:?}\ntopics = {}", list(topics)),
+                ),
+                Action::AddPartitions { topic, partitions } => (
+                    "add_partitions",
+                    format!("topic = {topic:?}\npartitions = {partitions}"),
+                ),
+            };
+            let _ = writeln!(s, "action = {action:?}\n{rest}");
+        }
+        s
+    }
+}
+
+/// A TOML array of basic strings.
+fn list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// A TOML array of literal strings (a `set` entry holds double quotes of its own).
+fn literal_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|i| format!("'{i}'")).collect();
+    quoted.join(", ")
+}

@@ -1,0 +1,624 @@
+//! Seed -> [`Case`]: a small group drawn from scratch, or the given scenario's group; then the
+//! seed's swarm (which fault kinds are on) and a fault plan of those kinds. Every setting is in
+//! Kafka's valid range (session.timeout.ms within the broker's default bounds of 6 s..30 min,
+//! heartbeat.interval.ms below a third of it, assignor lists that share an assignor, as Kafka
+//! refuses INCONSISTENT_GROUP_PROTOCOL otherwise), and every fault respects a stability floor:
+//! a member is disrupted again only a session timeout plus the initial rebalance delay after its
+//! last disruption ended (restarted, stall over), so the plan never flaps a member faster than
+//! the group could notice and rebalance; a process restarts no sooner than a second after it
+//! stopped. Scenarios stay small and short (tens of simulated seconds of faults), so that a
+//! fuzz run does thousands per second.
+
+use super::case::{Action, Case, Entry, GroupCase, MemberCase, TopicCase};
+use super::swarm::{FaultKind, Swarm};
+use crate::scenario::{Mutant, ProducerKind, Protocol, Scenario};
+use crate::sim::rng::Stream;
+
+/// Assignor lists that can be mixed in one group: each family's lists share an assignor, so
+/// the vote finds one (KIP-429's two rolling bounces: `[range]` -> `[cooperative-sticky, range]`
+/// -> `[cooperative-sticky]`).
+const FAMILIES: &[&[&[&str]]] = &[
+    &[&["range"]],
+    &[&["roundrobin"]],
+    &[&["sticky"]],
+    &[&["cooperative-sticky"]],
+    &[&["range", "cooperative-sticky"]],
+    // The first bounce: range is the only assignor every member lists.
+    &[&["range"], &["cooperative-sticky", "range"]],
+    // The second bounce: cooperative-sticky is common, eager and cooperative members mixed.
+    &[&["cooperative-sticky", "range"], &["cooperative-sticky"]],
+    &[&["range", "cooperative-sticky"], &["cooperative-sticky"]],
+];
+
+/// The generated scenario of `seed`: around `base` when given, else from scratch.
+pub fn generate(seed: u64, base: Option<&Case>, mutant: Option<Mutant>) -> Case {
+    let mut stream = Stream::derive(seed, "fuzz-case");
+    let swarm = Swarm::draw(&mut Stream::derive(seed, "fuzz-swarm"));
+    let (mut case, family, phase_ms) = match base {
+        Some(b) => {
+            let mut c = b.clone();
+            c.name = format!("{}-fuzz-{seed}", b.name);
+            c.timeline.clear();
+            // The base's lists are its family (every member's own, in order of appearance).
+            let mut family: Vec<Vec<String>> = Vec::new();
+            for m in &c.members {
+                let l = m
+                    .assignors
+                    .clone()
+                    .unwrap_or_else(|| c.group.assignors.clone());
+                if !family.contains(&l) {
+                    family.push(l);
+                }
+            }
+            let phase = b.tail_ms.max(10_000);
+            c.tail_ms = 1_000;
+            (c, family, phase)
+        }
+        None => {
+            let (c, family) = from_scratch(seed, &mut stream, &swarm);
+            (c, family, stream.between(10_000, 40_000))
+        }
+    };
+    case.seed = seed;
+    case.mutant = mutant;
+    let mut plan = Planner::new(&case, family, phase_ms);
+    plan.draw(&mut stream, &swarm);
+    case.timeline = plan.entries;
+    case.timeline.sort_by_key(|e| e.at_ms);
+    // Joiners the plan never started start at 0.
+    for m in &mut case.members {
+        if m.joins_later
+            && !case
+                .timeline
+                .iter()
+                .any(|e| matches!(&e.action, Action::Join { member } if *member == m.name))
+        {
+            m.joins_later = false;
+        }
+    }
+    case
+}
+
+fn pick<'a, T>(stream: &mut Stream, items: &'a [T]) -> &'a T {
+    &items[stream.between(0, items.len() as u64 - 1) as usize]
+}
+
+fn pick_str(stream: &mut Stream, items: &[&'static str]) -> &'static str {
+    items[stream.between(0, items.len() as u64 - 1) as usize]
+}
+
+fn chance(stream: &mut Stream, num: u64, den: u64) -> bool {
+    stream.between(1, den) <= num
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// A small group: 1-2 topics of 1-6 partitions, 1-4 members (and joiners), one protocol.
+fn from_scratch(seed: u64, s: &mut Stream, swarm: &Swarm) -> (Case, Vec<Vec<String>>) {
+    let consumer = chance(s, 1, 4);
+    let family: Vec<Vec<String>> = if consumer {
+        Vec::new()
+    } else {
+        pick(s, FAMILIES).iter().map(|l| strings(l)).collect()
+    };
+    let session = s.between(6, 15) * 1_000;
+    let group = GroupCase {
+        protocol: if consumer {
+            Protocol::Consumer
+        } else {
+            Protocol::Classic
+        },
+        remote_assignor: if consumer {
+            [None, Some("uniform"), Some("range")][s.between(0, 2) as usize].map(String::from)
+        } else {
+            None
+        },
+        assignors: family
+            .first()
+            .cloned()
+            .unwrap_or_else(|| strings(&["range", "cooperative-sticky"])),
+        session_timeout_ms: session,
+        heartbeat_interval_ms: s.between(5, session / 300) * 100,
+        max_poll_interval_ms: s.between(5, 20) * 1_000,
+        initial_rebalance_delay_ms: *pick(s, &[0, 0, 1_000, 3_000]),
+        max_poll_records: *pick(s, &[1, 5, 10, 50, 100, 500]),
+        record_processing_us: *pick(s, &[0, 100, 500, 1_000, 2_000]),
+        enable_auto_commit: !chance(s, 1, 5),
+        auto_commit_interval_ms: *pick(s, &[1_000, 2_000, 5_000]),
+        commit_after_batch: pick_str(s, &["none", "none", "sync", "async"]),
+        commit_on_revoke: chance(s, 1, 3),
+        auto_offset_reset: pick_str(s, &["latest", "latest", "earliest"]),
+        on_partitions_revoked_ms: *pick(s, &[0, 0, 0, 100, 1_000]),
+        on_partitions_assigned_ms: *pick(s, &[0, 0, 0, 100, 1_000]),
+        metadata_max_age_ms: s.between(1, session / 1_000) * 1_000,
+        consumer_heartbeat_interval_ms: s.between(5, session / 300) * 100,
+        consumer_session_timeout_ms: session,
+        consumer_assignment_interval_ms: *pick(s, &[0, 1_000]),
+        latency_min_ms: 1,
+        latency_max_ms: s.between(1, 5),
+        brokers: 3,
+        lag_sample_ms: 10_000,
+    };
+    let topic_count = s.between(1, 2) as usize;
+    let topics: Vec<TopicCase> = (0..topic_count)
+        .map(|t| TopicCase {
+            name: format!("t{t}"),
+            partitions: s.between(1, 6) as u32,
+            records_per_sec: if chance(s, 1, 8) { 0 } else { s.between(1, 20) },
+        })
+        .collect();
+    let statics = chance(s, 1, 3);
+    let initial = s.between(1, 4);
+    let joiners = if swarm.has(FaultKind::Join) {
+        s.between(1, 2)
+    } else {
+        0
+    };
+    let names: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
+    let members = (1..=initial + joiners)
+        .map(|i| {
+            let topics = if topic_count > 1 && chance(s, 1, 2) {
+                Some(vec![pick(s, &names).clone()])
+            } else {
+                None
+            };
+            let own = pick(s, &family_or_default(&family)).clone();
+            MemberCase {
+                name: format!("c{i}"),
+                group_instance_id: (statics && chance(s, 3, 4)).then(|| format!("pod-{i}")),
+                assignors: (!consumer && own != group.assignors).then_some(own),
+                topics,
+                joins_later: i > initial,
+                record_processing_us: chance(s, 1, 4).then(|| s.between(0, 5_000)),
+            }
+        })
+        .collect();
+    let case = Case {
+        name: format!("fuzz-{seed}"),
+        seed,
+        mutant: None,
+        group,
+        topics,
+        members,
+        timeline: Vec::new(),
+        tail_ms: 1_000,
+    };
+    (case, family)
+}
+
+fn family_or_default(family: &[Vec<String>]) -> Vec<Vec<String>> {
+    if family.is_empty() {
+        vec![strings(&["range", "cooperative-sticky"])]
+    } else {
+        family.to_vec()
+    }
+}
+
+/// The base of a fuzz run around a given scenario: its topics (a null-key producer at each
+/// topic's total rate), group settings and members (names, static ids, assignor lists,
+/// subscriptions, processing times), its length as the fault phase; not its application,
+/// its keyed or scripted producers, or its per-member timeouts.
+pub fn base_of(scenario: &Scenario) -> Case {
+    let g = &scenario.group;
+    let group_list = scenario
+        .members
+        .first()
+        .map(|m| m.assignors.clone())
+        .unwrap_or_else(|| strings(&["range", "cooperative-sticky"]));
+    let all: Vec<String> = scenario.topics.iter().map(|t| t.name.clone()).collect();
+    let topics = scenario
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TopicCase {
+            name: t.name.clone(),
+            partitions: t.partitions,
+            records_per_sec: scenario
+                .producers
+                .iter()
+                .filter(|p| p.topic == i)
+                .map(|p| match &p.kind {
+                    ProducerKind::NullKeys { records_per_sec }
+                    | ProducerKind::Keyed {
+                        records_per_sec, ..
+                    } => *records_per_sec,
+                    ProducerKind::Script { .. } => 0,
+                })
+                .sum(),
+        })
+        .collect();
+    let members = scenario
+        .members
+        .iter()
+        .map(|m| MemberCase {
+            name: m.name.clone(),
+            group_instance_id: m.group_instance_id.clone(),
+            assignors: (m.assignors != group_list).then(|| m.assignors.clone()),
+            topics: (m.topics != all).then(|| m.topics.clone()),
+            joins_later: m.start_ms.is_none(),
+            record_processing_us: (m.settings.record_processing_us != g.record_processing_us)
+                .then_some(m.settings.record_processing_us),
+        })
+        .collect();
+    let commit = match g.commit_after_batch {
+        crate::scenario::CommitAfterBatch::None => "none",
+        crate::scenario::CommitAfterBatch::Sync => "sync",
+        crate::scenario::CommitAfterBatch::Async => "async",
+    };
+    Case {
+        name: scenario.name.clone(),
+        seed: scenario.seed,
+        mutant: scenario.mutant,
+        group: GroupCase {
+            protocol: g.protocol,
+            remote_assignor: g.remote_assignor.clone(),
+            assignors: group_list,
+            session_timeout_ms: g.session_timeout_ms,
+            heartbeat_interval_ms: g.heartbeat_interval_ms,
+            max_poll_interval_ms: g.max_poll_interval_ms,
+            initial_rebalance_delay_ms: g.initial_rebalance_delay_ms,
+            max_poll_records: g.max_poll_records,
+            record_processing_us: g.record_processing_us,
+            enable_auto_commit: g.enable_auto_commit,
+            auto_commit_interval_ms: g.auto_commit_interval_ms,
+            commit_after_batch: commit,
+            commit_on_revoke: g.commit_on_revoke,
+            auto_offset_reset: match g.auto_offset_reset {
+                crate::scenario::OffsetReset::Earliest => "earliest",
+                crate::scenario::OffsetReset::Latest => "latest",
+            },
+            on_partitions_revoked_ms: g.on_partitions_revoked_ms,
+            on_partitions_assigned_ms: g.on_partitions_assigned_ms,
+            metadata_max_age_ms: g.metadata_max_age_ms,
+            consumer_heartbeat_interval_ms: g.consumer_heartbeat_interval_ms,
+            consumer_session_timeout_ms: g.consumer_session_timeout_ms,
+            consumer_assignment_interval_ms: g.consumer_assignment_interval_ms,
+            latency_min_ms: scenario.cluster.latency_min_us / 1_000,
+            latency_max_ms: scenario.cluster.latency_max_us / 1_000,
+            brokers: scenario.cluster.brokers,
+            lag_sample_ms: scenario.lag_sample_ms.max(1_000),
+        },
+        topics,
+        members,
+        timeline: Vec::new(),
+        // The base's length, which `generate` takes as the fault phase.
+        tail_ms: scenario.duration_ms,
+    }
+}
+
+/// What the plan knows of each member as it draws.
+struct MemberState {
+    up: bool,
+    started: bool,
+    /// Not disrupted again before this (the stability floor).
+    free_at: u64,
+    topics: Vec<String>,
+    /// Its configured subscription, which a restart goes back to.
+    spec_topics: Vec<String>,
+    assignors: Vec<String>,
+    is_static: bool,
+}
+
+struct Planner {
+    members: Vec<(String, MemberState)>,
+    topics: Vec<(String, u32)>,
+    topics_free_at: u64,
+    family: Vec<Vec<String>>,
+    classic: bool,
+    session_ms: u64,
+    max_poll_ms: u64,
+    floor_ms: u64,
+    phase_ms: u64,
+    entries: Vec<Entry>,
+}
+
+impl Planner {
+    fn new(case: &Case, family: Vec<Vec<String>>, phase_ms: u64) -> Self {
+        let all: Vec<String> = case.topics.iter().map(|t| t.name.clone()).collect();
+        let g = &case.group;
+        Planner {
+            members: case
+                .members
+                .iter()
+                .map(|m| {
+                    let state = MemberState {
+                        up: !m.joins_later,
+                        started: !m.joins_later,
+                        free_at: 0,
+                        topics: m.topics.clone().unwrap_or_else(|| all.clone()),
+                        spec_topics: m.topics.clone().unwrap_or_else(|| all.clone()),
+                        assignors: m.assignors.clone().unwrap_or_else(|| g.assignors.clone()),
+                        is_static: m.group_instance_id.is_some(),
+                    };
+                    (m.name.clone(), state)
+                })
+                .collect(),
+            topics: case
+                .topics
+                .iter()
+                .map(|t| (t.name.clone(), t.partitions))
+                .collect(),
+            topics_free_at: 0,
+            family,
+            classic: g.protocol == Protocol::Classic,
+            session_ms: g.session_timeout_ms,
+            max_poll_ms: g.max_poll_interval_ms,
+            floor_ms: g.session_timeout_ms + g.initial_rebalance_delay_ms,
+            phase_ms,
+            entries: Vec::new(),
+        }
+    }
+
+    fn draw(&mut self, s: &mut Stream, swarm: &Swarm) {
+        let faults = s.between(1, 8);
+        let gap = (self.phase_ms / faults).max(1);
+        let mut at = s.between(1_000, 5_000);
+        for _ in 0..faults * 2 {
+            if at >= self.phase_ms || self.entries.len() as u64 >= faults * 2 {
+                break;
+            }
+            let kind = *pick(s, &swarm.on);
+            self.draw_fault(s, kind, at);
+            at += s.between(0, gap);
+        }
+    }
+
+    fn push(&mut self, at_ms: u64, action: Action) {
+        if let Action::Restart { member, .. } = &action {
+            if let Some((_, m)) = self.members.iter_mut().find(|(n, _)| n == member) {
+                m.topics = m.spec_topics.clone();
+            }
+        }
+        self.entries.push(Entry { at_ms, action });
+    }
+
+    /// A member that can be disrupted at `at`.
+    fn eligible(&self, s: &mut Stream, at: u64, want_static: bool) -> Option<usize> {
+        let ok: Vec<usize> = (0..self.members.len())
+            .filter(|&i| {
+                let m = &self.members[i].1;
+                m.up && m.free_at <= at && (!want_static || m.is_static)
+            })
+            .collect();
+        (!ok.is_empty()).then(|| *pick(s, &ok))
+    }
+
+    fn up_count(&self) -> usize {
+        self.members.iter().filter(|(_, m)| m.up).count()
+    }
+
+    /// One fault of `kind` at `at`, if one applies now.
+    fn draw_fault(&mut self, s: &mut Stream, kind: FaultKind, at: u64) {
+        match kind {
+            FaultKind::Join => {
+                let Some(i) = self.members.iter().position(|(_, m)| !m.started) else {
+                    return;
+                };
+                let name = self.members[i].0.clone();
+                self.push(at, Action::Join { member: name });
+                let m = &mut self.members[i].1;
+                m.started = true;
+                m.up = true;
+                m.free_at = at + self.floor_ms;
+            }
+            FaultKind::Leave | FaultKind::Crash => {
+                let Some(i) = self.eligible(s, at, false) else {
+                    return;
+                };
+                // Scale-in (no restart) only while another member stays up.
+                let restart = self.up_count() < 2 || chance(s, 3, 4);
+                let name = self.members[i].0.clone();
+                let stop = if kind == FaultKind::Leave {
+                    Action::Leave {
+                        member: name.clone(),
+                    }
+                } else {
+                    Action::Crash {
+                        member: name.clone(),
+                    }
+                };
+                self.push(at, stop);
+                // KIP-848: a static member's new process is refused (UNRELEASED_INSTANCE_ID, fatal
+                // in the Java client) until the broker expired the one that crashed.
+                let earliest =
+                    if !self.classic && kind == FaultKind::Crash && self.members[i].1.is_static {
+                        self.session_ms + 1_000
+                    } else {
+                        1_000
+                    };
+                let m = &mut self.members[i].1;
+                if restart {
+                    let back = at + s.between(earliest, 2 * self.session_ms + earliest);
+                    m.free_at = back + self.floor_ms;
+                    self.push(
+                        back,
+                        Action::Restart {
+                            member: name,
+                            set: Vec::new(),
+                        },
+                    );
+                } else {
+                    m.up = false;
+                }
+            }
+            FaultKind::StaticRestart => {
+                let Some(i) = self.eligible(s, at, true) else {
+                    return;
+                };
+                let name = self.members[i].0.clone();
+                // Under KIP-848 only a close (epoch -2) lets a static member come back at once.
+                let stop = if !self.classic || chance(s, 1, 2) {
+                    Action::Leave {
+                        member: name.clone(),
+                    }
+                } else {
+                    Action::Crash {
+                        member: name.clone(),
+                    }
+                };
+                self.push(at, stop);
+                // Back within the session timeout: it takes over its own entry.
+                let back = at + s.between(1_000, self.session_ms - 2_000);
+                self.members[i].1.free_at = back + self.floor_ms;
+                self.push(
+                    back,
+                    Action::Restart {
+                        member: name,
+                        set: Vec::new(),
+                    },
+                );
+            }
+            FaultKind::Stall | FaultKind::ShortStall => {
+                let Some(i) = self.eligible(s, at, false) else {
+                    return;
+                };
+                let duration_ms = if kind == FaultKind::Stall {
+                    self.max_poll_ms + s.between(1_000, 10_000)
+                } else {
+                    s.between(500, self.max_poll_ms.saturating_sub(1_000).max(500))
+                };
+                let name = self.members[i].0.clone();
+                self.members[i].1.free_at = at + duration_ms + self.floor_ms;
+                self.push(
+                    at,
+                    Action::Stall {
+                        member: name,
+                        duration_ms,
+                    },
+                );
+            }
+            FaultKind::Subscribe => {
+                if self.topics.len() < 2 {
+                    return;
+                }
+                // Only a dynamic member: a static member's restart would bring back its
+                // configured subscription without a rebalance (KIP-345 keeps the old assignment
+                // when the selected protocol stays), leaving the other topic unowned: real
+                // Kafka behaviour, not what this fuzzer hunts.
+                let Some(i) = self
+                    .eligible(s, at, false)
+                    .filter(|&i| !self.members[i].1.is_static)
+                else {
+                    return;
+                };
+                let names: Vec<String> = self.topics.iter().map(|(n, _)| n.clone()).collect();
+                let choices: Vec<Vec<String>> = (1..(1u32 << names.len()))
+                    .map(|bits| {
+                        names
+                            .iter()
+                            .enumerate()
+                            .filter(|(k, _)| bits & (1 << k) != 0)
+                            .map(|(_, n)| n.clone())
+                            .collect::<Vec<String>>()
+                    })
+                    .filter(|t| *t != self.members[i].1.topics)
+                    .collect();
+                let topics = pick(s, &choices).clone();
+                let name = self.members[i].0.clone();
+                let m = &mut self.members[i].1;
+                m.topics = topics.clone();
+                m.free_at = at + self.floor_ms;
+                self.push(
+                    at,
+                    Action::Subscribe {
+                        member: name,
+                        topics,
+                    },
+                );
+            }
+            FaultKind::AddPartitions => {
+                if self.topics_free_at > at {
+                    return;
+                }
+                let t = s.between(0, self.topics.len() as u64 - 1) as usize;
+                let (name, now) = self.topics[t].clone();
+                if now >= 8 {
+                    return;
+                }
+                let partitions = now + s.between(1, 2) as u32;
+                self.topics[t].1 = partitions;
+                self.topics_free_at = at + self.floor_ms;
+                self.push(
+                    at,
+                    Action::AddPartitions {
+                        topic: name,
+                        partitions,
+                    },
+                );
+            }
+            FaultKind::UpgradeRestart => {
+                if !self.classic || self.family.len() < 2 {
+                    return;
+                }
+                let Some(i) = self.eligible(s, at, false) else {
+                    return;
+                };
+                let others: Vec<Vec<String>> = self
+                    .family
+                    .iter()
+                    .filter(|l| **l != self.members[i].1.assignors)
+                    .cloned()
+                    .collect();
+                let list = pick(s, &others).clone();
+                let name = self.members[i].0.clone();
+                // A rolling bounce's step: close (static members send no LeaveGroup), then the
+                // new process with its new list.
+                self.push(
+                    at,
+                    Action::Leave {
+                        member: name.clone(),
+                    },
+                );
+                let back = at + s.between(1_000, 5_000);
+                let quoted: Vec<String> = list.iter().map(|a| format!("{a:?}")).collect();
+                let set = vec![format!("assignors=[{}]", quoted.join(", "))];
+                let m = &mut self.members[i].1;
+                m.assignors = list;
+                m.free_at = back + self.floor_ms;
+                self.push(back, Action::Restart { member: name, set });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_case_and_others_differ() {
+        let a = generate(42, None, None);
+        assert_eq!(a, generate(42, None, None));
+        assert_ne!(a, generate(43, None, None));
+    }
+
+    #[test]
+    fn faults_respect_the_floor_per_member() {
+        for seed in 1..300 {
+            let case = generate(seed, None, None);
+            let floor = case.group.session_timeout_ms + case.group.initial_rebalance_delay_ms;
+            // A member's next disruption starts no sooner than `floor` after the previous
+            // one ended (a restart, or a stall's end).
+            let mut ended: std::collections::BTreeMap<&str, u64> = Default::default();
+            for e in &case.timeline {
+                let Some(m) = e.action.member() else { continue };
+                match &e.action {
+                    Action::Restart { .. } => {
+                        ended.insert(m, e.at_ms);
+                    }
+                    Action::Join { .. } => {
+                        ended.insert(m, e.at_ms);
+                    }
+                    _ => {
+                        if let Some(&t) = ended.get(m) {
+                            assert!(e.at_ms >= t + floor, "seed {seed}: {:?}", case.timeline);
+                        }
+                        ended.insert(m, e.at_ms + e.action.duration_ms());
+                    }
+                }
+            }
+        }
+    }
+}

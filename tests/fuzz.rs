@@ -1,0 +1,192 @@
+//! `cgsim fuzz` (issue #23): a fixed sweep of the correct protocols, the regression seeds, each
+//! mutant found and shrunk, and the command line's shape (failure lines, replay, last line).
+
+use cgsim::fuzz::shrink::shrink;
+use cgsim::fuzz::{generate, run_case};
+use cgsim::scenario::{load_str, LoadOptions, Mutant};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// The regression file: seed -> (property, open?).
+fn regressions() -> BTreeMap<u64, (String, bool)> {
+    let text = std::fs::read_to_string("tests/data/fuzz-regressions.txt").expect("the file");
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [seed, property, status, ..] = fields[..] else {
+            panic!("line {}: SEED PROPERTY STATUS", i + 1)
+        };
+        let open = match status {
+            "open" => true,
+            "fixed" => false,
+            other => panic!("line {}: status {other:?} is not open or fixed", i + 1),
+        };
+        out.insert(seed.parse().expect("a seed"), (property.to_string(), open));
+    }
+    out
+}
+
+#[test]
+fn regression_seeds_replay_as_recorded() {
+    for (seed, (property, open)) in regressions() {
+        let verdict = run_case(&generate(seed, None, None));
+        let failed = verdict.failure.as_ref().map(|f| f.property.as_str());
+        if open {
+            assert_eq!(
+                failed,
+                Some(property.as_str()),
+                "seed {seed} is recorded open for {property}: fixed? move it to fixed"
+            );
+        } else {
+            assert_eq!(failed, None, "seed {seed} (once {property}) fails again");
+        }
+    }
+}
+
+/// The fixed sweep over the correct protocols: every seed passes but those recorded open.
+#[test]
+fn a_fixed_sweep_of_the_correct_protocols_finds_nothing_new() {
+    let known = regressions();
+    let mut new = Vec::new();
+    for seed in 1..=400u64 {
+        if known.get(&seed).is_some_and(|(_, open)| *open) {
+            continue;
+        }
+        if let Some(f) = run_case(&generate(seed, None, None)).failure {
+            new.push(format!(
+                "seed {seed}: {} at {} ms: {}",
+                f.property, f.at_ms, f.detail
+            ));
+        }
+    }
+    assert!(new.is_empty(), "new failures:\n{}", new.join("\n"));
+}
+
+/// Each mutant is found within a few thousand seeds, by the property it breaks, and shrunk to
+/// a handful of fault-plan entries that still break it.
+#[test]
+fn every_mutant_is_found_and_shrunk() {
+    let expected = [
+        (Mutant::SkipRevocation, "double_ownership"),
+        (Mutant::ProcessAfterRevoke, "processed_after_revoke"),
+        (Mutant::EarlyAssign, "assigned_before_released"),
+        (Mutant::FencedCommit, "offset_regression"),
+    ];
+    for (mutant, property) in expected {
+        let found = (1..=3_000u64).find_map(|seed| {
+            let case = generate(seed, None, Some(mutant));
+            let f = run_case(&case).failure?;
+            (f.property == property).then_some((case, f))
+        });
+        let (case, failure) = found.unwrap_or_else(|| panic!("{mutant:?}: {property} not found"));
+        let shrunk = shrink(&case, &failure, 1_000);
+        assert_eq!(shrunk.failure.property, property, "{mutant:?}");
+        assert!(
+            shrunk.case.timeline.len() <= 4,
+            "{mutant:?}: shrunk to {} entries",
+            shrunk.case.timeline.len()
+        );
+        assert!(shrunk.case.timeline.len() <= case.timeline.len());
+        // The same scenario without the mutant does not break the property.
+        let mut correct = shrunk.case.clone();
+        correct.mutant = None;
+        let f = run_case(&correct).failure;
+        assert!(
+            f.as_ref().is_none_or(|f| f.property != property),
+            "{mutant:?}: the shrunk case fails {property} without the mutant"
+        );
+    }
+}
+
+#[test]
+fn a_written_case_replays_with_the_same_digest_and_carries_its_mutant() {
+    let case = generate(17, None, Some(Mutant::SkipRevocation));
+    let text = case.to_toml();
+    assert!(text.contains("mutant = \"skip-revocation\""));
+    let scenario = load_str("case.toml", &text, &LoadOptions::default()).expect("loads");
+    assert_eq!(scenario.mutant, Some(Mutant::SkipRevocation));
+    let a = run_case(&case);
+    let b = cgsim::world::run(&scenario, cgsim::world::RunOptions::default());
+    assert_eq!(a.digest, b.report.digest);
+    // Deterministic: the same seed, the same case, the same run.
+    assert_eq!(generate(17, None, Some(Mutant::SkipRevocation)), case);
+    assert_eq!(run_case(&case).digest, a.digest);
+}
+
+#[test]
+fn an_unknown_mutant_in_a_file_is_bad_input_naming_the_line() {
+    let text = "duration_ms = 1000\nmutant = \"nope\"\n[[topics]]\nname = \"t\"\npartitions = 1\n[[members]]\nname = \"c\"\n";
+    let e = load_str("m.toml", text, &LoadOptions::default()).unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("unknown mutant"), "{e}");
+}
+
+fn cgsim(args: &[&str], dir: &std::path::Path) -> (String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cgsim"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (text, out.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn the_command_line_prints_failures_their_replay_and_the_last_line() {
+    let dir = std::env::temp_dir().join(format!("cgsim-fuzz-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (text, code) = cgsim(
+        &[
+            "fuzz",
+            "--seeds",
+            "17..17",
+            "--mutant",
+            "skip-revocation",
+            "--out",
+            "out",
+            "--threads",
+            "2",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 1, "{text}");
+    assert!(text.starts_with("seed 17: double_ownership at "), "{text}");
+    assert!(
+        text.contains("  replay: cgsim fuzz --seeds 17..17 --mutant skip-revocation\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  replay: cgsim run out/fuzz-17.toml\n"),
+        "{text}"
+    );
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("fuzz: 1 failures in 1 runs ("), "{last}");
+    assert!(last.ends_with(" runs/s)"), "{last}");
+    // The written file replays the failure under `cgsim run` (exit 1: a violation).
+    let (run, code) = cgsim(&["run", "out/fuzz-17.toml"], &dir);
+    assert_eq!(code, 1, "{run}");
+    assert!(run.contains("double_ownership"), "{run}");
+    let (list, code) = cgsim(&["fuzz", "--list-mutants"], &dir);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = list
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "skip-revocation",
+            "process-after-revoke",
+            "early-assign",
+            "fenced-commit"
+        ]
+    );
+    let (bad, code) = cgsim(&["fuzz", "--seeds", "1..2", "--mutant", "nope"], &dir);
+    assert_eq!(code, 2, "{bad}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
