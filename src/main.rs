@@ -174,6 +174,10 @@ enum Command {
         /// List the mutants, one per line, name first.
         #[arg(long)]
         list_mutants: bool,
+        /// Also draw broker and network faults (broker crashes and restarts, a coordinator
+        /// fail-over, network partitions, latency spikes) from each seed's own swarm.
+        #[arg(long)]
+        cluster_faults: bool,
     },
     /// Join the JSON lines of a sweep's shards and print the summary the unsharded sweep
     /// prints; refuses files of different sweeps and a sweep with runs missing.
@@ -364,6 +368,7 @@ fn main() -> ExitCode {
             shrink,
             out,
             list_mutants,
+            cluster_faults,
         } => cli::fuzz::run_fuzz(cli::fuzz::Options {
             scenario,
             seeds,
@@ -372,6 +377,7 @@ fn main() -> ExitCode {
             shrink,
             out,
             list_mutants,
+            cluster_faults,
         }),
         Command::Merge {
             files,

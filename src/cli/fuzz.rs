@@ -7,7 +7,7 @@
 use super::compare::SeedRange;
 use cgsim::fuzz::coverage::Tally;
 use cgsim::fuzz::shrink::{shrink, size};
-use cgsim::fuzz::{base_of, generate, run_case, Case, Failure};
+use cgsim::fuzz::{base_of, generate_with, run_case, Case, Failure, Faults};
 use cgsim::scenario::{load, LoadOptions, Mutant};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ pub struct Options {
     pub shrink: bool,
     pub out: Option<PathBuf>,
     pub list_mutants: bool,
+    pub cluster_faults: bool,
 }
 
 /// Runs shrinking may take per failure.
@@ -74,9 +75,15 @@ pub fn run_fuzz(options: Options) -> ExitCode {
         if let Some(m) = mutant {
             cmd.push_str(&format!(" --mutant {}", m.name()));
         }
+        if options.cluster_faults {
+            cmd.push_str(" --cluster-faults");
+        }
         cmd
     };
-    let case_of = |seed: u64| generate(seed, base.as_ref(), mutant);
+    let faults = Faults {
+        cluster: options.cluster_faults,
+    };
+    let case_of = |seed: u64| generate_with(seed, base.as_ref(), mutant, faults);
 
     let list: Vec<u64> = (seeds.first..=seeds.last).collect();
     let bar = super::progress_bar(list.len() as u64);

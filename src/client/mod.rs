@@ -344,6 +344,16 @@ impl Consumer {
     /// configured by `spec` when given (a restart with new settings), else as before.
     pub fn start(&mut self, env: &mut ClientEnv, incarnation: u32, spec: Option<&MemberSpec>) {
         let idx = self.idx;
+        if self.alive {
+            // The old process is still closing (its commit or leave cannot reach the
+            // coordinator): the restart kills it, as a pod's replacement does after its grace
+            // period.
+            log!(env, "{} old process killed (still closing)", self.name());
+            env.fact(Fact::Crashed {
+                member: idx,
+                owned: self.owned.clone(),
+            });
+        }
         let spec = spec.cloned().unwrap_or_else(|| self.spec.clone());
         *self = Consumer::new(idx, spec);
         self.membership.protocol = self.spec.rebalance_protocol;

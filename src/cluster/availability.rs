@@ -341,8 +341,8 @@ impl Availability {
         // A leadership moved off a live broker: one NOT_LEADER_OR_FOLLOWER, then the refresh.
         let mut before = Some(self.initial[p]);
         for &(t, leader) in &self.changes[p] {
-            if let (Some(old), Some(_)) = (before, leader) {
-                if self.broker_down(old, t).is_none() && serving(t) {
+            if let (Some(old), Some(new)) = (before, leader) {
+                if old != new && self.broker_down(old, t).is_none() && serving(t) {
                     gaps.push(Gap {
                         from: t,
                         until: t + relearn,
@@ -358,11 +358,10 @@ impl Availability {
     fn moves_of(&self, offsets: usize) -> Vec<CoordinatorMove> {
         let mut from = Some(self.initial[offsets]);
         let mut moves = Vec::new();
+        // Every change is a new leader epoch, the same broker's again after its restart too.
         for &(at, to) in &self.changes[offsets] {
-            if to != from {
-                moves.push(CoordinatorMove { at, from, to });
-                from = to;
-            }
+            moves.push(CoordinatorMove { at, from, to });
+            from = to;
         }
         moves
     }
@@ -631,6 +630,14 @@ impl Controller {
         }
         self.up[b as usize] = true;
         self.fenced[b as usize] = false;
+        // What it still leads (nothing else could take it) it leads anew: a new leader epoch,
+        // and for the group's `__consumer_offsets` partition a coordinator that loads the group.
+        let led: Vec<usize> = (0..self.lists.len())
+            .filter(|&p| self.leader[p] == Some(b))
+            .collect();
+        for p in led {
+            self.changes[p].push((at + self.election, Some(b)));
+        }
         self.push(
             at + self.election,
             Step::Elect {

@@ -58,6 +58,8 @@ pub struct TopicCase {
     pub partitions: u32,
     /// A null-key producer's rate (0: no producer).
     pub records_per_sec: u64,
+    /// Replicas per partition (above 1 only when broker faults are on).
+    pub replication_factor: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,7 +112,29 @@ pub enum Action {
         topic: String,
         partitions: u32,
     },
+    /// A broker dies (`None`: the coordinator's); `hang`: its host vanished.
+    BrokerCrash {
+        broker: Option<u32>,
+        hang: bool,
+    },
+    BrokerRestart {
+        broker: u32,
+    },
+    /// `members` cut off from `brokers` (`None`: the coordinator's) for `duration_ms`.
+    NetworkPartition {
+        members: Vec<String>,
+        brokers: Option<Vec<u32>>,
+        duration_ms: u64,
+    },
+    LatencySpike {
+        latency_ms: u64,
+        duration_ms: u64,
+    },
 }
+
+/// A broker crash ends for the group once the controller fenced the broker, the new leaders
+/// serve and a new coordinator loaded the group (the cluster's default timings).
+const FAIL_OVER_MS: u64 = 9_000 + 100 + 500;
 
 impl Action {
     pub fn member(&self) -> Option<&str> {
@@ -121,13 +145,20 @@ impl Action {
             | Action::Restart { member, .. }
             | Action::Stall { member, .. }
             | Action::Subscribe { member, .. } => Some(member),
-            Action::AddPartitions { .. } => None,
+            Action::AddPartitions { .. }
+            | Action::BrokerCrash { .. }
+            | Action::BrokerRestart { .. }
+            | Action::NetworkPartition { .. }
+            | Action::LatencySpike { .. } => None,
         }
     }
 
     pub fn duration_ms(&self) -> u64 {
         match self {
-            Action::Stall { duration_ms, .. } => *duration_ms,
+            Action::Stall { duration_ms, .. }
+            | Action::NetworkPartition { duration_ms, .. }
+            | Action::LatencySpike { duration_ms, .. } => *duration_ms,
+            Action::BrokerCrash { .. } => FAIL_OVER_MS,
             _ => 0,
         }
     }
@@ -136,9 +167,18 @@ impl Action {
 impl Case {
     /// When the last fault has ended.
     pub fn last_event_end_ms(&self) -> u64 {
+        let g = &self.group;
+        // As `Scenario::last_event_end_ms`: hung connections are heard of at their timeouts
+        // (request.timeout.ms' default 30 s).
+        let hung = FAIL_OVER_MS
+            .max(30_000 + g.heartbeat_interval_ms)
+            .max(g.max_poll_interval_ms + 5_000);
         self.timeline
             .iter()
-            .map(|e| e.at_ms + e.action.duration_ms())
+            .map(|e| match e.action {
+                Action::BrokerCrash { hang: true, .. } => e.at_ms + hung,
+                _ => e.at_ms + e.action.duration_ms(),
+            })
             .max()
             .unwrap_or(0)
     }
@@ -154,6 +194,7 @@ impl Case {
     pub fn mentions(entry: &Entry, name: &str) -> bool {
         match &entry.action {
             Action::AddPartitions { topic, .. } => topic == name,
+            Action::NetworkPartition { members, .. } => members.iter().any(|m| m == name),
             Action::Subscribe { member, topics } => {
                 member == name || topics.iter().any(|t| t == name)
             }
@@ -233,6 +274,9 @@ impl Case {
                 "\n[[topics]]\nname = {:?}\npartitions = {}",
                 t.name, t.partitions
             );
+            if t.replication_factor > 1 {
+                let _ = writeln!(s, "replication_factor = {}", t.replication_factor);
+            }
         }
         for m in &self.members {
             let _ = writeln!(s, "\n[[members]]\nname = {:?}", m.name);
@@ -283,6 +327,39 @@ impl Case {
                 Action::AddPartitions { topic, partitions } => (
                     "add_partitions",
                     format!("topic = {topic:?}\npartitions = {partitions}"),
+                ),
+                Action::BrokerCrash { broker, hang } => (
+                    "broker_crash",
+                    format!(
+                        "broker = {}\nconnections = {:?}",
+                        broker.map_or("\"coordinator\"".to_string(), |b| b.to_string()),
+                        if *hang { "hang" } else { "reset" }
+                    ),
+                ),
+                Action::BrokerRestart { broker } => {
+                    ("broker_restart", format!("broker = {broker}"))
+                }
+                Action::NetworkPartition {
+                    members,
+                    brokers,
+                    duration_ms,
+                } => (
+                    "network_partition",
+                    format!(
+                        "members = {}\nbrokers = {}\nduration_ms = {duration_ms}",
+                        list(members),
+                        brokers.as_ref().map_or("\"coordinator\"".to_string(), |b| {
+                            let ids: Vec<String> = b.iter().map(u32::to_string).collect();
+                            format!("[{}]", ids.join(", "))
+                        })
+                    ),
+                ),
+                Action::LatencySpike {
+                    latency_ms,
+                    duration_ms,
+                } => (
+                    "latency_spike",
+                    format!("latency_ms = {latency_ms}\nduration_ms = {duration_ms}"),
                 ),
             };
             let _ = writeln!(s, "action = {action:?}\n{rest}");

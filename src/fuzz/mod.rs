@@ -19,5 +19,5 @@ pub mod shrink;
 pub mod swarm;
 
 pub use case::Case;
-pub use generate::{base_of, generate};
+pub use generate::{base_of, generate, generate_with, Faults};
 pub use runner::{run_case, Failure, Verdict};

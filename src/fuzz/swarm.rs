@@ -2,9 +2,8 @@
 //! Testing", 2012: a configuration that leaves some kinds out reaches behaviours that an
 //! every-kind mix drowns). A kind that is off never appears in the seed's fault plan.
 //!
-//! Adding a fault kind (a broker crash, a network partition): a variant here and in
-//! [`FaultKind::ALL`], its draw in `generate.rs` (`draw_fault`), and its entry in
-//! `case::Action`.
+//! Adding a fault kind: a variant here and in [`FaultKind::ALL`], its draw in `generate.rs`
+//! (`draw_fault`), and its entry in `case::Action`.
 
 use crate::sim::rng::Stream;
 
@@ -28,9 +27,17 @@ pub enum FaultKind {
     AddPartitions,
     /// A member restarts with another assignor list of its upgrade family.
     UpgradeRestart,
+    /// A broker crashes (by id, restarted later; or the coordinator's, for good), its
+    /// connections reset or hung.
+    BrokerCrash,
+    /// A member is cut off from the coordinator's broker, or from another broker.
+    NetworkPartition,
+    /// Every message takes longer for a while.
+    LatencySpike,
 }
 
 impl FaultKind {
+    /// The member and topic kinds, switched on by [`Swarm::draw`].
     pub const ALL: [FaultKind; 9] = [
         FaultKind::Join,
         FaultKind::Leave,
@@ -41,6 +48,14 @@ impl FaultKind {
         FaultKind::Subscribe,
         FaultKind::AddPartitions,
         FaultKind::UpgradeRestart,
+    ];
+
+    /// The broker and network kinds, switched on by their own draw (`generate::draw_cluster`),
+    /// so that a seed with none of them has the case it had before they existed.
+    pub const CLUSTER: [FaultKind; 3] = [
+        FaultKind::BrokerCrash,
+        FaultKind::NetworkPartition,
+        FaultKind::LatencySpike,
     ];
 }
 

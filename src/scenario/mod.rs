@@ -448,10 +448,26 @@ impl Scenario {
         let fail_over = self.cluster.broker_session_timeout_ms
             + self.cluster.leader_election_ms
             + self.cluster.coordinator_load_ms;
+        // With hung connections the clients only hear when their requests time out: a
+        // heartbeat sent just after the crash after request.timeout.ms, a JoinGroup after the
+        // rebalance timeout and 5 s more (AbstractCoordinator's JOIN_GROUP_TIMEOUT_LAPSE).
+        let largest = |f: fn(&ClientSettings) -> u64| {
+            self.member_specs_ever()
+                .map(|m| f(&m.settings))
+                .max()
+                .unwrap_or(0)
+        };
+        let hung = fail_over
+            .max(self.group.request_timeout_ms + largest(|s| s.heartbeat_interval_ms))
+            .max(largest(|s| s.max_poll_interval_ms) + 5_000);
         self.timeline
             .iter()
             .map(|e| {
                 let end = match e.action {
+                    TimelineAction::BrokerCrash {
+                        connections: Connections::Hang,
+                        ..
+                    } => hung,
                     TimelineAction::BrokerCrash { .. } => fail_over,
                     _ => e.action.duration_ms(),
                 };

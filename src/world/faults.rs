@@ -123,13 +123,17 @@ impl World<'_> {
         };
         let availability = &self.cluster.availability;
         let spike = Duration::from_micros(availability.extra_latency_us(now));
-        let heal = availability.cut_until(from.member, broker, now);
-        let at = self.net.deliver(now, connection, direction) + spike;
-        match heal {
-            None => Some(at),
-            Some(heal) if heal < deadline => Some(at.max(heal + (at - now))),
-            Some(_) => None,
-        }
+        // Held until the cut heals, then on its way: after every message sent before it on
+        // the connection (a TCP stream keeps order).
+        let held = match availability.cut_until(from.member, broker, now) {
+            None => Duration::ZERO,
+            Some(heal) if heal < deadline => heal - now,
+            Some(_) => return None,
+        };
+        Some(
+            self.net
+                .deliver_slowed(now, connection, direction, spike + held),
+        )
     }
 
     /// The connection closes when its request times out.

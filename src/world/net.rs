@@ -57,7 +57,19 @@ impl Network {
         connection: Connection,
         direction: Direction,
     ) -> SimTime {
-        let drawn = now + self.one_way();
+        self.deliver_slowed(now, connection, direction, Duration::ZERO)
+    }
+
+    /// As [`Network::deliver`], the one-way latency `extra` longer (a latency spike): still
+    /// never before a message sent earlier on the connection.
+    pub fn deliver_slowed(
+        &mut self,
+        now: SimTime,
+        connection: Connection,
+        direction: Direction,
+        extra: Duration,
+    ) -> SimTime {
+        let drawn = now + self.one_way() + extra;
         let last = self
             .last_arrival
             .entry((connection, direction))

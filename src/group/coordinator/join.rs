@@ -68,8 +68,16 @@ impl Coordinator {
             self.join_existing_member(cx, member_id, join);
         }
         if is_new_group && cx.records == 0 {
-            // Creating the group is itself written, even for a MEMBER_ID_REQUIRED answer.
-            self.write_group_metadata(cx);
+            // Creating the group is itself written, even for a MEMBER_ID_REQUIRED answer: an
+            // empty record (`newEmptyGroupMetadataRecord`: generation 0, protocol type "", no
+            // protocol, leader or members), so a coordinator that loads it has an Empty group.
+            cx.record(GroupRecord::GroupMetadata(GroupMetadataRecord {
+                protocol_type: Some(String::new()),
+                generation: 0,
+                protocol: None,
+                leader: None,
+                members: Vec::new(),
+            }));
         }
     }
 
