@@ -888,3 +888,47 @@ fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadat
         });
     assert_eq!(join_subscription(join).2, JoinReason::Metadata);
 }
+
+#[test]
+fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin() {
+    // SyncGroup UNKNOWN_MEMBER_ID: the member resets its generation and member id and rejoins
+    // once, its partitions lost first (onJoinPrepare); not a JoinGroup in this poll and a
+    // second one in the next (two member ids for one consumer).
+    let mut h = Harness::new("assignors = [\"cooperative-sticky\"]", "");
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    commit_on_join_prepare(&mut h);
+    h.take_sent();
+    let t = h.now.as_millis();
+    h.respond(t + 10, join_ok(2, false, Subscription::default_for_test()));
+    h.take_sent();
+    h.respond(
+        t + 20,
+        Response::SyncGroup {
+            error: ErrorCode::UnknownMemberId,
+            protocol_type: Some("consumer".into()),
+            protocol_name: Some("range".into()),
+            assignment: None,
+        },
+    );
+    h.run_until(t + 2000);
+    let joins: Vec<&str> = h
+        .take_sent()
+        .iter()
+        .filter(|r| matches!(r, Request::JoinGroup { .. }))
+        .map(|r| join_subscription(r).0)
+        .map(|id| if id.is_empty() { "" } else { "id" })
+        .collect();
+    assert_eq!(joins, [""], "one JoinGroup, with no member id");
+    assert!(h.facts.contains(&Fact::Lost {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+}
