@@ -94,6 +94,15 @@ pub enum Fact {
     /// NONE is a successful join, which sends the SyncGroup at once; any other fails the
     /// attempt (`failed-rebalance`).
     JoinGroupAnswered { member: usize, error: ErrorCode },
+    /// A JoinGroup answer made the member the leader (classic protocol): it runs the assignor
+    /// on `partition_counts` (its metadata, per scenario topic) or, a returning static leader
+    /// told to skip the assignment (KIP-814), keeps the group's assignment and from here on
+    /// watches for changes from `partition_counts` on.
+    LeaderElected {
+        member: usize,
+        skip_assignment: bool,
+        partition_counts: Vec<u32>,
+    },
     /// A busy member's SyncGroup answer arrived: its heartbeat thread's pass at `at` reads it
     /// (Kafka runs the answer's handler there) unless the application thread polls first.
     SyncGroupRead { member: usize, at: SimTime },

@@ -15,6 +15,10 @@ pub struct Ownership {
     owner: Vec<Option<usize>>,
     /// Per partition: the members whose own callback gave it up, still in the group.
     released: Vec<BTreeSet<usize>>,
+    /// Per member: the member id the coordinator last added it (or replaced it) with. A removal
+    /// of an older id (a crashed process's session expiring after the restarted process
+    /// rejoined under a new id) ends nothing of the new incarnation's.
+    member_ids: Vec<Option<String>>,
 }
 
 impl Ownership {
@@ -22,6 +26,7 @@ impl Ownership {
         Ownership {
             owner: vec![None; partitions],
             released: vec![BTreeSet::new(); partitions],
+            member_ids: Vec::new(),
         }
     }
 
@@ -48,6 +53,22 @@ impl Ownership {
             // The member gave up its generation on a poll timeout (the heartbeat thread resets
             // it; a static member sends no LeaveGroup, so no removal may ever come): what it
             // processes from here on is a zombie's, and its partitions may move.
+            Fact::MemberAdded { member, member_id }
+            | Fact::MemberReplaced { member, member_id } => {
+                if self.member_ids.len() <= *member {
+                    self.member_ids.resize(*member + 1, None);
+                }
+                self.member_ids[*member] = Some(member_id.clone());
+            }
+            // The coordinator removes one member id: a crashed process's old id expiring after
+            // its restart joined under a new one is not the running process's removal (Kafka's
+            // coordinator knows them as two members; the new one keeps its assignment).
+            Fact::MemberRemoved { member, member_id }
+                if self
+                    .member_ids
+                    .get(*member)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|current| current != member_id) => {}
             Fact::PollTimeout { member, .. } | Fact::MemberRemoved { member, .. } => {
                 for o in &mut self.owner {
                     if *o == Some(*member) {

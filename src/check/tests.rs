@@ -323,3 +323,53 @@ fn committed_offset_lost_fires_when_a_read_is_below_the_last_commit() {
     );
     assert_eq!(Property::CommittedOffsetLost.kind(), Kind::Always);
 }
+
+#[test]
+fn the_removal_of_a_restarted_members_old_id_ends_nothing_of_the_new_process() {
+    // c1 crashes and restarts under a new member id before its old id's session expires: to
+    // the coordinator these are two members, and the expiry of the old one leaves the new one
+    // its assignment (GroupMetadataManager removes the expired member id alone).
+    let mut c = checks();
+    let added = |member_id: &str| Fact::MemberAdded {
+        member: 0,
+        member_id: member_id.into(),
+    };
+    c.observe(at(1), &added("old"));
+    c.observe(at(1), &assigned(0, &[0]));
+    c.observe(
+        at(2),
+        &Fact::Crashed {
+            member: 0,
+            owned: vec![0],
+        },
+    );
+    c.observe(at(3), &added("new"));
+    c.observe(at(4), &assigned(0, &[0]));
+    c.observe(
+        at(5),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "old".into(),
+        },
+    );
+    c.observe(
+        at(6),
+        &Fact::Processed {
+            member: 0,
+            partition: 0,
+            from: 0,
+            to: 5,
+        },
+    );
+    assert!(c.zombies.is_empty(), "the new process still owns t-0");
+    // The new id's removal does end it.
+    c.observe(
+        at(7),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "new".into(),
+        },
+    );
+    c.observe(at(8), &assigned(1, &[0]));
+    assert!(c.finish().violations.is_empty());
+}

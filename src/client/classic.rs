@@ -158,9 +158,21 @@ impl Consumer {
                         "{name} JoinGroup response: generation {generation}{}",
                         if is_leader { " (leader)" } else { "" }
                     );
+                    // Only the leader watches the metadata for partition changes, a returning
+                    // static leader told to skip the assignment (KIP-814) too: Kafka's
+                    // onLeaderElected takes `assignmentSnapshot = metadataSnapshot` before it
+                    // returns the empty assignment, and onJoinComplete drops it on a member
+                    // that is not the leader.
+                    self.membership.assignment_snapshot = is_leader.then(|| self.metadata.clone());
+                    if is_leader {
+                        env.fact(Fact::LeaderElected {
+                            member: self.idx,
+                            skip_assignment,
+                            partition_counts: self.metadata.clone(),
+                        });
+                    }
                     let assignments = if is_leader && !skip_assignment {
                         let protocol = protocol_name.clone().unwrap_or_default();
-                        self.membership.assignment_snapshot = Some(self.metadata.clone());
                         match leader::assign(
                             env.scenario,
                             env.partitions,

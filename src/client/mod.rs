@@ -344,15 +344,11 @@ impl Consumer {
     /// configured by `spec` when given (a restart with new settings), else as before.
     pub fn start(&mut self, env: &mut ClientEnv, incarnation: u32, spec: Option<&MemberSpec>) {
         let idx = self.idx;
+        // A restart while the old process still runs (a close still in progress: a commit or a
+        // callback it waits on) kills the old one first, as a supervisor replacing it does: its
+        // ownership ends here, not silently with the object.
         if self.alive {
-            // The old process is still closing (its commit or leave cannot reach the
-            // coordinator): the restart kills it, as a pod's replacement does after its grace
-            // period.
-            log!(env, "{} old process killed (still closing)", self.name());
-            env.fact(Fact::Crashed {
-                member: idx,
-                owned: self.owned.clone(),
-            });
+            self.crash(env);
         }
         let spec = spec.cloned().unwrap_or_else(|| self.spec.clone());
         *self = Consumer::new(idx, spec);
@@ -610,6 +606,10 @@ impl Consumer {
         };
         self.app = App::Idle;
         match after {
+            // close() was called while onJoinPrepare's synchronous auto-commit was in flight:
+            // its wakeup() ends the poll there (ConsumerCoordinator.maybeAutoCommitOffsetsSync
+            // rethrows the WakeupException), so the member closes instead of rejoining.
+            AfterCommit::Join if self.closing => self.begin_close(env),
             AfterCommit::Join => self.prepare_and_join(env),
             AfterCommit::Close => self.finish_close(env),
             AfterCommit::CompleteJoin(assignment) => {

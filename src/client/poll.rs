@@ -114,16 +114,7 @@ impl Consumer {
         if self.consumer_membership.is_some() {
             return self.poll_consumer_protocol(env);
         }
-        if self.membership.membership_lost {
-            self.membership.membership_lost = false;
-            self.membership.inbox.clear();
-            if !self.owned.is_empty() {
-                let lost = std::mem::take(&mut self.owned);
-                self.listener(env, Listener::Lost, &lost);
-                self.drop_partitions(&lost, env);
-            }
-            self.membership.phase = Phase::Unjoined;
-        }
+        self.handle_membership_lost(env);
         // In a rebalance, `coordinator.poll()` polls the network client, which handles the
         // heartbeat answers received (they came before any JoinGroup or SyncGroup answer still
         // waiting); otherwise they wait for the heartbeat thread's pass. Then the responses
@@ -133,6 +124,17 @@ impl Consumer {
         }
         while let Some(response) = self.membership.inbox.pop_front() {
             self.handle_group_response(env, response);
+            if !matches!(self.app, App::Idle) || !self.alive {
+                return;
+            }
+        }
+        // A SyncGroup error read just now lost the membership: its partitions go before the
+        // one JoinGroup that follows (ConsumerCoordinator.onJoinPrepare: "the generation /
+        // member-id can possibly be reset ... previously owned partitions would be lost"), not
+        // at the next poll after a JoinGroup already went out (that poll would join a second
+        // time and the consumer would hold two member ids).
+        if self.membership.membership_lost {
+            self.handle_membership_lost(env);
             if !matches!(self.app, App::Idle) || !self.alive {
                 return;
             }
@@ -150,6 +152,22 @@ impl Consumer {
             }
         }
         self.poll_fetch_and_process(env);
+    }
+
+    /// The membership was lost (a heartbeat or SyncGroup error, a poll timeout): what the
+    /// member owned is lost (`onPartitionsLost`) and it joins anew.
+    fn handle_membership_lost(&mut self, env: &mut ClientEnv) {
+        if !self.membership.membership_lost {
+            return;
+        }
+        self.membership.membership_lost = false;
+        self.membership.inbox.clear();
+        if !self.owned.is_empty() {
+            let lost = std::mem::take(&mut self.owned);
+            self.listener(env, Listener::Lost, &lost);
+            self.drop_partitions(&lost, env);
+        }
+        self.membership.phase = Phase::Unjoined;
     }
 
     /// Under the consumer protocol: find the coordinator, then the membership's part of the

@@ -723,3 +723,212 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     assert_eq!(again, member_id, "the same client-made id");
     assert!(owned.is_empty());
 }
+
+#[test]
+fn close_during_on_join_prepares_commit_closes_instead_of_rejoining() {
+    // close()'s wakeup() ends the poll inside onJoinPrepare: ConsumerCoordinator
+    // .maybeAutoCommitOffsetsSync rethrows the WakeupException, so no JoinGroup is sent and
+    // close() goes on (its own commit, the revoke, the LeaveGroup).
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    let mut t = 3025;
+    while !h
+        .sent
+        .iter()
+        .any(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+    {
+        t += 1;
+        assert!(t < 4000, "no onJoinPrepare commit: {:?}", h.sent);
+        h.run_until(t);
+    }
+    h.take_sent();
+    h.call(|c, env| c.close(env));
+    h.respond(
+        t + 5,
+        Response::OffsetCommit {
+            error: ErrorCode::None,
+        },
+    );
+    let sent = h.take_sent();
+    assert!(
+        !sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        "{sent:?}"
+    );
+    assert!(
+        matches!(sent.last(), Some(Request::OffsetCommit { .. })),
+        "{sent:?}"
+    );
+    h.respond(
+        t + 10,
+        Response::OffsetCommit {
+            error: ErrorCode::None,
+        },
+    );
+    let sent = h.take_sent();
+    assert!(
+        matches!(&sent[..], [Request::LeaveGroup { .. }]),
+        "{sent:?}"
+    );
+    assert!(h.facts.contains(&Fact::ProcessStopped { member: 0 }));
+}
+
+#[test]
+fn a_restart_of_a_process_still_running_ends_the_old_ones_ownership() {
+    // The old process (a close still in progress, say) is killed before the new one starts:
+    // what it owned is no longer owned, as after a crash.
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    join_group(&mut h);
+    h.run_until(1000);
+    h.facts.clear();
+    h.call(|c, env| c.start(env, 2, None));
+    assert_eq!(
+        &h.facts[..2],
+        &[
+            Fact::Crashed {
+                member: 0,
+                owned: vec![0, 1, 2, 3]
+            },
+            Fact::ProcessStarted { member: 0 }
+        ]
+    );
+}
+
+#[test]
+fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadata() {
+    // KIP-814: ConsumerCoordinator.onLeaderElected with skipAssignment sets
+    // `assignmentSnapshot = metadataSnapshot` before it returns no assignment, so a partition
+    // count change after that makes rejoinNeededOrPending rejoin.
+    let mut h = Harness::new(
+        "assignors = [\"range\"]\nmetadata_max_age_ms = 5000",
+        "group_instance_id = \"pod-1\"\n\n[[timeline]]\nat_ms = 10000\naction = \"add_partitions\"\ntopic = \"orders\"\npartitions = 6\n",
+    );
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    h.take_sent();
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+    let sent = h.take_sent();
+    let (id, subscription, _) = join_subscription(&sent[0]);
+    assert_eq!(id, "", "a static member joins with its instance id alone");
+    let subscription = subscription.clone();
+    let Response::JoinGroup {
+        error,
+        member_id,
+        generation,
+        protocol_type,
+        protocol_name,
+        leader,
+        members,
+        ..
+    } = join_ok(1, true, subscription)
+    else {
+        unreachable!()
+    };
+    h.respond(
+        10,
+        Response::JoinGroup {
+            error,
+            member_id,
+            generation,
+            protocol_type,
+            protocol_name,
+            leader,
+            members,
+            skip_assignment: true,
+        },
+    );
+    let sent = h.take_sent();
+    assert!(
+        matches!(
+            &sent[..],
+            [Request::SyncGroup {
+                assignments: None,
+                ..
+            }]
+        ),
+        "a skipped assignment sends none: {sent:?}"
+    );
+    assert!(h.facts.contains(&Fact::LeaderElected {
+        member: 0,
+        skip_assignment: true,
+        partition_counts: vec![4],
+    }));
+    h.respond(20, sync_ok(vec![0, 1, 2, 3]));
+    h.respond(
+        30,
+        Response::OffsetFetch {
+            committed: (0..4).map(|p| (p, None)).collect(),
+        },
+    );
+    h.run_until(9000);
+    assert!(!h
+        .take_sent()
+        .iter()
+        .any(|r| matches!(r, Request::JoinGroup { .. })));
+    h.run_until(9500);
+    h.take_sent();
+    // The refresh at 10 s sees 6 partitions; onJoinPrepare commits, then the JoinGroup.
+    commit_on_join_prepare(&mut h);
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .unwrap_or_else(|| {
+            panic!(
+                "the leader sees t0 grow and rejoins: {sent:?} {:?}",
+                h.facts
+            )
+        });
+    assert_eq!(join_subscription(join).2, JoinReason::Metadata);
+}
+
+#[test]
+fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin() {
+    // SyncGroup UNKNOWN_MEMBER_ID: the member resets its generation and member id and rejoins
+    // once, its partitions lost first (onJoinPrepare); not a JoinGroup in this poll and a
+    // second one in the next (two member ids for one consumer).
+    let mut h = Harness::new("assignors = [\"cooperative-sticky\"]", "");
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    commit_on_join_prepare(&mut h);
+    h.take_sent();
+    let t = h.now.as_millis();
+    h.respond(t + 10, join_ok(2, false, Subscription::default_for_test()));
+    h.take_sent();
+    h.respond(
+        t + 20,
+        Response::SyncGroup {
+            error: ErrorCode::UnknownMemberId,
+            protocol_type: Some("consumer".into()),
+            protocol_name: Some("range".into()),
+            assignment: None,
+        },
+    );
+    h.run_until(t + 2000);
+    let joins: Vec<&str> = h
+        .take_sent()
+        .iter()
+        .filter(|r| matches!(r, Request::JoinGroup { .. }))
+        .map(|r| join_subscription(r).0)
+        .map(|id| if id.is_empty() { "" } else { "id" })
+        .collect();
+    assert_eq!(joins, [""], "one JoinGroup, with no member id");
+    assert!(h.facts.contains(&Fact::Lost {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+}

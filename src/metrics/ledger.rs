@@ -97,9 +97,13 @@ impl Metrics {
 
     /// The coordinator removed the member: its ownership ends now.
     pub fn member_removed(&mut self, now: SimTime, m: usize, member_id: &str) {
-        if self.member_ids[m] == member_id {
-            self.in_group[m] = false;
+        // An older member id of this member (a crashed process's, expiring after the restart
+        // joined under a new id) is another member to the coordinator: the running process
+        // keeps what it owns.
+        if self.member_ids[m] != member_id {
+            return;
         }
+        self.in_group[m] = false;
         if self.owned_count[m] > 0 {
             let cause = self.rebalance_cause(now, m);
             for p in 0..self.owner.len() {

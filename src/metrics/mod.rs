@@ -356,6 +356,7 @@ impl Metrics {
             Fact::OwnedReported { .. }
             | Fact::CommittedRead { .. }
             | Fact::AssignmentSent { .. }
+            | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::PollTimeout { .. } => {}
         }
