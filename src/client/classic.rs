@@ -158,9 +158,14 @@ impl Consumer {
                         "{name} JoinGroup response: generation {generation}{}",
                         if is_leader { " (leader)" } else { "" }
                     );
+                    // Only the leader watches for partition changes: onLeaderElected takes the
+                    // snapshot (a returning static leader that skips the assignment too) and
+                    // onJoinComplete drops a follower's (`if (!isLeader) assignmentSnapshot =
+                    // null`, ConsumerCoordinator): a member that once led must not rejoin for a
+                    // change its generation's leader already assigned with.
+                    self.membership.assignment_snapshot = is_leader.then(|| self.metadata.clone());
                     let assignments = if is_leader && !skip_assignment {
                         let protocol = protocol_name.clone().unwrap_or_default();
-                        self.membership.assignment_snapshot = Some(self.metadata.clone());
                         match leader::assign(
                             env.scenario,
                             env.partitions,
