@@ -18,6 +18,16 @@ pub enum Fact {
     MemberReplaced { member: usize, member_id: String },
     /// The coordinator removed the member (left, expired, or did not rejoin or sync in time).
     MemberRemoved { member: usize, member_id: String },
+    /// The join phase completed at `generation` without this static member: it did not rejoin
+    /// within the rebalance timeout, and Kafka keeps a static member in the group (only dynamic
+    /// ones are removed, `completeClassicGroupJoin`), but its generation is over: its partitions
+    /// go to the new generation's assignment and its commits are fenced (`ILLEGAL_GENERATION`,
+    /// `ClassicGroup.validateOffsetCommit`).
+    MissedRejoin {
+        member: usize,
+        member_id: String,
+        generation: i32,
+    },
     /// The group went to PreparingRebalance for `generation` (the one the rebalance makes).
     RebalanceStarted {
         generation: i32,

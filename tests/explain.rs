@@ -116,7 +116,7 @@ fn a_single_stall_is_a_poll_timeout_not_a_loop() {
         "{text}"
     );
     assert!(
-        text.contains("a stall from 60.010 s until 460.018 s kept its poll loop inside one batch"),
+        text.contains("a stall from 60.010 s until 460.008 s kept its poll loop inside one batch"),
         "{text}"
     );
     assert!(text.contains("loops: none"), "{text}");

@@ -1,6 +1,7 @@
 //! always `double_ownership`: a member owns a partition from its assignment until the first of
-//! its revoke or lost callback, its crash, or the coordinator removing it (DESIGN.md "What
-//! counts"); two owners at one instant is a violation. The same record tells a zombie batch:
+//! its revoke or lost callback, its crash, or the coordinator removing it or completing a join
+//! phase without it (a static member, which Kafka keeps but fences) (DESIGN.md "What counts");
+//! two owners at one instant is a violation. The same record tells a zombie batch:
 //! records processed by a member that no longer owns them. A member that gave a partition up
 //! through its own callback (revoked, lost) and is still in the group must not process it again
 //! until it is assigned it anew: `processed_after_revoke` (a removed member's batch is a zombie,
@@ -76,6 +77,20 @@ impl Ownership {
                     }
                 }
                 self.forget_releases(*member);
+            }
+            // A static member the join phase completed without (it did not rejoin within the
+            // rebalance timeout, say stalled in a batch): Kafka keeps it in the group, but the
+            // new generation's assignment may hand its partitions on and its commits are fenced
+            // (ILLEGAL_GENERATION). Its poll timer may run a little past the join deadline (it
+            // may have polled after the rebalance began, before its heartbeat told it), so its
+            // own poll timeout can come after the new owner's assignment: what it processes from
+            // the join's completion is a zombie's, not a second owner's.
+            Fact::MissedRejoin { member, .. } => {
+                for o in &mut self.owner {
+                    if *o == Some(*member) {
+                        *o = None;
+                    }
+                }
             }
             Fact::Processed {
                 member,

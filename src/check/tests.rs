@@ -373,3 +373,43 @@ fn the_removal_of_a_restarted_members_old_id_ends_nothing_of_the_new_process() {
     c.observe(at(8), &assigned(1, &[0]));
     assert!(c.finish().violations.is_empty());
 }
+
+/// Kafka keeps a static member the join phase completed without (`completeClassicGroupJoin`
+/// removes only the dynamic ones that did not rejoin) but moves the group to a new generation:
+/// the member's commits are fenced (`ClassicGroup.validateOffsetCommit`: ILLEGAL_GENERATION)
+/// and the leader may hand its partitions on. A stalled static member's own poll timeout can
+/// come a little after that (it polled after the rebalance began), so its ownership ends at the
+/// join's completion: its late batch is a zombie's, not a second owner's (seed 2050).
+#[test]
+fn a_static_member_the_join_completed_without_owns_nothing_after_it() {
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0]));
+    c.observe(
+        at(10),
+        &Fact::MissedRejoin {
+            member: 0,
+            member_id: "pod-1-id".into(),
+            generation: 3,
+        },
+    );
+    c.observe(at(11), &assigned(1, &[0]));
+    c.observe(
+        at(12),
+        &Fact::PollTimeout {
+            member: 0,
+            last_poll: at(5),
+        },
+    );
+    c.observe(
+        at(13),
+        &Fact::Processed {
+            member: 0,
+            partition: 0,
+            from: 0,
+            to: 1,
+        },
+    );
+    let inv = c.finish();
+    assert!(inv.violations.is_empty(), "{:?}", inv.violations);
+    assert_eq!(inv.zombie_processing.len(), 1);
+}

@@ -63,6 +63,12 @@ pub(super) struct ConsumerMembership {
     target: Option<Vec<usize>>,
     /// Partitions being assigned once the revocation callback has run.
     assigning: Vec<usize>,
+    /// While a reconciliation runs, what it started from: Kafka's `currentAssignment`, which
+    /// the heartbeat reports as owned, changes only when the revocation and the assignment
+    /// have both completed (`AbstractMembershipManager.revokeAndAssign`), so a member between
+    /// its revoke and assign callbacks still reports the partitions it is revoking, and never
+    /// the ones a newer target no longer gives it.
+    reconciling_from: Option<Vec<usize>>,
     // What the last heartbeat carried, for "only what changed".
     sent_topics: Option<Vec<String>>,
     sent_owned: Option<Vec<usize>>,
@@ -81,6 +87,7 @@ impl ConsumerMembership {
             send_when_answered: false,
             target: None,
             assigning: Vec::new(),
+            reconciling_from: None,
             sent_topics: None,
             sent_owned: None,
             sent_timeout: None,
@@ -194,6 +201,7 @@ impl Consumer {
         let m = self.kip848();
         m.epoch = 0;
         m.target = None;
+        m.reconciling_from = None;
         m.sent_topics = None;
         m.sent_owned = None;
         m.sent_timeout = None;
@@ -220,6 +228,8 @@ impl Consumer {
             .copied()
             .collect();
         self.kip848().assigning = added;
+        let from = self.owned.clone();
+        self.kip848().reconciling_from.get_or_insert(from);
         if revoked.is_empty() {
             self.assign_reconciled(env);
             return;
@@ -251,6 +261,7 @@ impl Consumer {
 
     /// The reconciliation is complete: the next heartbeat, sent at once, reports what it owns.
     pub(super) fn acknowledge(&mut self, env: &mut ClientEnv) {
+        self.kip848().reconciling_from = None;
         self.move_to(env, MemberState::Acknowledging);
         self.send_consumer_heartbeat(env);
     }
@@ -259,6 +270,7 @@ impl Consumer {
     pub(super) fn send_consumer_heartbeat(&mut self, env: &mut ClientEnv) {
         let topics = self.topics.clone();
         let owned = self.owned.clone();
+        let owned = self.kip848().reconciling_from.clone().unwrap_or(owned);
         let timeout = self.settings().max_poll_interval_ms.min(i32::MAX as u64) as i32;
         let member_id = self.membership.member_id.clone();
         let instance_id = self.spec.group_instance_id.clone();
@@ -489,6 +501,7 @@ impl Consumer {
     /// `close()` after the commit: revoke everything, then the leave heartbeat.
     pub(super) fn consumer_finish_close(&mut self, env: &mut ClientEnv) {
         let revoked = std::mem::take(&mut self.owned);
+        self.kip848().reconciling_from = None;
         if !revoked.is_empty() {
             self.listener(env, Listener::RevokedOnClose, &revoked);
         }

@@ -247,7 +247,9 @@ pub struct Consumer {
     app: App,
     stalled_until: Option<SimTime>,
     /// A stall that hit while the member had no batch: it applies to the next batch.
-    pending_stall: Option<Duration>,
+    /// A stall that began outside a batch: when it ends (the poll loop's next batch, if it
+    /// starts before then, waits for it).
+    pending_stall: Option<SimTime>,
     /// When the application thread last called `poll()` (the poll timer the heartbeat thread
     /// checks against `max_poll_interval_ms`).
     last_poll: SimTime,
@@ -417,9 +419,13 @@ impl Consumer {
     }
 
     /// The application's processing stalls for `duration` (a slow call, a GC pause): the batch
-    /// in progress, or the next one the poll loop gets, ends that much later. The poll loop is
-    /// blocked meanwhile, so a stall past `max_poll_interval_ms` makes the heartbeat thread leave
-    /// the group, and the batch that finishes afterwards is zombie processing.
+    /// in progress ends that much later; outside a batch (in `poll()`, a rebalance, a callback)
+    /// the next batch, if the poll loop gets one before the stall's end, waits for that end.
+    /// The stall stays inside its window `[now, now + duration]` (as the timeline and the settle
+    /// bound read it): a stall that began while the member waited for a JoinGroup answer does
+    /// not hold its first batch after the rebalance for the whole duration again. The poll loop
+    /// is blocked meanwhile, so a stall past `max_poll_interval_ms` makes the heartbeat thread
+    /// leave the group, and the batch that finishes afterwards is zombie processing.
     pub fn stall(&mut self, env: &mut ClientEnv, duration: Duration) {
         if !self.alive {
             return;
@@ -435,7 +441,7 @@ impl Consumer {
                 let until = *until + duration;
                 self.begin_stall(env, until);
             }
-            _ => self.pending_stall = Some(duration),
+            _ => self.pending_stall = Some(env.now() + duration),
         }
     }
 

@@ -206,8 +206,9 @@ impl Consumer {
             let records: u64 = batch.iter().map(|(_, a, b)| b - a).sum();
             let until = now + Duration::from_micros(records * self.settings().record_processing_us);
             match self.pending_stall.take() {
-                Some(stall) => self.stall_batch(env, until + stall, batch),
-                None => self.busy_until(env, until, batch),
+                // The stall's window is still on: the batch is processed after it.
+                Some(end) if end > now => self.stall_batch(env, end + (until - now), batch),
+                _ => self.busy_until(env, until, batch),
             }
         }
     }

@@ -932,3 +932,71 @@ fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin(
         partitions: vec![0, 1, 2, 3]
     }));
 }
+
+/// Kafka's heartbeat reports `currentAssignment` as owned (ConsumerHeartbeatRequestManager),
+/// which `AbstractMembershipManager.revokeAndAssign` sets only once the revocation and the
+/// assignment callbacks have both completed: a heartbeat sent during a long
+/// onPartitionsRevoked still reports the partitions being revoked (or nothing new), never the
+/// reconciliation's result; the acknowledging heartbeat after it does (seed 38303).
+#[test]
+fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_partitions() {
+    let mut h = Harness::new(
+        "protocol = \"consumer\"\non_partitions_revoked_ms = 6000\nenable_auto_commit = false",
+        "",
+    );
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1, 2, 3])));
+    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.respond(
+        16,
+        Response::OffsetFetch {
+            committed: (0..4).map(|p| (p, None)).collect(),
+        },
+    );
+    h.run_until(5_011);
+    // The answer to the interval's heartbeat takes t-2 and t-3 away: a 6 s revoke callback.
+    h.respond(5_020, consumer_heartbeat_ok(3, Some(vec![0, 1])));
+    h.take_sent();
+    let revoked = Fact::Revoked {
+        member: 0,
+        partitions: vec![2, 3],
+    };
+    // Step the clock, answer every heartbeat, note what each reported and when.
+    let mut revoked_at = None;
+    let mut beats = Vec::new();
+    for t in (5_100..20_000).step_by(100) {
+        h.run_until(t);
+        if revoked_at.is_none() && h.facts.contains(&revoked) {
+            revoked_at = Some(t);
+        }
+        for r in h.take_sent() {
+            if let Request::ConsumerGroupHeartbeat { owned, .. } = &r {
+                beats.push((t, owned.clone()));
+                h.respond(t + 5, consumer_heartbeat_ok(3, None));
+            }
+        }
+    }
+    let revoked_at = revoked_at.unwrap_or_else(|| panic!("no revoke: {beats:?} {:?}", h.facts));
+    let during: Vec<_> = beats
+        .iter()
+        .filter(|(t, _)| *t > revoked_at && *t < revoked_at + 5_900)
+        .collect();
+    assert!(
+        !during.is_empty(),
+        "a heartbeat went during the callback: {beats:?}"
+    );
+    assert!(
+        during
+            .iter()
+            .all(|(_, o)| o.is_none() || o.as_deref() == Some(&[0, 1, 2, 3][..])),
+        "{beats:?}"
+    );
+    assert!(
+        beats
+            .iter()
+            .any(|(t, o)| *t >= revoked_at + 5_900 && o.as_deref() == Some(&[0, 1][..])),
+        "the acknowledging heartbeat reports the result: {beats:?}"
+    );
+}

@@ -165,7 +165,8 @@ impl Action {
 }
 
 impl Case {
-    /// When the last fault has ended.
+    /// When the last fault has ended (as `Scenario::last_event_end_ms` counts it: new
+    /// partitions end at the leader's next metadata refresh).
     pub fn last_event_end_ms(&self) -> u64 {
         let g = &self.group;
         // As `Scenario::last_event_end_ms`: hung connections are heard of at their timeouts
@@ -177,17 +178,30 @@ impl Case {
             .iter()
             .map(|e| match e.action {
                 Action::BrokerCrash { hang: true, .. } => e.at_ms + hung,
+                Action::AddPartitions { .. } => e.at_ms + self.group.metadata_max_age_ms,
                 _ => e.at_ms + e.action.duration_ms(),
             })
             .max()
             .unwrap_or(0)
     }
 
-    /// The run's length: the settle window (last fault's end + rebalance timeout + session
-    /// timeout, then a quiet session timeout; `world::settle_window`) and the tail.
+    /// The run's length: the settle window (last fault's end + rebalance timeout, three when a
+    /// static member crashes or closes, + session timeout, then a quiet session timeout;
+    /// `world::settle_window`) and the tail.
     pub fn duration_ms(&self) -> u64 {
         let g = &self.group;
-        self.last_event_end_ms() + g.max_poll_interval_ms + 2 * g.session_timeout_ms + self.tail_ms
+        let silent_static = self.timeline.iter().any(|e| match &e.action {
+            Action::Crash { member } | Action::Leave { member } => self
+                .members
+                .iter()
+                .any(|m| m.name == *member && m.group_instance_id.is_some()),
+            _ => false,
+        });
+        let waits = if silent_static { 3 } else { 1 };
+        self.last_event_end_ms()
+            + waits * g.max_poll_interval_ms
+            + 2 * g.session_timeout_ms
+            + self.tail_ms
     }
 
     /// Fault-plan entries that name member `name` or topic `name`.

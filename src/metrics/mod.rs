@@ -344,8 +344,9 @@ impl Metrics {
                 records,
                 duration_us,
             } => self.restore_started(now, *member, *partition, *standby, *records, *duration_us),
-            // KIP-848 hand-over: the checkers' concern (check/handover.rs); why a member
-            // rejoins: `cgsim explain`'s.
+            // KIP-848 hand-over: the checkers' concern (check/handover.rs), and so is a static
+            // member's fenced generation (check/ownership.rs); why a member rejoins: `cgsim
+            // explain`'s.
             Fact::CoordinatorUnknown { .. }
             | Fact::CoordinatorFound { .. }
             | Fact::PollBlockedOnCoordinator { .. }
@@ -358,6 +359,7 @@ impl Metrics {
             | Fact::AssignmentSent { .. }
             | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
+            | Fact::MissedRejoin { .. }
             | Fact::PollTimeout { .. } => {}
         }
     }

@@ -469,6 +469,11 @@ impl Scenario {
                         ..
                     } => hung,
                     TimelineAction::BrokerCrash { .. } => fail_over,
+                    // New partitions reach the group when the leader's metadata does: its next
+                    // refresh, up to metadata.max.age.ms later (ConsumerCoordinator
+                    // .rejoinNeededOrPending compares the leader's assignment snapshot with
+                    // the metadata it has), and only then does the rebalance begin.
+                    TimelineAction::AddPartitions { .. } => self.group.metadata_max_age_ms,
                     _ => e.action.duration_ms(),
                 };
                 e.at_ms + end

@@ -784,11 +784,33 @@ fn consumer_topics(
 const BOOTSTRAP_BROKER: u32 = 0;
 
 /// The last fault's end + the group's rebalance timeout (its members' largest) + the largest
-/// session timeout.
+/// session timeout; three rebalance timeouts when a static member goes silently (crashes, or
+/// closes: a static classic member sends no LeaveGroup), since Kafka removes it late:
+/// `completeClassicGroupJoin` removes only the dynamic members that did not rejoin, so every
+/// join phase waits the whole rebalance timeout for it (the one in progress and a cooperative
+/// follow-up), each completed join reschedules its session (`rescheduleClassicGroupMemberHeartbeat`
+/// for all members), and its removal comes from `expirePendingSync` a rebalance timeout after
+/// the last join (GroupMetadataManager). The removal's own rebalance then fits in the session
+/// timeout.
 pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
-    scenario.last_event_end_ms()
-        + largest(scenario, |s| s.max_poll_interval_ms)
-        + largest(scenario, |s| s.session_timeout_ms)
+    let rebalance = largest(scenario, |s| s.max_poll_interval_ms);
+    let waits = if static_member_goes_silently(scenario) {
+        3
+    } else {
+        1
+    };
+    scenario.last_event_end_ms() + waits * rebalance + largest(scenario, |s| s.session_timeout_ms)
+}
+
+/// Whether the timeline crashes or closes a static member (one with `group.instance.id`).
+pub fn static_member_goes_silently(scenario: &Scenario) -> bool {
+    scenario.timeline.iter().any(|e| match e.action {
+        TimelineAction::Crash { member } | TimelineAction::Leave { member } => scenario
+            .members
+            .get(member)
+            .is_some_and(|m| m.group_instance_id.is_some()),
+        _ => false,
+    })
 }
 
 /// The largest of a setting over the members (members may set their own, and a restart may

@@ -571,6 +571,13 @@ impl Coordinator {
             let m = self.members.get_mut(id).expect("member");
             if let Some(to) = m.awaiting_join.take() {
                 cx.respond(to, response);
+            } else {
+                // A static member that did not rejoin (a dynamic one was removed above).
+                cx.fact(Fact::MissedRejoin {
+                    member: m.client.member,
+                    member_id: id.clone(),
+                    generation: self.generation,
+                });
             }
             m.is_new = false;
             self.reschedule_session_default(cx, id);

@@ -586,3 +586,47 @@ fn committed_offsets_are_kept_and_reported_as_facts() {
     };
     assert_eq!(committed, vec![(0, Some(7)), (1, None)]);
 }
+
+/// `completeClassicGroupJoin` removes only the dynamic members that did not rejoin: a static
+/// one stays in the group (its session and a pending SyncGroup still run) but the group moves
+/// on to a new generation without it, which fences its commits (ILLEGAL_GENERATION): the
+/// `MissedRejoin` fact says so, and ends its ownership for the checker (seed 2050).
+#[test]
+fn a_static_member_that_does_not_rejoin_stays_but_misses_the_generation() {
+    let mut h = Harness::new();
+    let mut ids = Vec::new();
+    for (i, pod) in ["pod-a", "pod-b"].into_iter().enumerate() {
+        h.request(i as u64 * 100, i, join_request("", Some(pod), &["range"]));
+        let prefix = format!("{pod}-");
+        let members = h.coordinator.members();
+        let id = members.iter().find(|m| m.member_id.starts_with(&prefix));
+        ids.push(id.expect("added under instance-uuid").member_id.clone());
+    }
+    h.advance(9000);
+    assert_eq!(h.coordinator.generation(), 1);
+    let plan = vec![(ids[0].clone(), vec![0, 1]), (ids[1].clone(), vec![2, 3])];
+    h.request(9100, 0, sync(&ids[0], 1, Some(plan)));
+    h.request(9110, 1, sync(&ids[1], 1, None));
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    // pod-a rejoins (a rebalance); pod-b only heartbeats (stuck in a batch, say), so its
+    // session holds through the join phase but it never rejoins.
+    h.request(9200, 0, join_request(&ids[0], Some("pod-a"), &["range"]));
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    let facts_before = h.facts.len();
+    let end = 9200 + REBALANCE_MS;
+    for t in (12_000..end).step_by(3000) {
+        h.request(t, 1, heartbeat(&ids[1], 1));
+    }
+    h.advance(end);
+    assert_eq!(h.coordinator.generation(), 2);
+    assert_eq!(h.coordinator.members().len(), 2, "the static member stays");
+    let new_facts = &h.facts[facts_before..];
+    assert!(new_facts.contains(&Fact::MissedRejoin {
+        member: 1,
+        member_id: ids[1].clone(),
+        generation: 2,
+    }));
+    assert!(!new_facts
+        .iter()
+        .any(|f| matches!(f, Fact::MissedRejoin { member: 0, .. })));
+}
