@@ -171,9 +171,12 @@ impl Case {
         let g = &self.group;
         // As `Scenario::last_event_end_ms`: hung connections are heard of at their timeouts
         // (request.timeout.ms' default 30 s).
+        // (With a margin: the scenario counts the largest heartbeat interval of any member's
+        // settings, which the client may round differently.)
         let hung = FAIL_OVER_MS
             .max(30_000 + g.heartbeat_interval_ms)
-            .max(g.max_poll_interval_ms + 5_000);
+            .max(g.max_poll_interval_ms + 5_000)
+            + 2_000;
         self.timeline
             .iter()
             .map(|e| match e.action {
