@@ -823,6 +823,32 @@ mod tests {
     }
 
     #[test]
+    fn a_broker_back_before_it_is_fenced_leads_anew_and_reloads_the_coordinator() {
+        // Back at 15 s, fenced at 19 s (its old registration), then in again: with one replica
+        // its partitions never move, but each gets a new leader epoch, the coordinator's too.
+        let faults = "[[timeline]]\nat_ms = 10000\naction = \"broker_crash\"\nbroker = 0\n\n\
+                      [[timeline]]\nat_ms = 15000\naction = \"broker_restart\"\nbroker = 0\n";
+        let (_, replicas, plan) = plan_of(faults, 1);
+        let p = (0..6)
+            .find(|&p| replicas.leader(p) == 0)
+            .expect("a partition on 0");
+        assert_eq!(plan.leader_at(p, ms(17_000)), Some(0));
+        assert_eq!(
+            plan.fetch_blocked_until(0, p, ms(12_000)),
+            Some(ms(19_000 + 110))
+        );
+        let moves = plan.coordinator_moves();
+        assert_eq!(
+            moves.first(),
+            Some(&CoordinatorMove {
+                at: ms(19_100),
+                from: Some(0),
+                to: Some(0)
+            })
+        );
+    }
+
+    #[test]
     fn a_network_partition_blocks_only_its_members_on_the_cut_brokers() {
         let cut = "[[members]]\nname = \"d\"\n\n[[timeline]]\nat_ms = 10000\naction = \"network_partition\"\nmembers = [\"c\"]\nbrokers = [2]\nduration_ms = 5000\n";
         let (_, replicas, plan) = plan_of(cut, 1);

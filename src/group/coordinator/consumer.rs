@@ -168,12 +168,9 @@ impl Coordinator {
         let Some(host) = self.consumer.as_mut() else {
             return;
         };
-        if let Some(o) = &owned {
-            cx.fact(Fact::OwnedReported {
-                member: from.member,
-                partitions: o.clone(),
-            });
-        }
+        // What the heartbeat says it owns counts once the coordinator accepted it: a fenced or
+        // unknown member's report is answered with an error and changes nothing.
+        let reported = owned.clone();
         let owned = owned.map(|o| host.to_group(&o));
         if let Some(o) = &owned {
             host.reported_owned.insert(member_id.clone(), o.clone());
@@ -198,6 +195,12 @@ impl Coordinator {
                     member_id: member_id.clone(),
                 });
             }
+        }
+        if let Some(partitions) = reported.filter(|_| response.error == ErrorCode::None) {
+            cx.fact(Fact::OwnedReported {
+                member: from.member,
+                partitions,
+            });
         }
         let assignment = response.assignment.as_ref().map(|a| host.to_global(a));
         if let Some(a) = &assignment {

@@ -70,7 +70,10 @@ impl Harness {
                 CoordinatorEffect::CommitOffset { partition, offset } => {
                     self.offsets.commit(partition, offset)
                 }
-                CoordinatorEffect::Record(record) => self.records.push(record.name()),
+                CoordinatorEffect::Record(record) => {
+                    self.records.push(record.name());
+                    self.offsets.write_group(*record);
+                }
                 CoordinatorEffect::Fact(fact) => self.facts.push(fact),
             }
         }
@@ -629,4 +632,50 @@ fn a_static_member_that_does_not_rejoin_stays_but_misses_the_generation() {
     assert!(!new_facts
         .iter()
         .any(|f| matches!(f, Fact::MissedRejoin { member: 0, .. })));
+}
+
+/// The group's creation is written as Kafka's empty record (`newEmptyGroupMetadataRecord`: no
+/// members), so a coordinator that loads it before the first rebalance completes has an Empty
+/// group; after a rebalance it loads the group Stable at that generation with its members, each
+/// session counted from the load (GMM `replay` and `onLoaded`).
+#[test]
+fn a_loaded_group_is_what_its_last_record_says() {
+    let mut h = Harness::new();
+    h.ask(0, 0, join(""));
+    let Some(GroupRecord::GroupMetadata(created)) = h.offsets.group_record().cloned() else {
+        panic!("the creation is written");
+    };
+    assert_eq!((created.generation, created.members.len()), (0, 0));
+    assert_eq!(created.protocol_type.as_deref(), Some(""));
+    let record = h.offsets.group_record().cloned();
+    let mut out = Out::new(false);
+    h.coordinator.load(ms(10), record.as_ref(), &mut out);
+    assert_eq!(h.coordinator.state(), GroupState::Empty);
+
+    // Completing a rebalance (the leader's SyncGroup) writes the group as it stands; a
+    // rebalance in progress is forgotten.
+    let mut h = Harness::new();
+    let ids = form_group(&mut h);
+    let generation = h.coordinator.generation();
+    h.ask(6010, 0, sync(&ids[0], generation, assignments(&ids)));
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    let record = h.offsets.group_record().cloned();
+    h.timers.clear();
+    let mut out = Out::new(false);
+    h.coordinator.load(ms(60_000), record.as_ref(), &mut out);
+    h.now = ms(60_000);
+    h.apply(out);
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.coordinator.generation(), generation);
+    let loaded = h.coordinator.members();
+    for id in &ids {
+        let m = loaded.iter().find(|m| &m.member_id == id).expect("loaded");
+        let (at, _) = h.timers[&CoordTimer::heartbeat(id)];
+        assert_eq!(
+            at,
+            ms(60_000 + m.session_timeout_ms),
+            "{id}'s session from the load"
+        );
+        assert!(m.assignment.is_some(), "{id} keeps its stored assignment");
+    }
 }
