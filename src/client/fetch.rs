@@ -117,7 +117,13 @@ impl Consumer {
             if budget == 0 {
                 break;
             }
-            if self.task.is_paused(p) {
+            // Its leader is dead, moving or cut off from this member (`cluster::availability`).
+            if self.task.is_paused(p)
+                || env
+                    .availability
+                    .fetch_blocked_until(self.idx, p, now)
+                    .is_some()
+            {
                 continue;
             }
             let visible_at = now
@@ -170,9 +176,17 @@ impl Consumer {
             .iter()
             .filter(|e| e.record_at != u64::MAX)
             .map(|e| {
-                SimTime::from_micros(
+                let visible = SimTime::from_micros(
                     e.record_at + env.arrival_lag_us[e.partition] + e.replica_delay_us,
-                )
+                );
+                // A partition that cannot be fetched now wakes the member when it can again.
+                match env
+                    .availability
+                    .fetch_blocked_until(self.idx, e.partition, now)
+                {
+                    Some(until) => visible.max(until),
+                    None => visible,
+                }
             })
             .min()
             .map(|t| (t + rtt).max(now + Duration::from_micros(1)));
