@@ -303,6 +303,21 @@ pub struct LeftMember {
 }
 
 impl Response {
+    /// The request it answers.
+    pub fn kind(&self) -> RequestKind {
+        match self {
+            Response::Failed { request, .. } => *request,
+            Response::JoinGroup { .. } => RequestKind::JoinGroup,
+            Response::SyncGroup { .. } => RequestKind::SyncGroup,
+            Response::Heartbeat { .. } => RequestKind::Heartbeat,
+            Response::LeaveGroup { .. } => RequestKind::LeaveGroup,
+            Response::OffsetCommit { .. } => RequestKind::OffsetCommit,
+            Response::OffsetFetch { .. } => RequestKind::OffsetFetch,
+            Response::FindCoordinator { .. } => RequestKind::FindCoordinator,
+            Response::ConsumerGroupHeartbeat { .. } => RequestKind::ConsumerGroupHeartbeat,
+        }
+    }
+
     /// A JoinGroup error answer as Kafka builds one: the error and the member id, every other
     /// field at its default (generation -1, protocol type null, protocol name and leader "").
     pub fn join_error(error: ErrorCode, member_id: &str) -> Response {

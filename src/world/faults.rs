@@ -214,17 +214,7 @@ impl World<'_> {
     /// arrives; an answer that cannot cross a network partition in time is lost, and its
     /// request times out.
     pub(super) fn respond(&mut self, to: ClientRef, broker: u32, response: Response) {
-        let kind = match &response {
-            Response::Failed { request, .. } => *request,
-            Response::JoinGroup { .. } => RequestKind::JoinGroup,
-            Response::SyncGroup { .. } => RequestKind::SyncGroup,
-            Response::Heartbeat { .. } => RequestKind::Heartbeat,
-            Response::LeaveGroup { .. } => RequestKind::LeaveGroup,
-            Response::OffsetCommit { .. } => RequestKind::OffsetCommit,
-            Response::OffsetFetch { .. } => RequestKind::OffsetFetch,
-            Response::FindCoordinator { .. } => RequestKind::FindCoordinator,
-            Response::ConsumerGroupHeartbeat { .. } => RequestKind::ConsumerGroupHeartbeat,
-        };
+        let kind = response.kind();
         let Some(entry) = self.take_in_flight(to, broker, kind) else {
             return;
         };
