@@ -363,10 +363,7 @@ pub fn section_from_args(
             history
                 .batches(n)
                 .map_err(|e| format!("{n} members: {e}"))?;
-            Ok(GroupPlan {
-                member_ids: ids.for_count(n)?,
-                history,
-            })
+            Ok(GroupPlan::new(ids.for_count(n)?, history))
         })
         .collect::<Result<Vec<_>, String>>()?;
     Section::new(topics, groups)
