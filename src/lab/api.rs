@@ -456,6 +456,7 @@ fn section_json(t: &SectionTable) -> Value {
                     json!({
                         "name": col.assignor,
                         "protocol": last.group.protocol.name(),
+                        "side": if by_name(col.assignor).is_ok_and(|a| a.is_server_side()) { "server" } else { "client" },
                         "rebalances": col.formation.rebalances.len(),
                         "generation": last.generation,
                         "counts": col.counts(),

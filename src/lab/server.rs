@@ -95,6 +95,8 @@ fn answer(mut request: Request, port: u16) -> std::io::Result<()> {
     let header = |k: &str, v: &str| Header::from_bytes(k, v).expect("an ASCII header");
     let mut response = Response::from_string(reply.body)
         .with_status_code(reply.status)
+        // Content-Length rather than chunks: the simplest client reads the body as it is.
+        .with_chunked_threshold(usize::MAX)
         .with_header(header(
             "Content-Type",
             &format!("{}; charset=utf-8", reply.content_type),

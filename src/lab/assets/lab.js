@@ -114,7 +114,7 @@ function render(view) {
       out.push(countsTable(s, section, gi, group));
       out.push(el("div", { class: "cards" }, ...group.assignors.map(a =>
         el("div", { class: "card", id: `card-${s}-${gi}-${a.name}` },
-          el("h4", {}, `${a.name} `, el("span", { class: "badge" }, `${a.protocol}, ${a.rebalances} rebalance${a.rebalances === 1 ? "" : "s"}`),
+          el("h4", {}, `${a.name} `, el("span", { class: "badge" }, `${a.side === "server" ? "KIP-848 server-side" : a.protocol}, ${a.rebalances} rebalance${a.rebalances === 1 ? "" : "s"}`),
             a.idle ? el("span", { class: "badge idle" }, `${a.idle} idle`) : ""),
           grid(s, gi, section, group, a), ...coLocation(s, gi, a)))));
     });
