@@ -8,7 +8,7 @@ use crate::assignor::table::{
     self, co_location, parse_member_counts, parse_topic_ids, parse_topics, GroupPlan, JoinSpec,
     MemberIds, Section, SectionTable,
 };
-use crate::assignor::{by_name, Topic, ASSIGNOR_NAMES};
+use crate::assignor::{by_name, ASSIGNOR_NAMES};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -366,19 +366,7 @@ fn sections(fields: &BTreeMap<String, String>) -> Result<Vec<Section>, ApiError>
             ));
         }
     }
-    let topics: Vec<Topic> = topics
-        .into_iter()
-        .map(|(name, partitions)| Topic {
-            id: Some(
-                topic_ids
-                    .get(&name)
-                    .copied()
-                    .unwrap_or_else(|| table::derived_topic_id(&name)),
-            ),
-            name,
-            partitions,
-        })
-        .collect();
+    let topics = table::topics_with_ids(topics, &topic_ids);
     for g in &groups {
         g.check_static_ids()
             .map_err(|e| ApiError::bad("static-ids", e))?;

@@ -36,7 +36,7 @@ pub use preset::{preset, PRESETS};
 pub use render::{partitions_text, render};
 pub use spec::{
     derived_topic_id, parse_member_counts, parse_topic_ids, parse_topics, section_from_args,
-    JoinHistory, JoinSpec, MemberIds,
+    topics_with_ids, JoinHistory, JoinSpec, MemberIds,
 };
 
 use super::{
