@@ -16,6 +16,7 @@ pub mod facts;
 pub mod fuzz;
 pub mod group;
 pub mod java;
+pub mod lab;
 pub mod metrics;
 pub mod report;
 pub mod scenario;

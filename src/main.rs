@@ -219,12 +219,20 @@ enum Command {
         /// the topic name.
         #[arg(long = "topic-ids", requires = "table", value_name = "TOPIC=ID,...")]
         topic_ids: Option<String>,
-        /// A built-in table (seed-001: the seed's published table and join histories).
+        /// A built-in table (seed-001: the seed's published table and join histories; seed-000: its
+        /// two co-partitioned topics and 4 pods).
         #[arg(long, requires = "table", conflicts_with_all = ["topics", "members", "joins", "member_ids", "topic_ids"])]
         preset: Option<String>,
         /// List each member's partitions too, not just how many.
         #[arg(long, requires = "table")]
         detail: bool,
+    },
+    /// Serve the lab on 127.0.0.1: a page showing every assignor side by side (who reads which
+    /// partition), and its JSON API.
+    Lab {
+        /// The port to listen on; 0 picks a free one (the first line printed names it).
+        #[arg(long, default_value_t = 7878)]
+        port: u16,
     },
     /// Check the model against Kafka's own code: `conform coordinator` replays scripted
     /// requests through the coordinator and compares its answers with Kafka's.
@@ -409,6 +417,7 @@ fn main() -> ExitCode {
                 cli::assign::run(file.as_deref())
             }
         }
+        Command::Lab { port } => cli::lab::run(port),
         Command::Partition {
             partitions,
             redis,

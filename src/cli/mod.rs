@@ -7,6 +7,7 @@ pub mod compare;
 pub mod conform;
 pub mod explain;
 pub mod fuzz;
+pub mod lab;
 pub mod merge;
 pub mod partition;
 pub mod run;

@@ -25,23 +25,26 @@
 //! Files: `spec` parses the command line's table options, `preset` holds the seed 001 table,
 //! `render` prints it; this file forms the groups.
 
+mod co_location;
 mod preset;
 mod render;
 mod spec;
+
+pub use co_location::{co_location, CoLocation};
 
 pub use preset::{preset, PRESETS};
 pub use render::{partitions_text, render};
 pub use spec::{
     derived_topic_id, parse_member_counts, parse_topic_ids, parse_topics, section_from_args,
-    JoinHistory, JoinSpec, MemberIds,
+    topics_with_ids, JoinHistory, JoinSpec, MemberIds,
 };
 
 use super::{
     by_name, AssignError, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, Topic,
-    TopicPartition, ASSIGNOR_NAMES,
+    TopicIdx, TopicPartition, ASSIGNOR_NAMES,
 };
 use crate::java::string_compare;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Most members one table group may have (one-by-one formation runs the assignor once per
 /// member).
@@ -57,16 +60,103 @@ pub const MAX_FOLLOWUPS: usize = 8;
 pub struct GroupPlan {
     pub member_ids: Vec<String>,
     pub history: JoinHistory,
+    /// `group.instance.id` of the static members (KIP-345), by member id.
+    pub static_ids: BTreeMap<String, String>,
+    /// Members that subscribe to some of the topics only, by member id (the rest subscribe to
+    /// every topic).
+    pub subscriptions: BTreeMap<String, Vec<String>>,
 }
 
 impl GroupPlan {
-    /// Members `c1..cN`.
-    pub fn default_ids(members: usize, history: JoinHistory) -> GroupPlan {
+    /// Dynamic members with these ids, each subscribed to every topic.
+    pub fn new(member_ids: Vec<String>, history: JoinHistory) -> GroupPlan {
         GroupPlan {
-            member_ids: (1..=members).map(|i| format!("c{i}")).collect(),
+            member_ids,
             history,
+            static_ids: BTreeMap::new(),
+            subscriptions: BTreeMap::new(),
         }
     }
+
+    /// Members `c1..cN`.
+    pub fn default_ids(members: usize, history: JoinHistory) -> GroupPlan {
+        GroupPlan::new((1..=members).map(|i| format!("c{i}")).collect(), history)
+    }
+
+    /// Static ids name members of the group, each id one member's (a second JoinGroup with the
+    /// same `group.instance.id` fences the first).
+    pub fn check_static_ids(&self) -> Result<(), String> {
+        let mut instances = BTreeSet::new();
+        for (member, instance) in &self.static_ids {
+            if !self.member_ids.contains(member) {
+                return Err(format!(
+                    "static id {instance:?} is given to {member:?}, which is not a member"
+                ));
+            }
+            if instance.is_empty() {
+                return Err(format!("member {member:?} has an empty group.instance.id"));
+            }
+            if !instances.insert(instance) {
+                return Err(format!(
+                    "group.instance.id {instance:?} is given to two members (a static id \
+                     belongs to one member)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Subscriptions name members of the group and some of `topics`, at least one each.
+    pub fn check_subscriptions(&self, topics: &[Topic]) -> Result<(), String> {
+        for (member, names) in &self.subscriptions {
+            if !self.member_ids.contains(member) {
+                return Err(format!(
+                    "a subscription is given to {member:?}, which is not a member"
+                ));
+            }
+            if names.is_empty() {
+                return Err(format!("member {member:?} subscribes to no topic"));
+            }
+            if let Some(name) = names.iter().find(|n| !topics.iter().any(|t| &t.name == *n)) {
+                return Err(format!(
+                    "member {member:?} subscribes to {name:?}, which is not one of the topics"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The members as they join, in JoinGroup order.
+    pub fn members(&self, topics: &[Topic]) -> Vec<PlannedMember> {
+        self.member_ids
+            .iter()
+            .map(|id| {
+                let topics = match self.subscriptions.get(id) {
+                    Some(names) => topics
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| names.contains(&t.name))
+                        .map(|(i, _)| i as TopicIdx)
+                        .collect(),
+                    None => (0..topics.len() as TopicIdx).collect(),
+                };
+                PlannedMember {
+                    member_id: id.clone(),
+                    group_instance_id: self.static_ids.get(id).cloned(),
+                    topics,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A member as it joins the group: its ids and the topics it subscribes to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedMember {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    /// Indexes into the section's topics, ascending.
+    pub topics: Vec<TopicIdx>,
 }
 
 /// Topics and the groups that read them, every member subscribed to every topic.
@@ -133,6 +223,8 @@ impl Section {
                     return Err(format!("member id {id:?} is given twice in one group"));
                 }
             }
+            g.check_static_ids()?;
+            g.check_subscriptions(&topics)?;
             g.history
                 .batches(n)
                 .map_err(|e| format!("{n} members: {e}"))?;
@@ -140,7 +232,7 @@ impl Section {
         Ok(Section { topics, groups })
     }
 
-    fn label(&self) -> String {
+    pub fn label(&self) -> String {
         let total: i64 = self.topics.iter().map(|t| i64::from(t.partitions)).sum();
         let list = self
             .topics
@@ -211,13 +303,27 @@ pub fn form_group(
     member_ids: &[String],
     batches: &[usize],
 ) -> Result<Formation, AssignError> {
-    let subscription: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
-    let topic_idxs: Vec<u32> = (0..topics.len() as u32).collect();
-    let member = |id: &String, owned: Vec<TopicPartition>, generation: Option<i32>| Member {
-        member_id: id.clone(),
-        group_instance_id: None,
-        subscription: subscription.clone(),
-        topics: topic_idxs.clone(),
+    let members = GroupPlan::new(member_ids.to_vec(), JoinHistory::All).members(topics);
+    form_members(assignor, topics, &members, batches)
+}
+
+/// Runs `assignor` through the formation of a group of `planned` members (JoinGroup order)
+/// reading `topics` (sorted), joining in `batches`.
+pub fn form_members(
+    assignor: &dyn Assignor,
+    topics: &[Topic],
+    planned: &[PlannedMember],
+    batches: &[usize],
+) -> Result<Formation, AssignError> {
+    let member = |p: &PlannedMember, owned: Vec<TopicPartition>, generation: Option<i32>| Member {
+        member_id: p.member_id.clone(),
+        group_instance_id: p.group_instance_id.clone(),
+        subscription: p
+            .topics
+            .iter()
+            .map(|&t| topics[t as usize].name.clone())
+            .collect(),
+        topics: p.topics.clone(),
         owned,
         generation,
         rack: None,
@@ -230,24 +336,24 @@ pub fn form_group(
     for (step, &batch) in batches.iter().enumerate() {
         let before = joined;
         joined += batch;
-        if joined > member_ids.len() {
+        if joined > planned.len() {
             return Err(AssignError(format!(
                 "join batches add up to {joined}, but there are {} member ids",
-                member_ids.len()
+                planned.len()
             )));
         }
         let mut followup = 0;
         loop {
-            let members = member_ids[..joined]
+            let members = planned[..joined]
                 .iter()
                 .enumerate()
-                .map(|(i, id)| {
+                .map(|(i, p)| {
                     if i < before || followup > 0 {
                         let mut owned = held[i].clone();
                         owned.sort_unstable();
-                        member(id, owned, Some(generation))
+                        member(p, owned, Some(generation))
                     } else {
-                        member(id, Vec::new(), None)
+                        member(p, Vec::new(), None)
                     }
                 })
                 .collect();
@@ -285,10 +391,10 @@ pub fn form_group(
             }
         }
     }
-    if joined != member_ids.len() {
+    if joined != planned.len() {
         return Err(AssignError(format!(
             "join batches add up to {joined}, but there are {} member ids",
-            member_ids.len()
+            planned.len()
         )));
     }
     Ok(Formation { rebalances })
@@ -363,10 +469,11 @@ pub fn build(sections: &[Section]) -> Result<Vec<SectionTable>, AssignError> {
                 .history
                 .batches(plan.member_ids.len())
                 .map_err(AssignError)?;
+            let members = plan.members(&section.topics);
             let mut columns = Vec::with_capacity(ASSIGNOR_NAMES.len());
             for &name in ASSIGNOR_NAMES {
                 let assignor = by_name(name)?;
-                let formation = form_group(assignor, &section.topics, &plan.member_ids, &batches)?;
+                let formation = form_members(assignor, &section.topics, &members, &batches)?;
                 columns.push(Column {
                     assignor: assignor.name(),
                     formation,

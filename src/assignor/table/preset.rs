@@ -26,9 +26,10 @@ mod seed_001 {
 }
 
 /// Names `--preset` accepts.
-pub const PRESETS: &[&str] = &["seed-001"];
+pub const PRESETS: &[&str] = &["seed-001", "seed-000"];
 
-/// A built-in table. `seed-001`: the seed's three topics x 3 with 2, 3, 4 and 10 consumers, the
+/// A built-in table. `seed-000`: the seed's two co-partitioned topics (`market-updates` and
+/// `notifications`, 6 partitions each) read by its 4 pods, joined together. `seed-001`: the seed's three topics x 3 with 2, 3, 4 and 10 consumers, the
 /// skewed `u1`(1) + `u5`(5) pair and the single topic `t` of 3 with 2 consumers, formed the way
 /// the published layouts were (reference/README.md "The seed 001 table and join history"): 2
 /// consumers one by one, 3 together, 4 as three then one with the realistic member ids of the
@@ -45,13 +46,13 @@ pub fn preset(name: &str) -> Result<Vec<Section>, String> {
                     })
                     .collect()
             };
-            let reconstruct = GroupPlan {
-                member_ids: seed_001::RECONSTRUCT_4
+            let reconstruct = GroupPlan::new(
+                seed_001::RECONSTRUCT_4
                     .iter()
                     .map(|s| s.to_string())
                     .collect(),
-                history: JoinHistory::Batches(vec![3, 1]),
-            };
+                JoinHistory::Batches(vec![3, 1]),
+            );
             Ok(vec![
                 Section::new(
                     topics(&seed_001::T3),
@@ -72,6 +73,20 @@ pub fn preset(name: &str) -> Result<Vec<Section>, String> {
                 )?,
             ])
         }
+        "seed-000" => Ok(vec![Section::new(
+            ["market-updates", "notifications"]
+                .iter()
+                .map(|name| Topic {
+                    name: name.to_string(),
+                    partitions: 6,
+                    id: Some(super::derived_topic_id(name)),
+                })
+                .collect(),
+            vec![GroupPlan::new(
+                (1..=4).map(|i| format!("pod-{i}")).collect(),
+                JoinHistory::All,
+            )],
+        )?]),
         other => Err(format!(
             "unknown preset {other:?} (known: {})",
             PRESETS.join(", ")

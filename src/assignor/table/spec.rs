@@ -306,6 +306,22 @@ impl MemberIds {
     }
 }
 
+/// Topics with their ids: the given one, else [`derived_topic_id`].
+pub fn topics_with_ids(topics: Vec<(String, i32)>, ids: &BTreeMap<String, Uuid>) -> Vec<Topic> {
+    topics
+        .into_iter()
+        .map(|(name, partitions)| Topic {
+            id: Some(
+                ids.get(&name)
+                    .copied()
+                    .unwrap_or_else(|| derived_topic_id(&name)),
+            ),
+            name,
+            partitions,
+        })
+        .collect()
+}
+
 /// The section `--topics/--members/--joins/--member-ids/--topic-ids` describe.
 pub fn section_from_args(
     topics: &str,
@@ -343,19 +359,7 @@ pub fn section_from_args(
             ));
         }
     }
-    let topics = topics
-        .into_iter()
-        .map(|(name, partitions)| Topic {
-            id: Some(
-                topic_ids
-                    .get(&name)
-                    .copied()
-                    .unwrap_or_else(|| derived_topic_id(&name)),
-            ),
-            name,
-            partitions,
-        })
-        .collect();
+    let topics = topics_with_ids(topics, &topic_ids);
     let groups = counts
         .iter()
         .map(|&n| {
@@ -363,10 +367,7 @@ pub fn section_from_args(
             history
                 .batches(n)
                 .map_err(|e| format!("{n} members: {e}"))?;
-            Ok(GroupPlan {
-                member_ids: ids.for_count(n)?,
-                history,
-            })
+            Ok(GroupPlan::new(ids.for_count(n)?, history))
         })
         .collect::<Result<Vec<_>, String>>()?;
     Section::new(topics, groups)

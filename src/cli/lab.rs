@@ -1,0 +1,21 @@
+//! `cgsim lab [--port N]`: serves the lab on 127.0.0.1 until interrupted. The first line on
+//! stdout names the address (with `--port 0`, the port the system picked), so scripts and tests
+//! can read it.
+
+use cgsim::lab::Lab;
+use std::process::ExitCode;
+
+pub fn run(port: u16) -> ExitCode {
+    let lab = match Lab::bind(port) {
+        Ok(lab) => lab,
+        Err(e) => {
+            eprintln!("lab: {e} (--port 0 picks a free port)");
+            return super::bad_input();
+        }
+    };
+    if !super::write_stdout(&format!("lab: listening on {}\n", lab.url())) {
+        return ExitCode::SUCCESS;
+    }
+    lab.serve();
+    ExitCode::SUCCESS
+}

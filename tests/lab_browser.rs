@@ -1,0 +1,224 @@
+//! The lab in a real browser: headless Chromium (Debian's `chromium`) opens the page served by
+//! `cgsim lab`, runs its script and gives back the DOM, whose rendered values are checked: the
+//! seed 001 table (every count against the library's table, which the CLI prints), the seed 000
+//! co-location, a shared address reopened in a fresh browser, an input error shown next to its
+//! input. Screenshots go to `target/tmp/lab-screenshots/` (`scripts/lab-screenshots` copies them
+//! to `docs/`).
+//!
+//! Runs only with `CGSIM_BROWSER_TESTS=1` (CI sets it); then a missing browser fails the test.
+//! `CGSIM_CHROMIUM` names another browser binary than `/usr/bin/chromium`.
+
+mod lab_support;
+
+use cgsim::assignor::table;
+use lab_support::Lab;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn chromium() -> Option<PathBuf> {
+    if std::env::var("CGSIM_BROWSER_TESTS").as_deref() != Ok("1") {
+        eprintln!("lab_browser: skipped (set CGSIM_BROWSER_TESTS=1 to drive headless Chromium)");
+        return None;
+    }
+    let path = PathBuf::from(
+        std::env::var("CGSIM_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
+    );
+    assert!(
+        path.exists(),
+        "CGSIM_BROWSER_TESTS=1 but there is no browser at {} (apt-get install chromium)",
+        path.display()
+    );
+    Some(path)
+}
+
+/// Chromium with a fresh profile, its background traffic off (the machine's network is closed).
+fn browser(bin: &Path, extra: &[&str], url: &str) -> Vec<u8> {
+    let profile = tempdir();
+    let out = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            // Virtual time waits for the page's fetch and script before the DOM is taken.
+            "--virtual-time-budget=10000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("run chromium");
+    let _ = std::fs::remove_dir_all(&profile);
+    assert!(
+        out.status.success(),
+        "chromium failed on {url}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn tempdir() -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "cgsim-lab-browser-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The DOM after the page's script ran.
+fn dom(bin: &Path, url: &str) -> String {
+    String::from_utf8(browser(bin, &["--dump-dom"], url)).expect("UTF-8 DOM")
+}
+
+fn screenshot(bin: &Path, url: &str, name: &str, height: u32) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lab-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    browser(
+        bin,
+        &[
+            &format!("--screenshot={}", path.display()),
+            &format!("--window-size=1400,{height}"),
+        ],
+        url,
+    );
+    let png = std::fs::read(&path).expect("a screenshot was written");
+    assert!(png.starts_with(b"\x89PNG"), "{} is a PNG", path.display());
+}
+
+/// The text of the element with this id (a leaf), as rendered.
+fn text(dom: &str, id: &str) -> Option<String> {
+    let at = dom.find(&format!("id=\"{id}\""))?;
+    let start = at + dom[at..].find('>')? + 1;
+    let end = start + dom[start..].find('<')?;
+    Some(
+        dom[start..end]
+            .replace("&amp;", "&")
+            .replace("&quot;", "\""),
+    )
+}
+
+/// The value of `attr` on the element with this id.
+fn attr(dom: &str, id: &str, attr: &str) -> Option<String> {
+    let at = dom.find(&format!("id=\"{id}\""))?;
+    let tag_start = dom[..at].rfind('<')?;
+    let tag = &dom[tag_start..tag_start + dom[tag_start..].find('>')?];
+    let key = format!("{attr}=\"");
+    let v = tag.find(&key)? + key.len();
+    Some(tag[v..v + tag[v..].find('"')?].replace("&amp;", "&"))
+}
+
+/// The rendered result, which a reopened link must reproduce.
+fn result(dom: &str) -> &str {
+    let start = dom.find("<main id=\"result\"").expect("the result");
+    &dom[start..start + dom[start..].find("</main>").expect("its end")]
+}
+
+#[test]
+fn the_lab_in_headless_chromium() {
+    let Some(bin) = chromium() else { return };
+    let lab = Lab::start();
+
+    // The seed 001 tables, one click away from the default page.
+    let front = dom(&bin, &lab.url("/"));
+    assert_eq!(text(&front, "status").as_deref(), Some("Shown: 1 table(s)"));
+    let href = attr(&front, "preset-seed-001", "href").expect("the seed 001 link");
+    let seed_001 = dom(&bin, &lab.url(&href));
+    let tables = table::build(&table::preset("seed-001").unwrap()).unwrap();
+    let mut checked = 0;
+    for (s, t) in tables.iter().enumerate() {
+        for (g, block) in t.blocks.iter().enumerate() {
+            for col in &block.columns {
+                let a = col.assignor;
+                for (m, count) in col.counts().iter().enumerate() {
+                    let id = format!("count-{s}-{g}-{a}-{m}");
+                    assert_eq!(text(&seed_001, &id), Some(count.to_string()), "{id}");
+                    checked += 1;
+                }
+                let id = format!("idle-{s}-{g}-{a}");
+                assert_eq!(text(&seed_001, &id), Some(col.idle().to_string()), "{id}");
+                let id = format!("rebalances-{s}-{g}-{a}");
+                let runs = col.formation.rebalances.len().to_string();
+                assert_eq!(text(&seed_001, &id), Some(runs), "{id}");
+            }
+        }
+    }
+    assert_eq!(checked, (2 + 3 + 4 + 10 + 2 + 2) * 7);
+    // The README's figures: range 6 and 3 with two members; 7 of 10 idle under range.
+    assert_eq!(text(&seed_001, "count-0-0-range-0").as_deref(), Some("6"));
+    assert_eq!(text(&seed_001, "count-0-0-range-1").as_deref(), Some("3"));
+    assert_eq!(text(&seed_001, "idle-0-3-range").as_deref(), Some("7"));
+    assert_eq!(text(&seed_001, "idle-0-3-roundrobin").as_deref(), Some("1"));
+    assert_eq!(
+        text(&seed_001, "rebalances-0-0-cooperative-sticky").as_deref(),
+        Some("3")
+    );
+    screenshot(&bin, &lab.url(&href), "seed-001.png", 2400);
+
+    // Seed 000: only the co-partition assigner (and range) co-locates the two topics.
+    let href = attr(&front, "preset-seed-000", "href").expect("the seed 000 link");
+    let seed_000 = dom(&bin, &lab.url(&href));
+    for (assignor, want) in [
+        ("roundrobin", "0/6"),
+        ("sticky", "0/6"),
+        ("co-partition", "6/6"),
+        ("range", "6/6"),
+    ] {
+        let id = format!("coloc-0-0-{assignor}-0");
+        assert_eq!(text(&seed_000, &id).as_deref(), Some(want), "{id}");
+    }
+    screenshot(&bin, &lab.url(&href), "seed-000.png", 1300);
+
+    // A preset's section opened for editing shows the same counts as the preset.
+    let edit = attr(&seed_001, "edit-0", "href").expect("an edit link");
+    let edited = dom(&bin, &lab.url(&edit));
+    for g in 0..4 {
+        for a in ["range", "sticky", "uniform"] {
+            let id = format!("idle-0-{g}-{a}");
+            assert_eq!(text(&edited, &id), text(&seed_001, &id), "{id} after edit");
+        }
+    }
+    assert_eq!(
+        attr(&edited, "topics", "value").as_deref(),
+        Some("t3a=3,t3b=3,t3c=3")
+    );
+
+    // A shared link: static ids, a narrower subscription, explicit joins; reopened in a fresh
+    // browser, the same view, and the form holds the same fields.
+    let shared = "/?topics=orders%3D6,payments%3D6&members=3,4&joins=4%3D3%2B1\
+                  &static-ids=c1%3Dpod-a&subscriptions=c3%3Dorders";
+    let first = dom(&bin, &lab.url(shared));
+    let again = dom(&bin, &lab.url(shared));
+    assert_eq!(text(&first, "status").as_deref(), Some("Shown: 1 table(s)"));
+    assert_eq!(result(&first), result(&again));
+    assert_eq!(attr(&again, "joins", "value").as_deref(), Some("4=3+1"));
+    assert_eq!(
+        attr(&again, "static-ids", "value").as_deref(),
+        Some("c1=pod-a")
+    );
+    assert!(first.contains("static pod-a"));
+    // c3 reads only orders: 6 partitions of payments over c1, c2 (and c4 in the group of 4).
+    let api = lab.json(&format!("/api/table?{}", &shared[2..])).1;
+    let counts = &api["sections"][0]["groups"][0]["assignors"][0]["counts"];
+    assert_eq!(
+        text(&first, "count-0-0-range-2"),
+        Some(counts[2].to_string())
+    );
+    screenshot(&bin, &lab.url(shared), "shared.png", 1500);
+
+    // An input error is shown next to its input, not as a blank page.
+    let bad = dom(&bin, &lab.url("/?topics=t3a:3&members=2"));
+    let message = text(&bad, "error-topics").expect("an error under the topics input");
+    assert!(message.contains("expected NAME=PARTITIONS"), "{message}");
+    assert!(text(&bad, "status").unwrap().starts_with("No view"));
+    screenshot(&bin, &lab.url("/?topics=t3a:3&members=2"), "error.png", 500);
+}
