@@ -289,12 +289,7 @@ fn mutate_json(line: &str, pick: usize, with: Option<Value>) -> String {
 fn assign_answers(line: &str) {
     match parse_case(line) {
         Ok(case) => {
-            let partitions: i64 = case
-                .group
-                .topics
-                .iter()
-                .map(|t| i64::from(t.partitions))
-                .sum();
+            let partitions = case.group.total_partitions();
             assert!(partitions as u64 <= MAX_ASSIGN_PARTITIONS);
             if let Ok(result) = case.assignor.assign(&case.group) {
                 let out = render(&case, &result);

@@ -99,7 +99,17 @@ pub struct GroupSpec {
     pub racks: racks::PartitionRacks,
 }
 
+/// Every partition of `topics`, counted across topics.
+pub fn total_partitions(topics: &[Topic]) -> i64 {
+    topics.iter().map(|t| i64::from(t.partitions)).sum()
+}
+
 impl GroupSpec {
+    /// Every partition of the group's topics (the size an input is judged by).
+    pub fn total_partitions(&self) -> i64 {
+        total_partitions(&self.topics)
+    }
+
     pub fn topic_index(&self, name: &str) -> Option<TopicIdx> {
         self.topics
             .binary_search_by(|t| string_compare(&t.name, name))

@@ -583,12 +583,7 @@ pub fn assign(body: &str) -> Result<Value, ApiError> {
 
 fn assign_line(line: &str) -> Result<(Value, Vec<String>), String> {
     let case = parse_case(line)?;
-    let partitions: i64 = case
-        .group
-        .topics
-        .iter()
-        .map(|t| i64::from(t.partitions))
-        .sum();
+    let partitions = case.group.total_partitions();
     if partitions > MAX_ASSIGN_PARTITIONS {
         return Err(format!(
             "{partitions} partitions in all: the lab takes at most {MAX_ASSIGN_PARTITIONS} a line (cgsim assign takes more)"

@@ -233,7 +233,7 @@ impl Section {
     }
 
     pub fn label(&self) -> String {
-        let total: i64 = self.topics.iter().map(|t| i64::from(t.partitions)).sum();
+        let total = super::total_partitions(&self.topics);
         let list = self
             .topics
             .iter()
