@@ -223,6 +223,15 @@ impl Consumer {
                     });
                     self.alive = false;
                 }
+                ErrorCode::UnknownMemberId => {
+                    // `resetStateOnResponseError` sets `needsJoinPrepare`: onJoinPrepare runs
+                    // again, now with NO_GENERATION, and gives up everything owned as lost
+                    // before the JoinGroup that follows (AbstractCoordinator.joinGroupIfNeeded,
+                    // ConsumerCoordinator.onJoinPrepare). The next poll loses them and joins.
+                    self.reset_generation(true);
+                    self.membership.membership_lost = true;
+                    self.membership.phase = Phase::Unjoined;
+                }
                 _ => {
                     self.reset_generation(true);
                     self.send_join(env);

@@ -933,6 +933,56 @@ fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin(
     }));
 }
 
+/// A JoinGroup answered UNKNOWN_MEMBER_ID (the coordinator removed the member, e.g. past its
+/// rebalance timeout while it was stalled): `resetStateOnResponseError` sets `needsJoinPrepare`,
+/// so onJoinPrepare runs again with NO_GENERATION and the partitions still held are lost before
+/// the one JoinGroup that follows, which claims none (AbstractCoordinator.joinGroupIfNeeded,
+/// ConsumerCoordinator.onJoinPrepare). Keeping them silently made a later assignment of the same
+/// partitions look like no change, with no onPartitionsAssigned (fuzz seed 6741).
+#[test]
+fn a_join_group_unknown_member_id_loses_the_partitions_before_joining_anew() {
+    let mut h = Harness::new("assignors = [\"cooperative-sticky\"]", "");
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    commit_on_join_prepare(&mut h);
+    let sent = h.take_sent();
+    let (id, subscription, _) = join_subscription(&sent[0]);
+    assert_eq!(id, ID);
+    assert_eq!(
+        subscription.owned,
+        vec![0, 1, 2, 3],
+        "cooperative: it keeps what it owns"
+    );
+    let t = h.now.as_millis();
+    h.respond(t + 10, Response::join_error(ErrorCode::UnknownMemberId, ""));
+    h.run_until(t + 2000);
+    assert!(h.facts.contains(&Fact::Lost {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+    let joins: Vec<(String, Vec<usize>)> = h
+        .take_sent()
+        .iter()
+        .filter(|r| matches!(r, Request::JoinGroup { .. }))
+        .map(|r| {
+            let (id, subscription, _) = join_subscription(r);
+            (id.to_string(), subscription.owned.clone())
+        })
+        .collect();
+    assert_eq!(
+        joins,
+        [(String::new(), Vec::new())],
+        "one JoinGroup, with no member id and nothing owned"
+    );
+}
+
 /// Kafka's heartbeat reports `currentAssignment` as owned (ConsumerHeartbeatRequestManager),
 /// which `AbstractMembershipManager.revokeAndAssign` sets only once the revocation and the
 /// assignment callbacks have both completed: a heartbeat sent during a long
