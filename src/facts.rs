@@ -178,6 +178,14 @@ pub enum Fact {
         member: usize,
         partitions: Vec<usize>,
     },
+    /// A SyncGroup's assignment kept these partitions the member already held: no callback
+    /// (`onPartitionsAssigned` lists only what was added). Observers that ended its ownership
+    /// while the client went on holding them (a static member a join phase completed without,
+    /// `MissedRejoin`, handed back what it never gave up) see it own them again from here.
+    Kept {
+        member: usize,
+        partitions: Vec<usize>,
+    },
     /// `onPartitionsRevoked` during a rebalance.
     Revoked {
         member: usize,

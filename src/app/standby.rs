@@ -31,7 +31,9 @@ impl StandbyPlacement {
             Fact::MemberRemoved { member, member_id } if self.member_ids[*member] == *member_id => {
                 self.in_group[*member] = false;
             }
-            Fact::Assigned { member, partitions } => self.acquired(*member, partitions),
+            Fact::Assigned { member, partitions } | Fact::Kept { member, partitions } => {
+                self.acquired(*member, partitions)
+            }
             _ => {}
         }
     }

@@ -26,11 +26,19 @@ pub enum Coverage {
     StaticReplacement,
     /// A member began rebuilding state (a changelog replay or a standby takeover).
     StateRestore,
+    /// KIP-848: a partition moved on while its new owner's `onPartitionsAssigned` still ran
+    /// (the owner's heartbeats leave it out until the reconciliation completes), so two members
+    /// ran the callback for it at once, the first without fetching it (check/ownership.rs).
+    MovedInCallback,
+    /// A cooperative rebalance withheld partitions for a follow-up that never came: their
+    /// owner's new process took its static instance over in a Stable group (counted by `cgsim
+    /// fuzz`, which excuses them at the end: fuzz/runner.rs).
+    StrandedWithheld,
 }
 
 impl Coverage {
     /// Every coverage property, in declaration order (a fuzz run counts each).
-    pub const ALL: [Coverage; 8] = [
+    pub const ALL: [Coverage; 10] = [
         Coverage::Revoked,
         Coverage::FollowUp,
         Coverage::ZombieBatch,
@@ -39,6 +47,8 @@ impl Coverage {
         Coverage::PollTimeout,
         Coverage::StaticReplacement,
         Coverage::StateRestore,
+        Coverage::MovedInCallback,
+        Coverage::StrandedWithheld,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +61,8 @@ impl Coverage {
             Coverage::PollTimeout => "poll_timeout",
             Coverage::StaticReplacement => "static_replacement",
             Coverage::StateRestore => "state_restore",
+            Coverage::MovedInCallback => "moved_in_callback",
+            Coverage::StrandedWithheld => "stranded_withheld",
         }
     }
 }

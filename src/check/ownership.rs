@@ -20,6 +20,11 @@ pub struct Ownership {
     /// of an older id (a crashed process's session expiring after the restarted process
     /// rejoined under a new id) ends nothing of the new incarnation's.
     member_ids: Vec<Option<String>>,
+    /// Per partition: its owner's accepted heartbeat (KIP-848) has since reported it not owned,
+    /// and the owner has not processed it since it was assigned: a partition whose
+    /// `onPartitionsAssigned` is still running.
+    reported_unowned: Vec<bool>,
+    processed_by_owner: Vec<bool>,
 }
 
 impl Ownership {
@@ -28,6 +33,8 @@ impl Ownership {
             owner: vec![None; partitions],
             released: vec![BTreeSet::new(); partitions],
             member_ids: Vec::new(),
+            reported_unowned: vec![false; partitions],
+            processed_by_owner: vec![false; partitions],
         }
     }
 
@@ -39,6 +46,15 @@ impl Ownership {
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
         match fact {
             Fact::Assigned { member, partitions } => self.acquire(now, *member, partitions, found),
+            // What the member held all along is its own again (after a `MissedRejoin`).
+            Fact::Kept { member, partitions } => {
+                let resumed: Vec<usize> = partitions
+                    .iter()
+                    .copied()
+                    .filter(|&p| self.owner[p] != Some(*member))
+                    .collect();
+                self.acquire(now, *member, &resumed, found);
+            }
             Fact::Revoked { member, partitions }
             | Fact::RevokedOnClose { member, partitions }
             | Fact::Lost { member, partitions } => {
@@ -92,6 +108,16 @@ impl Ownership {
                     }
                 }
             }
+            // Kafka's heartbeat reports `currentAssignment`, which takes a reconciliation's
+            // partitions only once its callbacks have completed (AbstractMembershipManager
+            // .revokeAndAssign).
+            Fact::OwnedReported { member, partitions } => {
+                for (p, o) in self.owner.iter().enumerate() {
+                    if *o == Some(*member) {
+                        self.reported_unowned[p] = !partitions.contains(&p);
+                    }
+                }
+            }
             Fact::Processed {
                 member,
                 partition,
@@ -99,6 +125,9 @@ impl Ownership {
                 to,
             } => {
                 let owner = self.owner[*partition];
+                if owner == Some(*member) {
+                    self.processed_by_owner[*partition] = true;
+                }
                 if owner != Some(*member) && self.released[*partition].contains(member) {
                     let names = found.names;
                     let detail = format!(
@@ -125,10 +154,20 @@ impl Ownership {
         }
     }
 
-    /// Ownership starts; a partition still owned by another member is a violation.
+    /// Ownership starts; a partition still owned by another member is a violation, except one
+    /// Kafka's coordinator moved on with that member's word: KIP-848, its heartbeat reported
+    /// the partition not owned while its `onPartitionsAssigned` ran (not yet fetchable), so
+    /// `CurrentAssignmentBuilder` found nothing of it to revoke (`ownsRevokedPartitions`) and
+    /// freed it. The first member gives it up there: it must not process it again.
     fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize], found: &mut Findings) {
         for &p in parts {
-            if let Some(o) = self.owner[p].filter(|&o| o != m) {
+            let previous = self.owner[p].filter(|&o| o != m);
+            if let Some(o) =
+                previous.filter(|_| self.reported_unowned[p] && !self.processed_by_owner[p])
+            {
+                self.released[p].insert(o);
+                found.reached(Coverage::MovedInCallback);
+            } else if let Some(o) = previous {
                 let names = found.names;
                 let detail = format!(
                     "{} owned by {} and {}",
@@ -138,6 +177,8 @@ impl Ownership {
             }
             self.owner[p] = Some(m);
             self.released[p].remove(&m);
+            self.reported_unowned[p] = false;
+            self.processed_by_owner[p] = false;
         }
     }
 

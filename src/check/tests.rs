@@ -413,3 +413,77 @@ fn a_static_member_the_join_completed_without_owns_nothing_after_it() {
     assert!(inv.violations.is_empty(), "{:?}", inv.violations);
     assert_eq!(inv.zombie_processing.len(), 1);
 }
+
+/// KIP-848: a member's heartbeat reports `currentAssignment`, which takes a reconciliation's
+/// partitions only when its callbacks complete (AbstractMembershipManager.revokeAndAssign). A
+/// new target that moves such a partition on finds nothing of it to revoke
+/// (CurrentAssignmentBuilder.ownsRevokedPartitions) and frees it at once: the second member's
+/// assignment while the first one's `onPartitionsAssigned` runs is Kafka's hand-over, not two
+/// owners (seed 59943). Once the first member has processed the partition, it is two owners.
+#[test]
+fn a_partition_moved_on_during_its_assign_callback_is_not_two_owners_unless_processed() {
+    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
+        member,
+        partitions: partitions.to_vec(),
+    };
+    let processed = |member: usize, partition: usize| Fact::Processed {
+        member,
+        partition,
+        from: 0,
+        to: 1,
+    };
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0, 1]));
+    // c1's callback for t-0 and t-1 runs: its heartbeat lists neither yet.
+    c.observe(at(2), &reported(0, &[]));
+    c.observe(at(3), &assigned(1, &[0]));
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    // c1 processes t-0 after all: it gave t-0 up when the coordinator moved it on.
+    c.observe(at(4), &processed(0, 0));
+    // t-1: its heartbeat lists it, it processes it: then a second owner is a violation.
+    c.observe(at(5), &reported(0, &[1]));
+    c.observe(at(6), &processed(0, 1));
+    c.observe(at(7), &assigned(1, &[1]));
+    let inv = c.finish();
+    let kinds: Vec<(u64, &str)> = inv
+        .violations
+        .iter()
+        .map(|v| (v.at_ms, v.kind.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [(4, "processed_after_revoke"), (7, "double_ownership")],
+        "{:?}",
+        inv.violations
+    );
+    assert!(inv.covered.contains(&"moved_in_callback".to_string()));
+}
+
+/// A static member a join phase completed without (`MissedRejoin`) never gave its partitions
+/// up: a later SyncGroup that hands them back keeps them (no callback) and it owns them again;
+/// the ledger's final assignment says so too (seed 79306).
+#[test]
+fn a_kept_partition_after_a_missed_rejoin_is_owned_again() {
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0]));
+    c.observe(
+        at(10),
+        &Fact::MissedRejoin {
+            member: 0,
+            member_id: "pod-1-id".into(),
+            generation: 3,
+        },
+    );
+    c.observe(
+        at(20),
+        &Fact::Kept {
+            member: 0,
+            partitions: vec![0],
+        },
+    );
+    // Owned again: a second owner now is two owners.
+    c.observe(at(30), &assigned(1, &[0]));
+    let inv = c.finish();
+    assert_eq!(inv.violations.len(), 1, "{:?}", inv.violations);
+    assert_eq!(inv.violations[0].detail, "t-0 owned by c1 and c2");
+}

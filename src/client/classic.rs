@@ -280,11 +280,16 @@ impl Consumer {
             .copied()
             .filter(|p| !assignment.contains(p))
             .collect();
-        let added: Vec<usize> = assignment
+        let (added, kept): (Vec<usize>, Vec<usize>) = assignment
             .iter()
             .copied()
-            .filter(|p| !self.owned.contains(p))
-            .collect();
+            .partition(|p| !self.owned.contains(p));
+        if !kept.is_empty() {
+            env.fact(Fact::Kept {
+                member: self.idx,
+                partitions: kept,
+            });
+        }
         // MUTANT(skip-revocation): a cooperative member skips the revocation it owes (no
         // onPartitionsRevoked, it goes on fetching), yet reports only its new assignment.
         let skip = self.cooperative() && env.scenario.mutant == Some(Mutant::SkipRevocation);

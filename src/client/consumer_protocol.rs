@@ -377,7 +377,14 @@ impl Consumer {
         m.in_flight = false;
         match error {
             ErrorCode::None => {
-                if m.state == MemberState::Leaving {
+                // A leaving member, or one not in the group (stale after its poll timeout, or
+                // fenced), ignores the answer to a heartbeat sent before: its epoch and any
+                // assignment in it are for the membership it gave up
+                // (ConsumerMembershipManager.onHeartbeatSuccess, isNotInGroup).
+                if matches!(
+                    m.state,
+                    MemberState::Leaving | MemberState::Stale | MemberState::Fenced
+                ) {
                     return;
                 }
                 m.epoch = member_epoch;

@@ -725,6 +725,52 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
 }
 
 #[test]
+fn a_stale_kip_848_member_ignores_the_answer_to_a_heartbeat_sent_before_its_poll_timeout() {
+    // A heartbeat in flight when the poll timer expires is answered with a new assignment; the
+    // member is STALE by then (it left and gave up what it owned), and Kafka ignores the answer
+    // (ConsumerMembershipManager.onHeartbeatSuccess: isNotInGroup), so it reconciles nothing and
+    // rejoins with epoch 0 once it polls again.
+    let mut h = Harness::new(
+        "protocol = \"consumer\"\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
+    );
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.respond(
+        16,
+        Response::OffsetFetch {
+            committed: (0..2).map(|p| (p, None)).collect(),
+        },
+    );
+    h.run_until(1_000);
+    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    h.run_until(5_011);
+    h.respond(5_015, consumer_heartbeat_ok(2, None));
+    // The next heartbeat goes at 10,015 and is still unanswered when the poll timer expires.
+    h.run_until(10_020);
+    h.take_sent();
+    h.run_until(11_400);
+    h.respond(11_500, consumer_heartbeat_ok(3, Some(vec![0, 1, 2, 3])));
+    h.run_until(30_000);
+    let got_more =
+        |f: &Fact| matches!(f, Fact::Assigned { partitions, .. } if partitions.contains(&2));
+    assert!(!h.facts.iter().any(got_more), "{:?}", h.facts);
+    let rejoin = h.take_sent().into_iter().rfind(|r| {
+        matches!(
+            r,
+            Request::ConsumerGroupHeartbeat {
+                member_epoch: 0,
+                ..
+            }
+        )
+    });
+    assert!(rejoin.is_some(), "rejoins with epoch 0 after the stall");
+}
+
+#[test]
 fn close_during_on_join_prepares_commit_closes_instead_of_rejoining() {
     // close()'s wakeup() ends the poll inside onJoinPrepare: ConsumerCoordinator
     // .maybeAutoCommitOffsetsSync rethrows the WakeupException, so no JoinGroup is sent and

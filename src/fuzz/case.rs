@@ -173,8 +173,12 @@ impl Case {
         // (request.timeout.ms' default 30 s).
         // (With a margin: the scenario counts the largest heartbeat interval of any member's
         // settings, which the client may round differently.)
+        // A consumer-protocol member heartbeats at the group's interval (scenario/members.rs).
+        let heartbeat = g
+            .heartbeat_interval_ms
+            .max(g.consumer_heartbeat_interval_ms);
         let hung = FAIL_OVER_MS
-            .max(30_000 + g.heartbeat_interval_ms)
+            .max(30_000 + heartbeat)
             .max(g.max_poll_interval_ms + 5_000)
             + 2_000;
         self.timeline
@@ -201,10 +205,9 @@ impl Case {
             _ => false,
         });
         let waits = if silent_static { 3 } else { 1 };
-        self.last_event_end_ms()
-            + waits * g.max_poll_interval_ms
-            + 2 * g.session_timeout_ms
-            + self.tail_ms
+        // A consumer-protocol member's session is the group's (scenario/members.rs).
+        let session = g.session_timeout_ms.max(g.consumer_session_timeout_ms);
+        self.last_event_end_ms() + waits * g.max_poll_interval_ms + 2 * session + self.tail_ms
     }
 
     /// Fault-plan entries that name member `name` or topic `name`.

@@ -6,7 +6,9 @@
 //! handed on in seed order.
 
 use super::case::Case;
+use crate::check::Coverage;
 use crate::facts::Fact;
+use crate::metrics::outcome::MemberError;
 use crate::report::Report;
 use crate::scenario::{load_str, LoadOptions, Scenario, TimelineAction};
 use crate::sim::SimTime;
@@ -60,9 +62,14 @@ pub fn run_case(case: &Case) -> Verdict {
         ..RunOptions::default()
     };
     let out = run(&scenario, options);
+    let mut covered = out.report.invariants.covered.clone();
+    if stranded_at_end(&scenario, &out.report, &out.facts) {
+        covered.push(Coverage::StrandedWithheld.name().to_string());
+        covered.sort();
+    }
     Verdict {
         failure: judge(&scenario, &out.report, &out.facts),
-        covered: out.report.invariants.covered.clone(),
+        covered,
         digest: out.report.digest.clone(),
     }
 }
@@ -78,7 +85,11 @@ pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) ->
             detail: v.detail.clone(),
         });
     }
-    if let Some(e) = report.errors.first() {
+    if let Some(e) = report
+        .errors
+        .iter()
+        .find(|e| !refused_after_fail_over(facts, e))
+    {
         return Some(Failure {
             property: "member_error".into(),
             at_ms: e.at_ms,
@@ -109,7 +120,8 @@ pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) ->
         .flatten()
         .map(String::as_str)
         .collect();
-    let excused = left_unassigned_by_static_leader(scenario, facts);
+    let mut excused = left_unassigned_by_static_leader(scenario, facts);
+    excused.extend(withheld_for_a_follow_up_that_never_came(scenario, facts));
     let unowned: Vec<String> = expected_owned(scenario)
         .into_iter()
         .filter(|p| !owned.contains(p.as_str()) && !excused.contains(p))
@@ -125,6 +137,27 @@ pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) ->
         });
     }
     None
+}
+
+/// Whether the run ended with partitions nobody owns that Kafka strands itself
+/// ([`withheld_for_a_follow_up_that_never_came`]): a path the fuzz run counts.
+fn stranded_at_end(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) -> bool {
+    let stranded = withheld_for_a_follow_up_that_never_came(scenario, facts);
+    let owned: BTreeSet<&String> = report.final_assignment.values().flatten().collect();
+    stranded.iter().any(|p| !owned.contains(p))
+}
+
+/// Whether Kafka itself refuses this member: a classic group loaded by a new coordinator knows
+/// each member's selected protocol only (GroupMetadataManager.replay builds every loaded
+/// member's supported protocols from `GroupMetadataValue.protocol` alone), so a member
+/// restarted during an assignor upgrade with a list that drops the selected assignor is
+/// answered INCONSISTENT_GROUP_PROTOCOL, where before the fail-over the other members'
+/// upgraded lists would have let it in.
+pub fn refused_after_fail_over(facts: &[(SimTime, Fact)], error: &MemberError) -> bool {
+    error.error == "INCONSISTENT_GROUP_PROTOCOL"
+        && facts
+            .iter()
+            .any(|(t, f)| matches!(f, Fact::CoordinatorLoaded) && t.as_millis() <= error.at_ms)
 }
 
 /// The partitions that must be owned when the run ends: every partition (as many as the
@@ -217,6 +250,82 @@ pub fn left_unassigned_by_static_leader(
     out
 }
 
+/// The partitions Kafka itself strands after a cooperative rebalance: the assignor withholds a
+/// partition that moves (its owner still claims it in the JoinGroup, KIP-429), and the owner,
+/// once it has revoked it, is the one to rejoin for the follow-up that hands it on. If that
+/// owner's process goes away before it rejoins (a crash, a close during the revocation, a poll
+/// timeout, which sends no LeaveGroup for a static member) and a new process takes its
+/// instance over while the group is Stable, the coordinator does not rebalance (the selected
+/// protocol is unchanged: GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin)
+/// and answers the new process with its stored assignment, which lacks the withheld partition;
+/// it owns nothing, so it has nothing to revoke and no reason to rejoin, and neither has anyone
+/// else. When the run ends in that generation with no rebalance since, these are the
+/// partitions no member synced in it whose owner when its join completed was so replaced.
+pub fn withheld_for_a_follow_up_that_never_came(
+    scenario: &Scenario,
+    facts: &[(SimTime, Fact)],
+) -> BTreeSet<String> {
+    let space = crate::cluster::PartitionSpace::new(scenario);
+    let mut owner: Vec<Option<usize>> = vec![None; space.len()];
+    // The last generation: its owners when the join completed, what its SyncGroups gave out,
+    // whether it went Stable, and who was replaced in it since (while Stable).
+    let mut owners_at_join: Vec<Option<usize>> = Vec::new();
+    let mut synced = BTreeSet::new();
+    let mut generation = None;
+    let mut stable = false;
+    let mut replaced = BTreeSet::new();
+    let release = |owner: &mut Vec<Option<usize>>, member: usize, parts: &[usize]| {
+        for &p in parts {
+            if owner[p] == Some(member) {
+                owner[p] = None;
+            }
+        }
+    };
+    for (_, fact) in facts {
+        match fact {
+            Fact::Assigned { member, partitions } | Fact::Kept { member, partitions } => {
+                for &p in partitions {
+                    owner[p] = Some(*member);
+                }
+            }
+            Fact::Revoked { member, partitions }
+            | Fact::RevokedOnClose { member, partitions }
+            | Fact::Lost { member, partitions } => release(&mut owner, *member, partitions),
+            Fact::Crashed { member, owned } => release(&mut owner, *member, owned),
+            Fact::RebalanceStarted { .. } => {
+                generation = None;
+                stable = false;
+            }
+            Fact::JoinCompleted { generation: g, .. } => {
+                generation = Some(*g);
+                owners_at_join.clone_from(&owner);
+                synced.clear();
+                replaced.clear();
+                stable = false;
+            }
+            Fact::GroupStable { generation: g } => stable = generation == Some(*g),
+            Fact::SyncGroupAnswered {
+                generation: g,
+                error: crate::group::messages::ErrorCode::None,
+                assignment,
+                ..
+            } if generation == Some(*g) => synced.extend(assignment.iter().copied()),
+            Fact::MemberReplaced { member, .. } if stable => {
+                replaced.insert(*member);
+            }
+            _ => {}
+        }
+    }
+    if !stable {
+        return BTreeSet::new();
+    }
+    (0..space.len())
+        .filter(|p| !synced.contains(p))
+        .filter(|&p| owners_at_join[p].is_some_and(|m| replaced.contains(&m)))
+        .map(|p| space.name(p).to_string())
+        .collect()
+}
+
 /// `work` for every seed over `threads` threads; `sink(seed, result)` in seed order.
 pub fn for_each_seed<R: Send>(
     seeds: &[u64],
@@ -276,5 +385,104 @@ mod tests {
         // A skip with the same metadata as the assignment leaves nothing either.
         let facts = [elected(false, &[2, 1]), elected(true, &[2, 1])];
         assert!(left_unassigned_by_static_leader(&s, &facts).is_empty());
+    }
+
+    /// One cooperative generation: member 0 owned t0-0 and t0-1 when the join completed, the
+    /// assignor withheld t0-1 (it moves to member 1 in the follow-up), member 1 owns t1-0.
+    fn withholding_generation() -> Vec<(SimTime, Fact)> {
+        use crate::group::messages::{ErrorCode, Trigger};
+        let synced = |member: usize, assignment: Vec<usize>| Fact::SyncGroupAnswered {
+            member,
+            generation: 2,
+            error: ErrorCode::None,
+            assignment,
+        };
+        [
+            Fact::Assigned {
+                member: 0,
+                partitions: vec![0, 1],
+            },
+            Fact::Assigned {
+                member: 1,
+                partitions: vec![2],
+            },
+            Fact::RebalanceStarted {
+                generation: 2,
+                trigger: Trigger::MemberJoined,
+                member: Some(1),
+            },
+            Fact::JoinCompleted {
+                generation: 2,
+                assignor: "cooperative-sticky".into(),
+            },
+            synced(0, vec![0]),
+            synced(1, vec![2]),
+            Fact::GroupStable { generation: 2 },
+        ]
+        .into_iter()
+        .map(|f| (SimTime::ZERO, f))
+        .collect()
+    }
+
+    fn replaced(member: usize) -> (SimTime, Fact) {
+        let member_id = format!("c{member}-new");
+        (SimTime::ZERO, Fact::MemberReplaced { member, member_id })
+    }
+
+    #[test]
+    fn a_withheld_partition_whose_owner_was_replaced_while_stable_is_left_by_kafka_too() {
+        let s = scenario();
+        // Its owner's instance is taken over while Stable: no rebalance, no follow-up.
+        let mut facts = withholding_generation();
+        facts.push(replaced(0));
+        let left: Vec<String> = withheld_for_a_follow_up_that_never_came(&s, &facts)
+            .into_iter()
+            .collect();
+        assert_eq!(left, ["t0-1"]);
+        // Nobody replaced: the owner itself rejoins for the follow-up, nothing is excused.
+        assert!(withheld_for_a_follow_up_that_never_came(&s, &withholding_generation()).is_empty());
+        // Another member replaced: t0-1's owner is still there to rejoin.
+        let mut facts = withholding_generation();
+        facts.push(replaced(1));
+        assert!(withheld_for_a_follow_up_that_never_came(&s, &facts).is_empty());
+        // A rebalance after the replacement: the run did not end in that generation.
+        let mut facts = withholding_generation();
+        facts.push(replaced(0));
+        let next = Fact::RebalanceStarted {
+            generation: 3,
+            trigger: crate::group::messages::Trigger::FollowUp,
+            member: Some(0),
+        };
+        facts.push((SimTime::ZERO, next));
+        assert!(withheld_for_a_follow_up_that_never_came(&s, &facts).is_empty());
+    }
+
+    #[test]
+    fn a_protocol_refused_only_after_a_fail_over_is_kafkas_own() {
+        let refused = |at_ms: u64, error: &str| MemberError {
+            at_ms,
+            member: "c1".into(),
+            error: error.into(),
+        };
+        let loaded = [(SimTime::from_millis(5_000), Fact::CoordinatorLoaded)];
+        // After the new coordinator loaded the group: its members' other protocols are gone.
+        assert!(refused_after_fail_over(
+            &loaded,
+            &refused(6_000, "INCONSISTENT_GROUP_PROTOCOL")
+        ));
+        // Before any fail-over the group knew every member's list: a model or generator bug.
+        assert!(!refused_after_fail_over(
+            &loaded,
+            &refused(4_000, "INCONSISTENT_GROUP_PROTOCOL")
+        ));
+        assert!(!refused_after_fail_over(
+            &[],
+            &refused(6_000, "INCONSISTENT_GROUP_PROTOCOL")
+        ));
+        // Any other error is not excused.
+        assert!(!refused_after_fail_over(
+            &loaded,
+            &refused(6_000, "UNKNOWN_MEMBER_ID")
+        ));
     }
 }

@@ -124,6 +124,20 @@ impl Metrics {
         }
     }
 
+    /// A SyncGroup kept partitions the member went on holding: those whose ownership had ended
+    /// (a `MissedRejoin` handed them on) are its own again, and it processes them at once (it
+    /// never stopped fetching them).
+    pub fn kept(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        for &p in parts {
+            if self.owner[p] != Some(m) {
+                self.acquire(now, m, &[p]);
+                if self.active[p] != Some(m) {
+                    self.start_processing(now, m, p);
+                }
+            }
+        }
+    }
+
     /// Ownership starts (double ownership is the checkers' concern: check/ownership.rs).
     pub(super) fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         for &p in parts {

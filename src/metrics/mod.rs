@@ -311,6 +311,7 @@ impl Metrics {
             Fact::StallEnded { member } => self.stall_ended(now, *member),
             Fact::FatalError { member, error } => self.fatal_error(now, *member, error),
             Fact::Assigned { member, partitions } => self.assigned(now, *member, partitions),
+            Fact::Kept { member, partitions } => self.kept(now, *member, partitions),
             Fact::Revoked { member, partitions } => self.revoked(now, *member, partitions),
             Fact::RevokedOnClose { member, partitions } => {
                 self.revoked_on_close(now, *member, partitions)
