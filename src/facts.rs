@@ -165,6 +165,16 @@ pub enum Fact {
     CoordinatorMoved { from: Option<u32>, to: Option<u32> },
     /// The new coordinator has loaded the group.
     CoordinatorLoaded,
+    /// The online migration converted the group (KIP-848): to a consumer group when a
+    /// consumer-protocol member joined a classic group (`to_consumer`), or back to classic when
+    /// the last one left; `by` is that member, `epoch` the generation carried over, `members`
+    /// those brought over.
+    GroupConverted {
+        to_consumer: bool,
+        by: Option<usize>,
+        epoch: i32,
+        members: Vec<usize>,
+    },
     /// A partition cannot be fetched (`open`) or can again, by every member (`member: None`)
     /// or by one.
     FetchGap {

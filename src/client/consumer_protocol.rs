@@ -430,18 +430,21 @@ impl Consumer {
                 self.wake(env);
                 return;
             }
-            ErrorCode::UnreleasedInstanceId => {
+            ErrorCode::UnreleasedInstanceId | ErrorCode::GroupIdNotFound => {
                 // `ConsumerHeartbeatRequestManager`: a fatal error, poll() throws and the
-                // application stops (the old process still holds the static id: it crashed
-                // rather than leaving, and its session has not expired yet).
+                // application stops (UNRELEASED_INSTANCE_ID: the old process still holds the
+                // static id, it crashed rather than leaving and its session has not expired
+                // yet; GROUP_ID_NOT_FOUND: the group is classic and the migration policy keeps
+                // it so).
                 log!(
                     env,
-                    "{} heartbeat: UNRELEASED_INSTANCE_ID, the consumer fails",
-                    self.name()
+                    "{} heartbeat: {}, the consumer fails",
+                    self.name(),
+                    error.name()
                 );
                 env.fact(Fact::FatalError {
                     member: self.idx,
-                    error: "UNRELEASED_INSTANCE_ID",
+                    error: error.name(),
                 });
                 env.fact(Fact::Crashed {
                     member: self.idx,

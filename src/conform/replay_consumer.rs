@@ -69,6 +69,8 @@ impl<'s> ConsumerReplay<'s> {
                 .unwrap_or(defaults.assignment_interval_ms),
             assignors: defaults.assignors,
             mutant: None,
+            // The scripts drive consumer-protocol members only: nothing to downgrade.
+            migration_policy: defaults.migration_policy,
         };
         let mut topics: Vec<Topic> = script
             .topics
@@ -370,7 +372,8 @@ impl<'s> ConsumerReplay<'s> {
                 }
                 GroupEffect::EpochBumped { .. }
                 | GroupEffect::Fenced { .. }
-                | GroupEffect::Removed { .. } => {}
+                | GroupEffect::Removed { .. }
+                | GroupEffect::ConvertToClassic { .. } => {}
             }
         }
         event.insert("records".into(), Value::Array(records));
@@ -392,6 +395,12 @@ impl<'s> ConsumerReplay<'s> {
             }
             ConsumerGroupTimer::Rebalance { member_id } => {
                 format!("rebalance-timeout:{}", self.label(member_id))
+            }
+            ConsumerGroupTimer::ClassicJoin { member_id } => {
+                format!("join-timeout:{}", self.label(member_id))
+            }
+            ConsumerGroupTimer::ClassicSync { member_id } => {
+                format!("sync-timeout:{}", self.label(member_id))
             }
         }
     }

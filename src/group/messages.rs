@@ -208,6 +208,9 @@ pub enum ErrorCode {
     CoordinatorNotAvailable,
     /// The coordinator is still loading the group from `__consumer_offsets`.
     CoordinatorLoadInProgress,
+    /// The group is not of the protocol asked for, and cannot be converted to it (a
+    /// ConsumerGroupHeartbeat to a classic group the migration policy keeps classic).
+    GroupIdNotFound,
     /// The client's own: the connection was closed (the broker died, or a request timed out).
     Disconnected,
 }
@@ -229,6 +232,7 @@ impl ErrorCode {
             ErrorCode::NotCoordinator => "NOT_COORDINATOR",
             ErrorCode::CoordinatorNotAvailable => "COORDINATOR_NOT_AVAILABLE",
             ErrorCode::CoordinatorLoadInProgress => "COORDINATOR_LOAD_IN_PROGRESS",
+            ErrorCode::GroupIdNotFound => "GROUP_ID_NOT_FOUND",
             ErrorCode::Disconnected => "DISCONNECTED",
         }
     }

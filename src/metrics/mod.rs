@@ -16,6 +16,7 @@ mod join;
 mod kafka;
 mod lag;
 mod ledger;
+mod migration;
 pub mod outcome;
 mod pauses;
 mod rebalances;
@@ -24,6 +25,7 @@ mod stats;
 
 pub use faults::{ByCause, CoordinatorEntry, PauseCause};
 pub use history::{History, Mark};
+pub use migration::Migration;
 
 pub use stats::{nearest_rank, Summary};
 
@@ -133,6 +135,8 @@ pub struct Metrics {
     /// Broker and network faults' figures (`faults.rs`).
     faults: faults::FaultFigures,
     errors: Vec<MemberError>,
+    /// The group's conversions between the protocols (`migration.rs`).
+    migrations: Vec<Migration>,
     /// Kafka's consumer sensors, per member (`kafka.rs`).
     sensors: Vec<kafka::Sensors>,
     /// The coordinator's side of the group, for `--describe` (`describe.rs`).
@@ -211,6 +215,7 @@ impl Metrics {
             history: None,
             faults: faults::FaultFigures::new(scenario, p),
             errors: Vec::new(),
+            migrations: Vec::new(),
             sensors: vec![kafka::Sensors::default(); n],
             group: describe::GroupRecord::new(n, p),
             consumer_group: describe::ConsumerGroupReplay::default(),
@@ -355,6 +360,7 @@ impl Metrics {
             | Fact::CoordinatorMoved { .. }
             | Fact::CoordinatorLoaded
             | Fact::FetchGap { .. } => self.observe_fault(now, fact),
+            Fact::GroupConverted { .. } => self.group_converted(now, fact),
             Fact::OwnedReported { .. }
             | Fact::CommittedRead { .. }
             | Fact::AssignmentSent { .. }

@@ -46,6 +46,10 @@ pub struct Report {
     pub final_assignment: BTreeMap<String, Vec<String>>,
     /// Members that failed (e.g. INCONSISTENT_GROUP_PROTOCOL).
     pub errors: Vec<MemberError>,
+    /// The group's conversions between the classic and the consumer protocol (the online
+    /// migration); absent when it never converted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub migrations: Vec<super::Migration>,
     /// Settings the scenario sets that the run did not apply (classic-only client settings
     /// under the consumer protocol); absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -584,6 +588,7 @@ impl Metrics {
             co_partitioning: self.co_partitioning,
             final_assignment,
             errors: self.errors,
+            migrations: self.migrations,
             notices: scenario.notices.clone(),
             brokers: Vec::new(),
             coordinator: self.faults.coordinator.clone(),

@@ -185,6 +185,41 @@ pub enum Protocol {
     Consumer,
 }
 
+/// The broker's `group.consumer.migration.policy`: whether a live group may be converted
+/// between the classic and the consumer protocol (Kafka's default `bidirectional`).
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MigrationPolicy {
+    /// Classic to consumer when a consumer-protocol member joins, and back when the last one
+    /// leaves.
+    #[default]
+    Bidirectional,
+    /// Classic to consumer only.
+    Upgrade,
+    /// Consumer to classic only.
+    Downgrade,
+    /// Neither.
+    Disabled,
+}
+
+impl MigrationPolicy {
+    /// `ConsumerGroupMigrationPolicy.isUpgradeEnabled`.
+    pub fn upgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade
+        )
+    }
+
+    /// `ConsumerGroupMigrationPolicy.isDowngradeEnabled`.
+    pub fn downgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade
+        )
+    }
+}
+
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum OffsetResetFile {
@@ -264,6 +299,9 @@ pub struct GroupFile {
     /// The broker's `group.consumer.assignment.interval.ms` (0: at every epoch bump).
     #[serde(default = "default_consumer_assignment_interval")]
     pub consumer_assignment_interval_ms: u64,
+    /// The broker's `group.consumer.migration.policy`.
+    #[serde(default)]
+    pub migration_policy: MigrationPolicy,
     /// The brokers' `replica.selector.class` is `RackAwareReplicaSelector` (KIP-392): a member
     /// with a `client_rack` fetches from a replica in its rack.
     #[serde(default)]

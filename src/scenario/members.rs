@@ -41,13 +41,9 @@ pub(super) fn member_spec(
     cx: &MemberContext,
 ) -> Result<MemberSpec, Invalid> {
     let bad = |e: String| (span.clone(), e);
+    // A member may use another protocol than the group's (`group.protocol` is each client's
+    // own setting): a mixed group is what the online migration between them goes through.
     let protocol = m.protocol.unwrap_or(cx.group.protocol);
-    if protocol != cx.group.protocol {
-        return Err(bad(format!(
-            "member {:?}: protocol {protocol:?} in a group whose protocol is {:?}: a group mixing classic and consumer members (the online migration between them) is not supported yet",
-            m.name, cx.group.protocol
-        )));
-    }
     let remote_assignor = m
         .remote_assignor
         .clone()

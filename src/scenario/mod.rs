@@ -16,7 +16,7 @@ mod value;
 
 pub use emit::emit_scenario;
 pub use faults::FaultPlan;
-pub use file::{default_text, Protocol};
+pub use file::{default_text, MigrationPolicy, Protocol};
 pub use load::{load, load_str, unset_keys, LoadOptions, ScenarioError};
 pub use mutant::Mutant;
 pub use value::canonical_value;
@@ -134,6 +134,8 @@ pub struct GroupSpec {
     pub consumer_heartbeat_interval_ms: u64,
     pub consumer_session_timeout_ms: u64,
     pub consumer_assignment_interval_ms: u64,
+    /// The broker's `group.consumer.migration.policy`.
+    pub migration_policy: MigrationPolicy,
     /// KIP-392: the brokers pick a replica in a member's rack to serve its fetches.
     pub fetch_from_follower: bool,
 }

@@ -249,6 +249,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         consumer_heartbeat_interval_ms: g.consumer_heartbeat_interval_ms,
         consumer_session_timeout_ms: g.consumer_session_timeout_ms,
         consumer_assignment_interval_ms: g.consumer_assignment_interval_ms,
+        migration_policy: g.migration_policy,
     };
     if group.consumer_heartbeat_interval_ms == 0
         || group.consumer_heartbeat_interval_ms >= group.consumer_session_timeout_ms

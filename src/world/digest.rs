@@ -131,6 +131,7 @@ fn error_code(d: &mut Digest, e: ErrorCode) {
         ErrorCode::CoordinatorNotAvailable => 12,
         ErrorCode::CoordinatorLoadInProgress => 13,
         ErrorCode::Disconnected => 14,
+        ErrorCode::GroupIdNotFound => 15,
     });
 }
 

@@ -191,12 +191,13 @@ impl<'s> World<'s> {
             },
             streams.stream("member-ids"),
         );
-        if scenario.group.protocol == Protocol::Consumer {
-            coordinator = coordinator.with_consumer_group(
-                consumer_group_config(scenario),
-                &consumer_topics(scenario, &partitions, streams.stream("topic-ids")),
-            );
-        }
+        let topics = consumer_topics(scenario, &partitions, streams.stream("topic-ids"));
+        coordinator = if scenario.group.protocol == Protocol::Consumer {
+            coordinator.with_consumer_group(consumer_group_config(scenario), &topics)
+        } else {
+            // A classic group until a consumer-protocol member's heartbeat converts it.
+            coordinator.with_consumer_support(consumer_group_config(scenario), topics)
+        };
         let n = scenario.members.len();
         let partitions_len = partitions.len();
         let check = Checks::new(
@@ -753,6 +754,7 @@ fn consumer_group_config(scenario: &Scenario) -> ConsumerGroupConfig {
         session_timeout_ms: g.consumer_session_timeout_ms,
         assignment_interval_ms: g.consumer_assignment_interval_ms,
         mutant: scenario.mutant,
+        migration_policy: g.migration_policy,
         ..ConsumerGroupConfig::default()
     }
 }

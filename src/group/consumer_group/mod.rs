@@ -17,14 +17,18 @@
 //! `cgsim conform`'s replay drive it alike. Members live in a Java `HashMap` on the broker, whose
 //! iteration order is what the assignor sees (`crate::java`).
 
+mod classic;
 mod reconcile;
 mod target;
+
+pub use classic::{ClassicJoin, ClassicJoinAnswer};
 
 pub use target::SERVER_ASSIGNORS;
 
 use crate::assignor::{Topic, TopicPartition};
-use crate::group::messages::ErrorCode;
+use crate::group::messages::{ErrorCode, JoinProtocol};
 use crate::java::{Capacity, JavaHashMap};
+use crate::scenario::MigrationPolicy;
 use crate::sim::time::Duration;
 use crate::sim::{Out, SimTime};
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,6 +53,9 @@ pub struct ConsumerGroupConfig {
     pub assignors: Vec<String>,
     /// Test-only: a deliberately broken behaviour (`cgsim fuzz --mutant`).
     pub mutant: Option<crate::scenario::Mutant>,
+    /// `group.consumer.migration.policy`: whether the group goes back to classic when its
+    /// last consumer-protocol member leaves.
+    pub migration_policy: MigrationPolicy,
 }
 
 impl Default for ConsumerGroupConfig {
@@ -59,6 +66,7 @@ impl Default for ConsumerGroupConfig {
             assignment_interval_ms: 1_000,
             assignors: vec!["uniform".into(), "range".into()],
             mutant: None,
+            migration_policy: MigrationPolicy::Bidirectional,
         }
     }
 }
@@ -131,6 +139,16 @@ pub struct ConsumerMember {
     pub subscribed_topic_names: Vec<String>,
     pub server_assignor: Option<String>,
     pub rebalance_timeout_ms: i32,
+    /// A member that speaks the classic protocol through the coordinator's bridge.
+    pub classic: Option<ClassicMember>,
+}
+
+/// What a consumer group keeps of a classic-protocol member (Kafka's `ClassicMemberMetadata`):
+/// its session timeout and the protocols of its last JoinGroup, in its preference order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassicMember {
+    pub session_timeout_ms: u64,
+    pub protocols: Vec<JoinProtocol>,
 }
 
 impl ConsumerMember {
@@ -146,7 +164,24 @@ impl ConsumerMember {
             subscribed_topic_names: Vec::new(),
             server_assignor: None,
             rebalance_timeout_ms: -1,
+            classic: None,
         }
+    }
+
+    /// A classic-protocol member brought over from a classic group or joining through the
+    /// bridge.
+    pub fn new_classic(member_id: String, classic: ClassicMember) -> Self {
+        ConsumerMember {
+            classic: Some(classic),
+            ..ConsumerMember::new(member_id)
+        }
+    }
+
+    /// Its session timeout: a classic member's own, else the group's.
+    fn session_timeout_ms(&self, config: &ConsumerGroupConfig) -> u64 {
+        self.classic
+            .as_ref()
+            .map_or(config.session_timeout_ms, |c| c.session_timeout_ms)
     }
 
     /// `updateMemberEpoch`: the old epoch becomes the previous one.
@@ -197,6 +232,10 @@ pub enum ConsumerGroupTimer {
     Session { member_id: String },
     /// `rebalance-timeout:<member id>`, for the epoch the revocation was requested at.
     Rebalance { member_id: String },
+    /// A classic member told to rejoin has not sent its JoinGroup within its rebalance timeout.
+    ClassicJoin { member_id: String },
+    /// A classic member that joined has not sent its SyncGroup within its rebalance timeout.
+    ClassicSync { member_id: String },
 }
 
 impl ConsumerGroupTimer {
@@ -204,6 +243,8 @@ impl ConsumerGroupTimer {
         match self {
             ConsumerGroupTimer::Session { member_id } => format!("session-timeout:{member_id}"),
             ConsumerGroupTimer::Rebalance { member_id } => format!("rebalance-timeout:{member_id}"),
+            ConsumerGroupTimer::ClassicJoin { member_id } => format!("join-timeout:{member_id}"),
+            ConsumerGroupTimer::ClassicSync { member_id } => format!("sync-timeout:{member_id}"),
         }
     }
 }
@@ -268,6 +309,12 @@ pub enum GroupEffect {
     Fenced {
         member_id: String,
     },
+    /// The last consumer-protocol member left and every member left speaks the classic
+    /// protocol: the group becomes a classic group (`consumerGroupFenceMember` converts it
+    /// instead of bumping the epoch). The members left are the group's now.
+    ConvertToClassic {
+        leaving: String,
+    },
 }
 
 /// Why the group epoch was bumped.
@@ -299,6 +346,8 @@ pub struct ConsumerGroup {
     /// recomputes the subscribed counts only when either moved or a subscription changed).
     metadata_version: u64,
     metadata_version_seen: u64,
+    /// Classic members whose join timer is armed (Kafka schedules it only if absent).
+    classic_join_armed: BTreeSet<String>,
 }
 
 /// One handler call: the time and where effects go.
@@ -327,7 +376,35 @@ impl ConsumerGroup {
             metadata_seen: BTreeMap::new(),
             metadata_version: 0,
             metadata_version_seen: 0,
+            classic_join_armed: BTreeSet::new(),
         }
+    }
+
+    /// A classic group converted (`ConsumerGroup.fromClassicGroup`): the group and target
+    /// epochs are its generation, and each member is Stable at it with its last assignment as
+    /// both its current and its target assignment.
+    pub fn from_classic(
+        config: ConsumerGroupConfig,
+        topics: Vec<Topic>,
+        generation: i32,
+        members: Vec<ConsumerMember>,
+    ) -> Self {
+        let mut group = ConsumerGroup::new(config, topics);
+        group.group_epoch = generation;
+        group.assignment_epoch = generation;
+        for m in members {
+            group
+                .target
+                .insert(m.member_id.clone(), m.assigned_partitions());
+            group.members.insert(m.member_id.clone(), m);
+        }
+        group.metadata_seen = group.subscribed_metadata();
+        group
+    }
+
+    /// Whether any member speaks the consumer protocol.
+    pub fn has_consumer_protocol_member(&self) -> bool {
+        self.members.values().any(|m| m.classic.is_none())
     }
 
     // ---- Reading its state ----
@@ -335,16 +412,14 @@ impl ConsumerGroup {
     /// A coordinator loaded the group (`onLoaded`): every member's session timer, counted from
     /// `now`.
     pub fn session_timers_from(&self, now: SimTime) -> Vec<(ConsumerGroupTimer, SimTime)> {
-        let at = now + Duration::from_millis(self.config.session_timeout_ms);
         self.members
             .iter()
             .map(|(_, m)| {
-                (
-                    ConsumerGroupTimer::Session {
-                        member_id: m.member_id.clone(),
-                    },
-                    at,
-                )
+                let at = now + Duration::from_millis(m.session_timeout_ms(&self.config));
+                let timer = ConsumerGroupTimer::Session {
+                    member_id: m.member_id.clone(),
+                };
+                (timer, at)
             })
             .collect()
     }
@@ -478,12 +553,51 @@ impl ConsumerGroup {
                 updated.pending_revocation.retain(subscribed);
             }
         }
+        let reconciled = self.update_and_reconcile(
+            &mut cx,
+            &member,
+            updated,
+            is_new,
+            request.owned.as_ref(),
+            true,
+        );
+        self.schedule_session(&mut cx, &reconciled.member_id);
+        // The assignment goes back on a full request or when it changed.
+        let full = request.member_epoch == 0
+            || (request.rebalance_timeout_ms != -1
+                && request.subscribed_topic_names.is_some()
+                && request.owned.is_some());
+        let changed = member.assigned_partitions() != reconciled.assigned_partitions();
+        ConsumerHeartbeatResponse {
+            error: ErrorCode::None,
+            error_message: None,
+            member_id: Some(reconciled.member_id.clone()),
+            member_epoch: reconciled.member_epoch,
+            heartbeat_interval_ms: self.config.heartbeat_interval_ms as i32,
+            assignment: (full || changed).then(|| reconciled.assigned_partitions()),
+        }
+    }
+
+    /// Steps 1 to 3 of a heartbeat, or of a classic member's JoinGroup: the member's metadata
+    /// (a group epoch bump for a new or changed subscription), the target assignment if it is
+    /// behind, and the member reconciled towards its target given what it `owned`. With
+    /// `rebalance_timer`, a revocation requested arms the member's rebalance timer.
+    fn update_and_reconcile(
+        &mut self,
+        cx: &mut Cx,
+        member: &ConsumerMember,
+        updated: ConsumerMember,
+        is_new: bool,
+        owned: Option<&Partitions>,
+        rebalance_timer: bool,
+    ) -> ConsumerMember {
         // 1. The member's metadata, and a group epoch bump for a new or changed subscription.
         let metadata_changed = is_new
             || updated.instance_id != member.instance_id
             || updated.rebalance_timeout_ms != member.rebalance_timeout_ms
             || updated.server_assignor != member.server_assignor
-            || updated.subscribed_topic_names != member.subscribed_topic_names;
+            || updated.subscribed_topic_names != member.subscribed_topic_names
+            || updated.classic != member.classic;
         if metadata_changed {
             cx.record(ConsumerGroupRecord::MemberMetadata {
                 member_id: updated.member_id.clone(),
@@ -512,11 +626,11 @@ impl ConsumerGroup {
                 EpochCause::MetadataChanged
             };
             let by = (cause != EpochCause::MetadataChanged).then_some(updated.member_id.as_str());
-            self.bump_epoch(&mut cx, cause, by);
+            self.bump_epoch(cx, cause, by);
         }
         // 2. The target assignment, if it is behind and may be recomputed now.
-        if self.group_epoch > self.assignment_epoch && self.may_assign(now) {
-            self.compute_target(&mut cx);
+        if self.group_epoch > self.assignment_epoch && self.may_assign(cx.now) {
+            self.compute_target(cx);
         }
         // 3. Reconcile the member towards its target.
         let target = self.target_of(&updated.member_id);
@@ -538,12 +652,12 @@ impl ConsumerGroup {
                     &updated,
                     self.assignment_epoch,
                     &target,
-                    request.owned.as_ref(),
+                    owned,
                     &held_elsewhere,
                 )
             }
         };
-        if !same_assignment(&reconciled, &member) {
+        if !same_assignment(&reconciled, member) {
             cx.record(ConsumerGroupRecord::CurrentMemberAssignment {
                 member_id: reconciled.member_id.clone(),
                 tombstone: false,
@@ -551,8 +665,11 @@ impl ConsumerGroup {
             let timer = ConsumerGroupTimer::Rebalance {
                 member_id: reconciled.member_id.clone(),
             };
-            if reconciled.state == MemberState::UnrevokedPartitions {
-                let at = now + Duration::from_millis(reconciled.rebalance_timeout_ms.max(0) as u64);
+            if !rebalance_timer {
+                // A classic member's JoinGroup: its join and sync timers watch it instead.
+            } else if reconciled.state == MemberState::UnrevokedPartitions {
+                let at =
+                    cx.now + Duration::from_millis(reconciled.rebalance_timeout_ms.max(0) as u64);
                 cx.out.push(GroupEffect::SetTimer { timer, at });
             } else {
                 cx.out.push(GroupEffect::CancelTimer(timer));
@@ -560,21 +677,7 @@ impl ConsumerGroup {
         }
         self.members
             .insert(reconciled.member_id.clone(), reconciled.clone());
-        self.schedule_session(&mut cx, &reconciled.member_id);
-        // The assignment goes back on a full request or when it changed.
-        let full = request.member_epoch == 0
-            || (request.rebalance_timeout_ms != -1
-                && request.subscribed_topic_names.is_some()
-                && request.owned.is_some());
-        let changed = member.assigned_partitions() != reconciled.assigned_partitions();
-        ConsumerHeartbeatResponse {
-            error: ErrorCode::None,
-            error_message: None,
-            member_id: Some(reconciled.member_id.clone()),
-            member_epoch: reconciled.member_epoch,
-            heartbeat_interval_ms: self.config.heartbeat_interval_ms as i32,
-            assignment: (full || changed).then(|| reconciled.assigned_partitions()),
-        }
+        reconciled
     }
 
     /// The member a heartbeat is for: found, created (epoch 0) or a static member's new process
@@ -730,11 +833,62 @@ impl ConsumerGroup {
                     });
                 }
             }
+            // `consumerGroupFenceMemberOperation`: the classic member failed to join, or to
+            // sync, within its rebalance timeout.
+            ConsumerGroupTimer::ClassicJoin { member_id }
+            | ConsumerGroupTimer::ClassicSync { member_id } => {
+                if matches!(timer, ConsumerGroupTimer::ClassicJoin { .. }) {
+                    self.classic_join_armed.remove(member_id);
+                }
+                if self.members.contains_key(member_id) {
+                    self.fence(&mut cx, member_id, EpochCause::MemberFenced);
+                    cx.out.push(GroupEffect::Fenced {
+                        member_id: member_id.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// `validateOnlineDowngradeWithFencedMembers`: removing `member_id`, a consumer-protocol
+    /// member, leaves a non-empty group of classic members only, and the policy allows it.
+    fn downgrades_without(&self, member_id: &str) -> bool {
+        let leaving_consumer = self
+            .members
+            .get(member_id)
+            .is_some_and(|m| m.classic.is_none());
+        let rest: Vec<&ConsumerMember> = self
+            .members
+            .values()
+            .filter(|m| m.member_id != member_id)
+            .collect();
+        leaving_consumer
+            && !rest.is_empty()
+            && rest.iter().all(|m| m.classic.is_some())
+            && self.config.migration_policy.downgrade_enabled()
+    }
+
+    fn cancel_classic_timers(&mut self, cx: &mut Cx, member_id: &str) {
+        self.classic_join_armed.remove(member_id);
+        for timer in [
+            ConsumerGroupTimer::ClassicJoin {
+                member_id: member_id.to_string(),
+            },
+            ConsumerGroupTimer::ClassicSync {
+                member_id: member_id.to_string(),
+            },
+        ] {
+            cx.out.push(GroupEffect::CancelTimer(timer));
         }
     }
 
     /// Removes a member and bumps the group epoch (a leave or a fence).
     fn fence(&mut self, cx: &mut Cx, member_id: &str, cause: EpochCause) {
+        let downgrade = self.downgrades_without(member_id);
+        let was_classic = self
+            .members
+            .get(member_id)
+            .is_some_and(|m| m.classic.is_some());
         self.remove_member(cx, member_id);
         self.target.remove(member_id);
         cx.out
@@ -745,6 +899,18 @@ impl ConsumerGroup {
             .push(GroupEffect::CancelTimer(ConsumerGroupTimer::Rebalance {
                 member_id: member_id.to_string(),
             }));
+        if was_classic {
+            self.cancel_classic_timers(cx, member_id);
+        }
+        if downgrade {
+            cx.out.push(GroupEffect::Removed {
+                member_id: member_id.to_string(),
+            });
+            cx.out.push(GroupEffect::ConvertToClassic {
+                leaving: member_id.to_string(),
+            });
+            return;
+        }
         self.bump_epoch(cx, cause, Some(member_id));
         cx.out.push(GroupEffect::Removed {
             member_id: member_id.to_string(),
@@ -832,7 +998,13 @@ impl ConsumerGroup {
     }
 
     fn schedule_session(&mut self, cx: &mut Cx, member_id: &str) {
-        let at = cx.now + Duration::from_millis(self.config.session_timeout_ms);
+        let timeout = self
+            .members
+            .get(member_id)
+            .map_or(self.config.session_timeout_ms, |m| {
+                m.session_timeout_ms(&self.config)
+            });
+        let at = cx.now + Duration::from_millis(timeout);
         cx.out.push(GroupEffect::SetTimer {
             timer: ConsumerGroupTimer::Session {
                 member_id: member_id.to_string(),

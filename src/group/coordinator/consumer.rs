@@ -16,6 +16,7 @@ use crate::log;
 
 /// A topic as the consumer group is told of it: its name and id, its partitions now, and the
 /// global index of its partition 0 in the cluster's partition space.
+#[derive(Clone, Debug)]
 pub struct ConsumerTopic {
     pub name: String,
     pub id: crate::java::Uuid,
@@ -33,11 +34,11 @@ pub(super) struct ConsumerHost {
     /// The group's topic index -> scenario topic index.
     scenario_topic: Vec<usize>,
     /// Which client each member id is.
-    clients: BTreeMap<String, ClientRef>,
+    pub(super) clients: BTreeMap<String, ClientRef>,
     /// What each member's heartbeats last said it owns (its acknowledgement).
-    reported_owned: BTreeMap<String, Partitions>,
+    pub(super) reported_owned: BTreeMap<String, Partitions>,
     /// The group epoch the last GroupStable fact was for.
-    stable_reported: i32,
+    pub(super) stable_reported: i32,
 }
 
 impl ConsumerHost {
@@ -72,7 +73,7 @@ impl ConsumerHost {
         self.group.session_timers_from(now)
     }
 
-    fn to_group(&self, parts: &[usize]) -> Partitions {
+    pub(super) fn to_group(&self, parts: &[usize]) -> Partitions {
         parts
             .iter()
             .map(|&p| {
@@ -124,7 +125,7 @@ impl ConsumerHost {
         }
     }
 
-    fn to_global(&self, parts: &Partitions) -> Vec<usize> {
+    pub(super) fn to_global(&self, parts: &Partitions) -> Vec<usize> {
         let mut out: Vec<usize> = parts
             .iter()
             .map(|tp| self.first[self.scenario_topic[tp.topic as usize]] + tp.partition as usize)
@@ -141,14 +142,19 @@ impl Coordinator {
         config: ConsumerGroupConfig,
         topics: &[ConsumerTopic],
     ) -> Self {
-        self.consumer = Some(Box::new(ConsumerHost::new(config, topics)));
-        self
+        self.consumer = Some(Box::new(ConsumerHost::new(config.clone(), topics)));
+        self.with_consumer_support(config, topics.to_vec())
     }
 
     /// A topic grew: the consumer group notices on its next heartbeat.
     pub fn set_partitions(&mut self, name: &str, partitions: u32) {
         if let Some(host) = self.consumer.as_mut() {
             host.group.set_partitions(name, partitions as i32);
+        }
+        if let Some(setup) = self.consumer_setup.as_mut() {
+            if let Some(t) = setup.topics.iter_mut().find(|t| t.name == name) {
+                t.partitions = partitions;
+            }
         }
     }
 
@@ -165,6 +171,9 @@ impl Coordinator {
         else {
             return;
         };
+        if self.consumer.is_none() && !self.upgrade_for_heartbeat(cx, from, member_epoch) {
+            return;
+        }
         let Some(host) = self.consumer.as_mut() else {
             return;
         };
@@ -274,11 +283,14 @@ impl Coordinator {
     }
 
     /// The consumer group's effects as the coordinator's: timers by key, facts for observers.
-    fn apply_group_effects(&mut self, cx: &mut Cx, mut out: Out<GroupEffect>) {
+    pub(super) fn apply_group_effects(&mut self, cx: &mut Cx, mut out: Out<GroupEffect>) {
         let Some(host) = self.consumer.as_mut() else {
             return;
         };
         let effects: Vec<GroupEffect> = out.drain().0.collect();
+        // The member whose removal converts the group back to classic, if one does.
+        let mut removed = None;
+        let mut to_classic = false;
         for effect in effects {
             match effect {
                 GroupEffect::SetTimer { timer, at } => {
@@ -316,14 +328,25 @@ impl Coordinator {
                 GroupEffect::Removed { member_id } | GroupEffect::Fenced { member_id } => {
                     host.reported_owned.remove(&member_id);
                     if let Some(c) = host.clients.remove(&member_id) {
+                        removed = removed.or(Some(c.member));
                         cx.fact(Fact::MemberRemoved {
                             member: c.member,
                             member_id,
                         });
                     }
                 }
+                GroupEffect::ConvertToClassic { .. } => to_classic = true,
             }
         }
+        // The last consumer-protocol member left: the group is classic again.
+        if let Some(leaving) = removed.filter(|_| to_classic) {
+            let host = self.consumer.take().expect("the consumer group");
+            self.convert_to_classic(cx, *host, leaving);
+            return;
+        }
+        let Some(host) = self.consumer.as_mut() else {
+            return;
+        };
         // Every member reconciled to the target and says so (its heartbeat reports what it
         // was given): the rebalance of that epoch is over.
         let acknowledged = |host: &ConsumerHost| {

@@ -36,6 +36,7 @@
 mod consumer;
 mod join;
 mod load;
+mod migration;
 mod offsets;
 mod record;
 mod session;
@@ -45,7 +46,8 @@ pub use crate::group::records::{GroupMetadataRecord, GroupRecord, MemberMetadata
 pub use consumer::ConsumerTopic;
 
 use super::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, Request, Response, Subscription, Trigger,
+    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeavingMember, LeftMember, Request, Response,
+    Subscription, Trigger,
 };
 use crate::cluster::OffsetsStore;
 use crate::facts::Fact;
@@ -290,6 +292,9 @@ pub struct Coordinator {
     config: CoordinatorConfig,
     /// A KIP-848 consumer group instead of a classic one (`consumer.rs`).
     consumer: Option<Box<consumer::ConsumerHost>>,
+    /// What a consumer group is made of, when one may be created or converted to
+    /// (`migration.rs`).
+    consumer_setup: Option<migration::ConsumerSetup>,
     /// The group exists (its first JoinGroup created it and wrote a record).
     exists: bool,
     state: GroupState,
@@ -323,6 +328,7 @@ impl Coordinator {
         Coordinator {
             config,
             consumer: None,
+            consumer_setup: None,
             exists: false,
             state: GroupState::Empty,
             previous_state: GroupState::Empty,
@@ -485,7 +491,11 @@ impl Coordinator {
                     rebalance_timeout_ms,
                     session_timeout_ms,
                 };
-                self.join_group(cx, member_id, join)
+                if self.consumer.is_some() {
+                    self.bridge_join(cx, member_id, join)
+                } else {
+                    self.join_group(cx, member_id, join)
+                }
             }
             Request::SyncGroup {
                 member_id,
@@ -504,19 +514,31 @@ impl Coordinator {
                     protocol_name,
                     assignments,
                 };
-                self.sync_group(cx, sync)
+                if self.consumer.is_some() {
+                    self.bridge_sync(cx, sync)
+                } else {
+                    self.sync_group(cx, sync)
+                }
             }
             Request::Heartbeat {
                 member_id,
                 generation,
                 group_instance_id,
             } => {
-                let error =
-                    self.heartbeat(cx, &member_id, group_instance_id.as_deref(), generation);
+                let instance = group_instance_id.as_deref();
+                let error = if self.consumer.is_some() {
+                    self.bridge_heartbeat(cx, &member_id, instance, generation)
+                } else {
+                    self.heartbeat(cx, &member_id, instance, generation)
+                };
                 cx.respond(from, Response::Heartbeat { error });
             }
             Request::LeaveGroup { members } => {
-                let response = self.leave_group(cx, members);
+                let response = if self.consumer.is_some() {
+                    self.bridge_leave(cx, members)
+                } else {
+                    self.leave_group(cx, members)
+                };
                 cx.respond(from, response);
             }
             Request::OffsetCommit {
