@@ -207,12 +207,9 @@ fn bad_restart_settings_are_refused_with_their_line() {
 fn a_members_protocol_and_remote_assignor_are_checked_as_kafka_checks_them() {
     let member = |extra: &str| BASE.replace("count = 2", &format!("count = 2\n{extra}"));
     assert!(load(&member("protocol = \"classic\""), None).is_ok());
-    // A consumer member in a classic group is a migrating group (not modelled yet).
-    let e = load(&member("protocol = \"consumer\""), None).unwrap_err();
-    assert!(
-        e.message.contains("mixing classic and consumer members"),
-        "{e}"
-    );
+    // A consumer member in a classic group is a migrating group (tests/migration.rs).
+    let s = load(&member("protocol = \"consumer\""), None).expect("a mixed group");
+    assert_eq!(s.members[0].protocol, cgsim::scenario::Protocol::Consumer);
     // Under the consumer protocol a member may ask for a server assignor; not for another.
     let consumer =
         |extra: &str| member(extra).replace("[group]\n", "[group]\nprotocol = \"consumer\"\n");

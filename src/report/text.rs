@@ -51,6 +51,22 @@ pub fn render_text(r: &Report) -> String {
     for n in &r.notices {
         let _ = writeln!(w, "notice: {n}");
     }
+    // The online migration: each conversion of the group between the protocols.
+    for m in &r.migrations {
+        let (from, why) = match m.to {
+            "consumer" => ("classic", "joined"),
+            _ => ("consumer", "left"),
+        };
+        let _ = writeln!(
+            w,
+            "migration: {from} -> {} at {} ms ({} {why}; epoch {}), carried over: {}",
+            m.to,
+            m.at_ms,
+            m.by.as_deref().unwrap_or("-"),
+            m.epoch,
+            m.members.join(" ")
+        );
+    }
     match &r.formation {
         Some(f) => {
             let _ = writeln!(

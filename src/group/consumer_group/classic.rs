@@ -138,7 +138,7 @@ impl ConsumerGroup {
 
     /// The member a classic JoinGroup is for: a static member's new process takes its
     /// instance over (whatever protocol either speaks: only two consumer-protocol processes
-    /// are refused UNRELEASED_INSTANCE_ID), a known id is found, an unknown one is new.
+    /// are refused UNRELEASED_INSTANCE_ID), a member id is found or a new member.
     fn classic_join_member(
         &mut self,
         cx: &mut Cx,
@@ -162,11 +162,12 @@ impl ConsumerGroup {
                 return Ok(member);
             }
         }
+        // `getOrMaybeSubscribeDynamicConsumerGroupMember` with createIfNotExists: any id not
+        // in the group is a new member (the id MEMBER_ID_REQUIRED handed out included).
         match self.members.get(&join.member_id) {
             Some(m) if m.classic.is_none() => Err(ErrorCode::UnknownMemberId),
             Some(m) => Ok(m.clone()),
-            None if join.is_unknown => Ok(ConsumerMember::new(join.member_id.clone())),
-            None => Err(ErrorCode::UnknownMemberId),
+            None => Ok(ConsumerMember::new(join.member_id.clone())),
         }
     }
 
