@@ -679,3 +679,185 @@ fn a_loaded_group_is_what_its_last_record_says() {
         assert!(m.assignment.is_some(), "{id} keeps its stored assignment");
     }
 }
+
+// ---- The online migration (migration.rs) ----
+
+/// A coordinator that may convert its classic group: "orders" (6 partitions) as a consumer
+/// group would see it, under `policy`.
+fn migrating(policy: crate::scenario::MigrationPolicy) -> Harness {
+    let mut h = Harness::new();
+    let config = crate::group::consumer_group::ConsumerGroupConfig {
+        migration_policy: policy,
+        ..Default::default()
+    };
+    let topics = vec![ConsumerTopic {
+        name: "orders".into(),
+        id: crate::java::Uuid::from_bytes([7; 16]),
+        partitions: 6,
+        first: 0,
+    }];
+    // As `Harness::new`'s, with consumer-group support.
+    h.coordinator = Coordinator::new(
+        CoordinatorConfig::with_initial_delay(3000),
+        Stream::derive(1, "member-ids"),
+    )
+    .with_consumer_support(config, topics);
+    h
+}
+
+/// A classic group of A, B and C, Stable at generation 1, each with two partitions.
+fn stable_classic_group(h: &mut Harness) -> [String; 3] {
+    let ids = form_group(h);
+    let [a, b, c] = ids.clone();
+    assert_eq!(
+        error_of(&h.ask(6100, 0, sync(&a, 1, assignments(&ids)))),
+        ErrorCode::None
+    );
+    h.request(6110, 1, sync(&b, 1, None));
+    h.request(6120, 2, sync(&c, 1, None));
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    [a, b, c]
+}
+
+fn consumer_join(member_id: &str) -> Request {
+    Request::ConsumerGroupHeartbeat {
+        member_id: member_id.to_string(),
+        member_epoch: 0,
+        instance_id: None,
+        rebalance_timeout_ms: REBALANCE_MS as i32,
+        subscribed_topic_names: Some(vec!["orders".into()]),
+        server_assignor: None,
+        owned: Some(Vec::new()),
+    }
+}
+
+/// `getOrMaybeCreateConsumerGroup` -> `validateOnlineUpgrade` -> `convertToConsumerGroup`: a
+/// consumer-protocol member joining a live classic group converts it; the classic members are
+/// carried over at generation 1 with their assignments (`ConsumerGroup.fromClassicGroup`), the
+/// join bumps the epoch to 2, and each classic member's next Heartbeat is answered
+/// REBALANCE_IN_PROGRESS (`classicGroupHeartbeatToConsumerGroup`: its epoch is behind). Its
+/// JoinGroup is answered at once with its member epoch as the generation and no leader
+/// (`classicGroupJoinToConsumerGroup`).
+#[test]
+fn a_consumer_member_joining_a_stable_classic_group_converts_it() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Bidirectional);
+    let [a, _, _] = stable_classic_group(&mut h);
+    let r = h.ask(7000, 3, consumer_join("d"));
+    assert_eq!(error_of(&r), ErrorCode::None);
+    let Some(Fact::GroupConverted {
+        to_consumer: true,
+        by: Some(3),
+        epoch: 1,
+        members,
+    }) = h
+        .facts
+        .iter()
+        .find(|f| matches!(f, Fact::GroupConverted { .. }))
+    else {
+        panic!("no conversion: {:?}", h.facts)
+    };
+    assert_eq!(members.len(), 3);
+    // The classic group's timers are gone; consumer-group session timers replace them.
+    let names: Vec<String> = h.timers.keys().map(CoordTimer::name).collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "sync" || n.starts_with("heartbeat:")),
+        "{names:?}"
+    );
+    assert_eq!(
+        error_of(&h.ask(8000, 0, heartbeat(&a, 1))),
+        ErrorCode::RebalanceInProgress
+    );
+    // A's rejoin, still owning its two partitions: answered at once, no leader.
+    let mut rejoin = join(&a);
+    if let Request::JoinGroup { protocols, .. } = &mut rejoin {
+        protocols[0].metadata.owned = vec![0, 1];
+    }
+    let Response::JoinGroup {
+        error,
+        generation,
+        leader,
+        protocol_name,
+        ..
+    } = h.ask(8010, 0, rejoin)
+    else {
+        panic!()
+    };
+    assert_eq!(error, ErrorCode::None);
+    assert!(leader.is_empty());
+    assert_eq!(protocol_name.as_deref(), Some("range"));
+    // Its SyncGroup at that generation gets its current assignment.
+    let r = h.ask(8020, 0, sync(&a, generation, None));
+    assert_eq!(error_of(&r), ErrorCode::None, "{r:?}");
+}
+
+/// `validateOnlineUpgrade` with the upgrade disabled: GROUP_ID_NOT_FOUND, and the group stays
+/// classic; an empty classic group is replaced whatever the policy
+/// (`maybeDeleteEmptyClassicGroup`).
+#[test]
+fn a_policy_without_upgrade_refuses_the_consumer_member_with_group_id_not_found() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Downgrade);
+    stable_classic_group(&mut h);
+    let r = h.ask(7000, 3, consumer_join("d"));
+    assert_eq!(error_of(&r), ErrorCode::GroupIdNotFound);
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert!(!h
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::GroupConverted { .. })));
+    let mut empty = migrating(MigrationPolicy::Disabled);
+    assert_eq!(
+        error_of(&empty.ask(0, 0, consumer_join("d"))),
+        ErrorCode::None
+    );
+}
+
+/// `consumerGroupFenceMember` -> `validateOnlineDowngradeWithFencedMembers` ->
+/// `convertToClassicGroup`: the last consumer-protocol member leaving a group of classic
+/// members converts it back, Stable at the group epoch, and a rebalance begins; with a policy
+/// that does not downgrade it stays a consumer group.
+#[test]
+fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
+    use crate::scenario::MigrationPolicy;
+    for (policy, back) in [
+        (MigrationPolicy::Bidirectional, true),
+        (MigrationPolicy::Upgrade, false),
+    ] {
+        let mut h = migrating(policy);
+        stable_classic_group(&mut h);
+        let Response::ConsumerGroupHeartbeat { member_epoch, .. } =
+            h.ask(7000, 3, consumer_join("d"))
+        else {
+            panic!()
+        };
+        let leave = Request::ConsumerGroupHeartbeat {
+            member_id: "d".into(),
+            member_epoch: crate::group::consumer_group::LEAVE_EPOCH,
+            instance_id: None,
+            rebalance_timeout_ms: -1,
+            subscribed_topic_names: None,
+            server_assignor: None,
+            owned: None,
+        };
+        assert!(member_epoch > 0);
+        assert_eq!(error_of(&h.ask(7500, 3, leave)), ErrorCode::None);
+        let converted_back = h.facts.iter().any(|f| {
+            matches!(
+                f,
+                Fact::GroupConverted {
+                    to_consumer: false,
+                    by: Some(3),
+                    ..
+                }
+            )
+        });
+        assert_eq!(converted_back, back, "{policy:?}");
+        if back {
+            assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+            assert_eq!(h.coordinator.members().len(), 3);
+        }
+    }
+}
