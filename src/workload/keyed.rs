@@ -15,6 +15,7 @@ use crate::scenario::{KeyDistribution, ProducerKind, Scenario, StreamPartitioner
 use crate::sim::rng::Stream;
 use crate::sim::RngStreams;
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 /// When a partition's next append is, as far as the records generated so far tell.
@@ -108,8 +109,13 @@ impl KeyedStream {
                 if *records_per_sec == 0 {
                     return None;
                 }
-                let offset_us =
-                    (u128::from(j) * 1_000_000).div_ceil(u128::from(*records_per_sec)) as u64;
+                // 64-bit when it cannot overflow (always, for any realistic run).
+                let offset_us = match j.checked_mul(1_000_000) {
+                    Some(x) => x.div_ceil(*records_per_sec),
+                    None => {
+                        (u128::from(j) * 1_000_000).div_ceil(u128::from(*records_per_sec)) as u64
+                    }
+                };
                 if offset_us >= self.end_us - self.start_us {
                     return None;
                 }
@@ -298,14 +304,24 @@ impl KeyedLogs {
         if t_us < self.before_us {
             return;
         }
-        while let Some(&Reverse((time_us, s, key))) = self.heads.peek() {
-            if time_us > t_us {
-                break;
-            }
-            self.heads.pop();
-            if let Some((t, k)) = self.streams[s].next() {
-                self.heads.push(Reverse((t, s, k)));
-            }
+        loop {
+            let (time_us, s, key) = {
+                let Some(mut head) = self.heads.peek_mut() else {
+                    break;
+                };
+                let Reverse((time_us, s, key)) = *head;
+                if time_us > t_us {
+                    break;
+                }
+                // The stream's next record takes its place (one sift, not a pop and a push).
+                match self.streams[s].next() {
+                    Some((t, k)) => *head = Reverse((t, s, k)),
+                    None => {
+                        PeekMut::pop(head);
+                    }
+                }
+                (time_us, s, key)
+            };
             self.place(time_us, s, key);
         }
         self.before_us = if self.heads.is_empty() {
