@@ -43,16 +43,30 @@ impl FetchPosition {
     fn visible_us(&self) -> u64 {
         self.record_at.saturating_add(self.delay_us)
     }
+
+    /// Its key in the ready heap: `visible_us << 64 | partition << 32 | version`, one
+    /// integer compared at once.
+    fn ready_key(&self) -> u128 {
+        let partition = u32::try_from(self.partition).expect("partitions fit in 32 bits");
+        (u128::from(self.visible_us()) << 64)
+            | (u128::from(partition) << 32)
+            | u128::from(self.version)
+    }
+}
+
+/// A ready-heap key's (visible time, partition, version).
+fn unpack(key: u128) -> (u64, usize, u32) {
+    ((key >> 64) as u64, (key >> 32) as u32 as usize, key as u32)
 }
 
 /// The fetch positions of the owned partitions whose committed offset is known: a dense vector
 /// by partition (the round-robin order), changed only by assignments and processed batches,
-/// and a min-heap of `(visible_us, partition, version)`, a key left behind when its entry
+/// and a min-heap of `(visible_us, partition, version)` keys, a key left behind when its entry
 /// changes or goes (skipped when it surfaces).
 #[derive(Clone, Debug, Default)]
 pub(super) struct FetchPositions {
     entries: Vec<FetchPosition>,
-    ready: BinaryHeap<Reverse<(u64, usize, u32)>>,
+    ready: BinaryHeap<Reverse<u128>>,
     next_version: u32,
     /// The largest `delay_us` of any entry so far: a poll this close to the start of time
     /// reads every entry (the visibility cut-off saturates at 0 there).
@@ -75,11 +89,7 @@ impl FetchPositions {
         entry.version = self.next_version;
         self.max_delay_us = self.max_delay_us.max(entry.delay_us);
         if entry.record_at != u64::MAX {
-            self.ready.push(Reverse((
-                entry.visible_us(),
-                entry.partition,
-                entry.version,
-            )));
+            self.ready.push(Reverse(entry.ready_key()));
         }
         match self.find(entry.partition) {
             Ok(i) => self.entries[i] = entry,
@@ -126,7 +136,8 @@ impl FetchPositions {
     /// The live heap top: stale keys dropped, lower bounds that could come at or before
     /// `bound_us` read again. Returns its visible time.
     fn top(&mut self, logs: &Logs, bound_us: u64) -> Option<u64> {
-        while let Some(&Reverse((visible, p, version))) = self.ready.peek() {
+        while let Some(&Reverse(key)) = self.ready.peek() {
+            let (visible, p, version) = unpack(key);
             let Some(i) = self.live(p, version) else {
                 self.ready.pop();
                 continue;
@@ -206,7 +217,8 @@ impl Consumer {
             candidates.extend((0..n).map(|i| (place(i), i)));
         } else {
             let cutoff = now_us - rtt;
-            while let Some(&Reverse((visible, p, version))) = self.positions.ready.peek() {
+            while let Some(&Reverse(key)) = self.positions.ready.peek() {
+                let (visible, p, version) = unpack(key);
                 if visible > cutoff {
                     break;
                 }
@@ -230,9 +242,7 @@ impl Consumer {
             let e = self.positions.entries[i];
             if from_heap {
                 // Back in the heap: this entry changes only when its batch is done.
-                self.positions
-                    .ready
-                    .push(Reverse((e.visible_us(), e.partition, e.version)));
+                self.positions.ready.push(Reverse(e.ready_key()));
             }
             let (p, pos) = (e.partition, e.offset);
             if budget == 0 {
