@@ -401,3 +401,95 @@ fn broker_lanes_show_down_time_and_the_coordinators_home() {
     let text = svg(&quiet, None);
     assert!(!text.contains("class=\"brokers\""));
 }
+
+/// The online migration (issue 21): each conversion of the group between the classic and the
+/// consumer protocol is a labelled line at its moment, in the picture and in the trace; a run
+/// that never converts, or a window without the conversion, draws none.
+#[test]
+fn migrations_are_marked_with_their_direction() {
+    let out = scenario_run("migrate-and-back", "default");
+    let expected: Vec<(&str, u64)> = out
+        .report
+        .migrations
+        .iter()
+        .map(|m| (m.to, m.at_ms))
+        .collect();
+    assert_eq!(expected.len(), 2, "classic -> consumer -> classic");
+    let text = svg(&out, None);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let marks = with_class(&doc, "migration");
+    let drawn: Vec<(&str, u64)> = marks
+        .iter()
+        .map(|g| {
+            (
+                g.attribute("data-to").unwrap(),
+                g.attribute("data-at-ms").unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(drawn, expected);
+    let labels: Vec<&str> = marks
+        .iter()
+        .map(|g| {
+            g.descendants()
+                .find(|n| n.attribute("class") == Some("migration-label"))
+                .and_then(|n| n.text())
+                .expect("a label")
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "classic → consumer (c1 joined)",
+            "consumer → classic (c4 left)"
+        ]
+    );
+    // Each line stands at its moment on the time axis (1,046 px for 900 s) and spans the lanes.
+    for (g, (_, at_ms)) in marks.iter().zip(&expected) {
+        let line = g
+            .children()
+            .find(|n| n.has_tag_name("line"))
+            .expect("a line");
+        let x: f64 = line.attribute("x1").unwrap().parse().unwrap();
+        let want = 130.0 + *at_ms as f64 / out.report.duration_ms as f64 * 1046.0;
+        assert!((x - want).abs() < 0.06, "{x} vs {want}");
+        let y1: f64 = line.attribute("y1").unwrap().parse().unwrap();
+        let y2: f64 = line.attribute("y2").unwrap().parse().unwrap();
+        assert!(y2 - y1 > 500.0, "the line crosses every lane");
+    }
+    // The trace has an instant per conversion on the coordinator's thread.
+    let json: serde_json::Value = serde_json::from_str(&trace(&out)).unwrap();
+    let instants: Vec<(String, u64)> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "migration")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["ts"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        instants,
+        [
+            ("classic -> consumer".to_string(), expected[0].1 * 1000),
+            ("consumer -> classic".to_string(), expected[1].1 * 1000)
+        ]
+    );
+
+    // Upgrade only: one conversion, and none in a window before it.
+    let up = scenario_run("migrate-to-consumer", "default");
+    assert_eq!(up.report.migrations.len(), 1);
+    let at = up.report.migrations[0].at_ms;
+    let doc_text = svg(&up, Some((at - 5_000, at + 5_000)));
+    let doc = roxmltree::Document::parse(&doc_text).unwrap();
+    assert_eq!(with_class(&doc, "migration").len(), 1);
+    let doc_text = svg(&up, Some((0, at - 5_000)));
+    assert!(!doc_text.contains("class=\"migration\""));
+    // A broker that refuses the upgrade: nothing converts, nothing is drawn.
+    let refused = scenario_run("migrate-to-consumer", "upgrade-disabled");
+    assert!(refused.report.migrations.is_empty());
+    assert!(!svg(&refused, None).contains("class=\"migration"));
+}

@@ -3,8 +3,8 @@
 //! microseconds.
 //!
 //! - Process 1, "group": the coordinator's thread with a slice per rebalance (its join and sync
-//!   phases nested inside) and the formation; counters for the total lag and the number of
-//!   unavailable partitions.
+//!   phases nested inside), the formation and an instant per protocol migration; counters for
+//!   the total lag and the number of unavailable partitions.
 //! - Process 2, "members": a thread per member with its pauses as slices, instants for starts,
 //!   closes, crashes and stalls, stalls and restores as async slices, and a counter of the
 //!   partitions it owns and processes.
@@ -68,6 +68,24 @@ impl Out {
         }
         self.events.push(json!({
             "ph": "i", "cat": cat, "name": name, "ts": at, "s": "t", "pid": pid, "tid": tid,
+        }));
+    }
+
+    /// An instant with arguments.
+    fn instant_with(
+        &mut self,
+        (pid, tid): (u64, u64),
+        cat: &str,
+        name: &str,
+        at: u64,
+        args: Value,
+    ) {
+        if at < self.t0 || at > self.t1 {
+            return;
+        }
+        self.events.push(json!({
+            "ph": "i", "cat": cat, "name": name, "ts": at, "s": "t", "pid": pid, "tid": tid,
+            "args": args,
         }));
     }
 
@@ -190,6 +208,21 @@ pub fn render_chrome_trace(
             // KIP-848: one reconciliation, no join or sync phase.
             None => out.slice((GROUP, 1), "rebalance", "reconcile", start, end, json!({})),
         }
+    }
+    // The online migration: each conversion of the group between the protocols.
+    for m in &report.migrations {
+        let from = if m.to == "consumer" {
+            "classic"
+        } else {
+            "consumer"
+        };
+        out.instant_with(
+            (GROUP, 1),
+            "migration",
+            &format!("{from} -> {}", m.to),
+            m.at_ms * 1000,
+            json!({"by": m.by, "epoch": m.epoch, "members": m.members}),
+        );
     }
     for &(at_ms, lag) in &report.lag.series {
         out.counter(GROUP, "total lag", at_ms * 1000, json!({"records": lag}));

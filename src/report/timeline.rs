@@ -11,7 +11,7 @@
 
 use super::history_view::{value_at, Seg, View};
 use super::Report;
-use crate::metrics::History;
+use crate::metrics::{History, Migration};
 
 /// At most this many partitions owned at once by one member (and twice as many rows, every
 /// partition it owned in the window); more and every lane folds into counts.
@@ -40,6 +40,7 @@ const C_REBALANCE: &str = "#9e9ac8";
 const C_UNAVAILABLE: &str = "#d6604d";
 const C_LAG: &str = "#555555";
 const C_ABSENT: &str = "#e4e4e4";
+const C_MIGRATION: &str = "#1b7837";
 
 /// Escapes text for XML content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -215,7 +216,14 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         .collect();
     let max_owned = most_owned.max(1);
 
-    let lanes_top = 82.0;
+    // The online migration's conversions get a line of labels of their own above the
+    // rebalances'.
+    let migrations: Vec<&Migration> = report
+        .migrations
+        .iter()
+        .filter(|m| (w0..=w1).contains(&m.at_ms))
+        .collect();
+    let lanes_top = if migrations.is_empty() { 82.0 } else { 96.0 };
     let lanes_h: f64 = lane_h.iter().map(|h| h + 2.0).sum();
     let brokers = BrokerLanes::of(report, run_end_us);
     let brokers_top = lanes_top + lanes_h + 26.0;
@@ -223,7 +231,8 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
     let lag_top = unavail_top + PANEL + 26.0;
     let axis_y = lag_top + PANEL;
     let legend_y = axis_y + 40.0;
-    let height = legend_y + 24.0;
+    // A second legend line for the migration mark.
+    let height = legend_y + if migrations.is_empty() { 24.0 } else { 40.0 };
 
     let mut o = String::new();
     o.push_str(&format!(
@@ -653,6 +662,8 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
     }
     o.push_str("</g>\n");
 
+    render_migrations(&mut o, &migrations, &scale, lanes_top, axis_y);
+
     // Legend.
     let items: [(&str, &str, &str); 8] = [
         ("processing", C_PROCESSING, "rect"),
@@ -693,8 +704,75 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
         n(lx),
         n(legend_y)
     ));
+    if !migrations.is_empty() {
+        let y = legend_y + 16.0;
+        o.push_str(&format!(
+            "<line x1=\"17.0\" y1=\"{}\" x2=\"17.0\" y2=\"{}\" stroke=\"{C_MIGRATION}\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/>\n<text x=\"26.0\" y=\"{}\">the group converted between the classic and the consumer protocol (migration)</text>\n",
+            n(y - 10.0),
+            n(y + 2.0),
+            n(y)
+        ));
+    }
     o.push_str("</g>\n</svg>\n");
     o
+}
+
+/// Each conversion of the group between the classic and the consumer protocol (the online
+/// migration, KIP-848): a dashed line across the lanes and panels, labelled on its own line
+/// above the rebalances' labels with the direction and the member whose join (to consumer) or
+/// departure (to classic) converted the group.
+fn render_migrations(
+    o: &mut String,
+    migrations: &[&Migration],
+    scale: &Scale,
+    top: f64,
+    bottom: f64,
+) {
+    if migrations.is_empty() {
+        return;
+    }
+    o.push_str("<g class=\"migrations\">\n");
+    let label_y = top - 8.0 - 22.0;
+    let mut label_end = f64::MIN;
+    for m in migrations {
+        let (from, why) = match m.to {
+            "consumer" => ("classic", "joined"),
+            _ => ("consumer", "left"),
+        };
+        let by = m.by.as_deref().unwrap_or("-");
+        let x = scale.x(m.at_ms * 1000);
+        let label = format!("{from} → {} ({by} {why})", m.to);
+        let title = format!(
+            "migration: {from} -> {} at {} ms ({by} {why}; epoch {}), carried over: {}",
+            m.to,
+            m.at_ms,
+            m.epoch,
+            m.members.join(" ")
+        );
+        o.push_str(&format!(
+            "<g class=\"migration\" data-to=\"{}\" data-at-ms=\"{}\"><title>{}</title>\n",
+            m.to,
+            m.at_ms,
+            escape(&title)
+        ));
+        o.push_str(&format!(
+            "<line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{}\" stroke=\"{C_MIGRATION}\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/>\n",
+            n(top - 4.0),
+            n(bottom),
+            x = n(x)
+        ));
+        // Labels left to right: one that would run into the previous moves right of it.
+        let lw = label.chars().count() as f64 * 6.2;
+        let lx = (x + 3.0).max(label_end + 6.0).min(WIDTH - RIGHT - lw);
+        label_end = lx + lw;
+        o.push_str(&format!(
+            "<text class=\"migration-label\" x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"{C_MIGRATION}\">{}</text>\n</g>\n",
+            n(lx),
+            n(label_y),
+            escape(&label)
+        ));
+    }
+    o.push_str("</g>\n");
 }
 
 fn panel_frame(o: &mut String, class: &str, top: f64, label: &str, max: &str) {
