@@ -792,7 +792,8 @@ impl Lanes<'_> {
     ) {
         let (scale, names) = (self.scale, &self.history.partition_names);
         let name = &self.history.member_names[m];
-        let mut seen: Vec<(i64, usize)> = Vec::new();
+        // A long zombie runs hundreds of batches: one tick per pixel and row.
+        let mut seen: std::collections::BTreeSet<(i64, usize)> = Default::default();
         for z in self
             .report
             .invariants
@@ -811,11 +812,9 @@ impl Lanes<'_> {
                 continue;
             };
             let x = scale.x(at);
-            let key = (x.round() as i64, p);
-            if seen.contains(&key) {
+            if !seen.insert((x.round() as i64, p)) {
                 continue;
             }
-            seen.push(key);
             marks.zombie = true;
             o.push_str(&format!(
                 "<rect class=\"zombie\" data-partition=\"{}\" x=\"{}\" y=\"{}\" width=\"2\" height=\"{}\" fill=\"{C_ZOMBIE}\"><title>zombie batch: {} processed {} records of {} at {} s (owner {})</title></rect>\n",

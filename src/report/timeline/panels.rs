@@ -102,9 +102,11 @@ pub(super) fn lag(o: &mut String, report: &Report, scale: &Scale, top: f64, mark
         let end = rebalances
             .get(i + 1)
             .map_or(report.duration_ms, |next| next.start_ms);
-        let at = series
+        let from = series.partition_point(|s| s.0 < r.start_ms);
+        let at = series[from..]
             .iter()
-            .find(|s| s.0 >= r.start_ms && s.0 <= end && s.1 == r.window.lag_peak)
+            .take_while(|s| s.0 <= end)
+            .find(|s| s.1 == r.window.lag_peak)
             .map(|s| s.0);
         if let Some(at) = at.filter(|at| (w0..=w1).contains(at)) {
             peaks.push((at, r.window.lag_peak, r.generation));
