@@ -132,6 +132,9 @@ pub struct Metrics {
     window_entry: Option<usize>,
     batch_records: u64,
     history: Option<History>,
+    /// For the history: the member id of a member that cannot reach the coordinator (crashed,
+    /// cut off) while the coordinator still counts it, until its entry is removed or replaced.
+    unreachable_id: Vec<Option<String>>,
     /// Broker and network faults' figures (`faults.rs`).
     faults: faults::FaultFigures,
     errors: Vec<MemberError>,
@@ -213,6 +216,7 @@ impl Metrics {
             window_entry: None,
             batch_records: scenario.group.max_poll_records,
             history: None,
+            unreachable_id: vec![None; n],
             faults: faults::FaultFigures::new(scenario, p),
             errors: Vec::new(),
             migrations: Vec::new(),
@@ -252,9 +256,13 @@ impl Metrics {
         // they concern, the group record first (a static replacement needs the old member id);
         // the hot ones (every batch, every notification) go to the figures alone.
         match fact {
-            Fact::MemberAdded { member, member_id }
-            | Fact::MemberReplaced { member, member_id } => {
+            Fact::MemberAdded { member, member_id } => {
                 self.observe_group(fact);
+                self.member_added(*member, member_id)
+            }
+            Fact::MemberReplaced { member, member_id } => {
+                self.observe_group(fact);
+                self.member_replaced(now, *member);
                 self.member_added(*member, member_id)
             }
             Fact::MemberRemoved { member, member_id } => {

@@ -556,6 +556,17 @@ impl<'s> World<'s> {
                         names.join(" ")
                     )
                 });
+                // For the pictures: members cut off from the coordinator's broker.
+                let now = self.now();
+                if let Some(home) = self.coordinator_home {
+                    for &m in members {
+                        if let Some(until) = self.cluster.availability.cut_until(m, home, now) {
+                            self.observers
+                                .metrics
+                                .cut_off_from_coordinator(now, m, until);
+                        }
+                    }
+                }
             }
             TimelineAction::LatencySpike {
                 latency_ms,
