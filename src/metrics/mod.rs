@@ -23,6 +23,7 @@ mod rebalances;
 mod records;
 mod stats;
 
+pub use describe::ConsumerGroupReplay;
 pub use faults::{ByCause, CoordinatorEntry, PauseCause};
 pub use history::{History, Mark};
 pub use migration::Migration;
@@ -367,6 +368,7 @@ impl Metrics {
             | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }
+            | Fact::MemberStateChanged { .. }
             | Fact::PollTimeout { .. } => {}
         }
     }

@@ -15,8 +15,14 @@ pub struct Lab {
 
 impl Lab {
     pub fn start() -> Lab {
+        Lab::start_with(&[])
+    }
+
+    /// The lab with more options (`--scenarios DIR`, `--run-timeout-ms N`).
+    pub fn start_with(args: &[&str]) -> Lab {
         let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
             .args(["lab", "--port", "0"])
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("start cgsim lab");
@@ -76,4 +82,56 @@ impl Drop for Lab {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `cgsim ARGS...`: its stdout, and its exit code.
+pub fn cgsim(args: &[&str]) -> (String, Option<i32>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cgsim"))
+        .args(args)
+        .output()
+        .expect("run cgsim");
+    (String::from_utf8(out.stdout).unwrap(), out.status.code())
+}
+
+/// Each partition's owner at the end of millisecond `at_ms`, read off a Perfetto trace that
+/// `cgsim run --chrome-trace` wrote: a partition's slices are named by who owns and who
+/// processes it (`c3`, `c3 (not processing)`, `c1 (owner c3)`, `c1 (no owner)`,
+/// `unavailable`); no slice, no owner.
+pub fn owners_from_trace(
+    trace: &str,
+    at_ms: u64,
+) -> std::collections::BTreeMap<String, Option<String>> {
+    let v: Value = serde_json::from_str(trace).expect("a trace");
+    let events = v["traceEvents"].as_array().unwrap();
+    let at_us = at_ms * 1000 + 999;
+    let mut names = std::collections::BTreeMap::new();
+    for e in events {
+        if e["ph"] == "M" && e["pid"] == 3 && e["name"] == "thread_name" {
+            names.insert(
+                e["tid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().to_string(),
+            );
+        }
+    }
+    let mut out: std::collections::BTreeMap<String, Option<String>> =
+        names.values().map(|n| (n.clone(), None)).collect();
+    for e in events {
+        if e["ph"] != "X" || e["pid"] != 3 {
+            continue;
+        }
+        let (ts, dur) = (e["ts"].as_u64().unwrap(), e["dur"].as_u64().unwrap());
+        if !(ts <= at_us && at_us < ts + dur) {
+            continue;
+        }
+        let name = e["name"].as_str().unwrap();
+        let owner = if name == "unavailable" || name.ends_with("(no owner)") {
+            None
+        } else if let Some((_, o)) = name.split_once(" (owner ") {
+            Some(o.trim_end_matches(')').to_string())
+        } else {
+            Some(name.trim_end_matches(" (not processing)").to_string())
+        };
+        out.insert(names[&e["tid"].as_u64().unwrap()].clone(), owner);
+    }
+    out
 }
