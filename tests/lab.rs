@@ -379,8 +379,15 @@ fn downloads_are_what_cgsim_run_writes() {
         head.contains("Content-Disposition: attachment; filename=\"scale-out-lab.toml\""),
         "{head}"
     );
-    assert!(toml.starts_with(&std::fs::read_to_string("scenarios/scale-out.toml").unwrap()));
-    assert!(toml.contains("action = \"crash\""));
+    // The file's own lines, in order, with the added entries among them (each after the
+    // entries of its kind).
+    let original = std::fs::read_to_string("scenarios/scale-out.toml").unwrap();
+    let mut lines = toml.lines();
+    for line in original.lines() {
+        assert!(lines.any(|l| l == line), "{line:?} kept in order");
+    }
+    assert!(toml.contains("# Added in cgsim lab: c2 crashes at 61000 ms (no LeaveGroup)\n[[timeline]]\nat_ms = 61000\naction = \"crash\"\nmember = \"c2\"\n"));
+    assert!(toml.contains("[[members]]\nname = \"c6\"\n"));
     let dir = temp_dir("downloads");
     let file = dir.join("edited.toml");
     std::fs::write(&file, &toml).unwrap();

@@ -80,7 +80,8 @@ pub struct MemberAt {
     /// `RECONCILING`, `ACKNOWLEDGING`, `STABLE`, `FENCED`, `STALE`, `LEAVING`). None while no
     /// process runs.
     pub state: Option<&'static str>,
-    /// Classic: the generation of its last SyncGroup; consumer: its member epoch.
+    /// Classic: the generation of its process's last SyncGroup; consumer: its member epoch, as
+    /// the coordinator has it.
     pub generation: Option<i32>,
     /// Whether the coordinator has it in the group.
     pub in_group: bool,
@@ -303,12 +304,14 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
             Fact::ProcessStopped { member } => {
                 process[*member] = "closed";
                 state[*member] = None;
+                synced_generation[*member] = None;
                 stalled_until[*member] = None;
                 rejoin[*member] = None;
             }
             Fact::Crashed { member, .. } => {
                 process[*member] = "crashed";
                 state[*member] = None;
+                synced_generation[*member] = None;
                 stalled_until[*member] = None;
                 rejoin[*member] = None;
             }
@@ -501,12 +504,15 @@ pub struct MemberLane {
     pub events: Vec<(u64, &'static str)>,
 }
 
+/// `[start_us, end_us, member, state]`: the member is the owner (the processor for a zombie),
+/// null for an unavailable partition.
+pub type Segment = (u64, u64, Option<usize>, &'static str);
+
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct PartitionLane {
     pub name: String,
-    /// `[start_us, end_us, member, state]`: the member is the owner (the processor for a
-    /// zombie), null for an unavailable partition; unassigned spans are left out.
-    pub segments: Vec<(u64, u64, Option<usize>, &'static str)>,
+    /// Its segments in time order; unassigned spans are left out.
+    pub segments: Vec<Segment>,
 }
 
 /// The lanes of a run.
@@ -519,7 +525,7 @@ pub fn lanes(run: &LabRun) -> Lanes {
     let mut formed = false;
     type Open = Option<(u64, Option<usize>, PartitionState)>;
     let mut open: Vec<Open> = vec![None; np];
-    let mut segments: Vec<Vec<(u64, u64, Option<usize>, &'static str)>> = vec![Vec::new(); np];
+    let mut segments: Vec<Vec<Segment>> = vec![Vec::new(); np];
     let close = |seg: &mut Vec<_>, o: Open, at: u64| {
         if let Some((since, m, s)) = o {
             if at > since && s != PartitionState::Unassigned {

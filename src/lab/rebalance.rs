@@ -41,6 +41,9 @@ const CUT_OFF_MS: u64 = 60_000;
 const SPIKE_LATENCY_MS: u64 = 200;
 const SPIKE_MS: u64 = 30_000;
 
+/// A variant and its run (or why the scenario cannot run it).
+pub type VariantRun = (String, Result<Arc<LabRun>, String>);
+
 /// What a request asks for: the scenario as it runs, the seed and the variants.
 pub struct Spec {
     /// The file's name (`scenario=`), or none for edited text.
@@ -263,10 +266,7 @@ impl Spec {
     }
 
     /// Every variant's run (or why it cannot run).
-    pub fn runs(
-        &self,
-        runner: &Runner,
-    ) -> Result<Vec<(String, Result<Arc<LabRun>, String>)>, ApiError> {
+    pub fn runs(&self, runner: &Runner) -> Result<Vec<VariantRun>, ApiError> {
         let mut out = Vec::with_capacity(self.variants.len());
         for v in &self.variants {
             let run = match self.load_variant(v) {

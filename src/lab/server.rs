@@ -16,6 +16,7 @@ use serde_json::Value;
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tiny_http::{Header, Method, Request, Response, Server};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
@@ -156,10 +157,6 @@ fn answer(mut request: Request, lab: &Lab) -> std::io::Result<()> {
     if reply.status == 503 {
         response.add_header(header("Retry-After", "5"));
     }
-    if reply.status == 413 && request.body_length().is_some_and(|n| n > 0) {
-        // The body was not read: the connection cannot carry another request.
-        response.add_header(header("Connection", "close"));
-    }
     if reply.status == 405 {
         let allow = if request.url().starts_with("/api/assign") {
             "POST"
@@ -168,8 +165,35 @@ fn answer(mut request: Request, lab: &Lab) -> std::io::Result<()> {
         };
         response.add_header(header("Allow", allow));
     }
-    request.respond(response)
+    // tiny_http reads what is left of a request's body after the answer, before the
+    // connection is free: a client that declares a body and sends it slowly (or never) would
+    // hold this worker. Such answers go out on a thread of their own (a few at most).
+    let has_body = request.body_length().is_some_and(|n| n > 0)
+        || request
+            .headers()
+            .iter()
+            .any(|h| h.field.equiv("Transfer-Encoding"));
+    let read_whole = request.method() == &Method::Post
+        && request.url().starts_with("/api/assign")
+        && reply.status < 400;
+    if !has_body || read_whole {
+        return request.respond(response);
+    }
+    response.add_header(header("Connection", "close"));
+    if DRAINING.fetch_add(1, Ordering::SeqCst) >= MAX_DRAINING {
+        DRAINING.fetch_sub(1, Ordering::SeqCst);
+        return request.respond(response);
+    }
+    std::thread::spawn(move || {
+        let _ = request.respond(response);
+        DRAINING.fetch_sub(1, Ordering::SeqCst);
+    });
+    Ok(())
 }
+
+/// Answers whose request body is still being read and dropped (see [`answer`]).
+static DRAINING: AtomicUsize = AtomicUsize::new(0);
+const MAX_DRAINING: usize = 32;
 
 fn route(request: &mut Request, lab: &Lab) -> Reply {
     let port = lab.port;

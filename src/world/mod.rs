@@ -373,7 +373,7 @@ impl<'s> World<'s> {
             self.dispatch(event);
             self.refine_lag_sampling();
             let popped = self.queue.popped();
-            if popped % CHECK_EVERY == 0 && !keep_going(popped) {
+            if popped.is_multiple_of(CHECK_EVERY) && !keep_going(popped) {
                 return None;
             }
         }

@@ -45,15 +45,35 @@ impl Lab {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
-    /// One request; returns status, headers and body.
+    /// One request; returns status, headers and body (read as far as its Content-Length: the
+    /// lab may keep the connection open, waiting for a body the request declared).
     pub fn request(&self, raw: &str) -> (u16, String, String) {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         s.write_all(raw.as_bytes()).unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        let (head, body) = out.split_once("\r\n\r\n").expect("a response head");
-        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-        (status, head.to_string(), body.to_string())
+        let mut out = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            let n = s.read(&mut buf).unwrap();
+            out.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&out);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .expect("a Content-Length");
+                let _ = body;
+                if out.len() >= head.len() + 4 + length || n == 0 {
+                    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+                    let body = String::from_utf8(out[head.len() + 4..].to_vec()).unwrap();
+                    return (status, head.to_string(), body);
+                }
+            }
+            assert!(n > 0, "the lab closed the connection before its answer");
+        }
     }
 
     pub fn get(&self, path: &str) -> (u16, String, String) {
