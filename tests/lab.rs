@@ -40,6 +40,8 @@ fn info_lists_assignors_presets_and_limits() {
     assert_eq!(v["assignors"][4]["side"], "server");
     assert_eq!(v["presets"][0]["query"], "preset=seed-001");
     assert_eq!(v["limits"]["partitions"], 1000);
+    assert_eq!(v["rebalance"]["limits"]["duration_ms"], 3_600_000);
+    assert_eq!(v["rebalance"]["faults"][0], "crash");
 }
 
 #[test]
