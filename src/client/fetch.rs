@@ -7,6 +7,7 @@
 //! records appear the replication delay later. Records read from another rack are reported.
 
 use super::*;
+use crate::workload::producer::NextAppend;
 
 /// One owned partition's fetch position.
 #[derive(Clone, Copy, Debug)]
@@ -18,6 +19,9 @@ pub(super) struct FetchPosition {
     /// so this changes only with the offset, and a poll or a wake reads it instead of
     /// searching the log.
     record_at: u64,
+    /// `record_at` is only a lower bound: the keyed records were generated up to it
+    /// (`NextAppend::NotBefore`); it is read again before it could decide a wake.
+    provisional: bool,
     /// How much later than on the leader records appear on the replica read from (µs).
     replica_delay_us: u64,
     /// The replica read from is in another rack than the member.
@@ -71,12 +75,15 @@ impl crate::app::join::Positions for FetchPositions {
 }
 
 impl Consumer {
+    /// Each owned partition's fetch position, `(partition, offset)` by partition, while the
+    /// process runs (a stopped or crashed one reads nothing more; a restart fetches anew).
+    pub fn fetch_positions(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.positions.iter().filter(|_| self.alive)
+    }
+
     /// The fetch position of an owned partition, and when its record there is appended.
     pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, offset: u64) {
-        let record_at = env
-            .logs
-            .time_of(p, offset)
-            .map_or(u64::MAX, SimTime::as_micros);
+        let (record_at, provisional) = next_record_at(env.logs, p, offset);
         let read = env.replicas.read_replica(
             p,
             self.spec.client_rack.as_deref(),
@@ -86,6 +93,7 @@ impl Consumer {
             partition: p,
             offset,
             record_at,
+            provisional,
             replica_delay_us: if read.follower {
                 env.scenario.cluster.replication_delay_us
             } else {
@@ -166,9 +174,17 @@ impl Consumer {
 
     /// When a member with nothing to process wakes: the next record it could fetch, or the
     /// fetch's max wait, whichever is first.
-    pub(super) fn next_wake(&self, env: &ClientEnv) -> SimTime {
+    pub(super) fn next_wake(&mut self, env: &ClientEnv) -> SimTime {
         let now = env.now();
         let max_wait = now + Duration::from_millis(env.scenario.group.fetch_max_wait_ms);
+        // A lower bound that could come before the max wait is read again: the world keeps
+        // the keyed records generated past it (`world::KEYED_HORIZON`), so it is now exact or
+        // a bound past the max wait.
+        for e in &mut self.positions.entries {
+            if e.provisional && e.record_at <= max_wait.as_micros() {
+                (e.record_at, e.provisional) = next_record_at(env.logs, e.partition, e.offset);
+            }
+        }
         let rtt = Duration::from_micros(env.scenario.cluster.latency_max_us * 2);
         let next_record = self
             .positions
@@ -191,5 +207,15 @@ impl Consumer {
             .min()
             .map(|t| (t + rtt).max(now + Duration::from_micros(1)));
         next_record.map_or(max_wait, |t| t.min(max_wait))
+    }
+}
+
+/// When partition `p`'s record at `offset` is appended (µs; `u64::MAX` if never), and whether
+/// that is only a lower bound (the keyed records are not generated that far yet).
+fn next_record_at(logs: &Logs, p: usize, offset: u64) -> (u64, bool) {
+    match logs.next_append(p, offset) {
+        NextAppend::At(us) => (us, false),
+        NextAppend::NotBefore(us) => (us, true),
+        NextAppend::Never => (u64::MAX, false),
     }
 }

@@ -21,7 +21,7 @@ pub const MAX_MEMBERS: usize = 50;
 /// Partitions in all (each topic at its largest): a row each in every variant's timeline.
 pub const MAX_PARTITIONS: u64 = 256;
 pub const MAX_BROKERS: u32 = 20;
-/// Keyed records (generated before the run starts, so the run's own bounds cannot stop them).
+/// Keyed records in all (each drawn, kept and joined: work the event bound counts only in part).
 pub const MAX_KEYED_RECORDS: u128 = 1_000_000;
 /// Events one run may process (the shipped scenarios take at most about 310,000).
 pub const MAX_EVENTS: u64 = 2_000_000;

@@ -124,8 +124,8 @@ pub struct Metrics {
     /// The processed position of each partition's current owner.
     position: Vec<u64>,
     lag_peak: Vec<u64>,
-    /// Per partition: keyed appends seen by the last lag sample (where the next one starts).
-    lag_cursor: Vec<u64>,
+    /// What the lag samples keep between them (`lag.rs`).
+    lag: lag::LagState,
     lag_series: Vec<(u64, u64)>,
     last_total_lag: u64,
     /// The current rebalance window's figures, and the entry they belong to once it is Stable.
@@ -207,7 +207,7 @@ impl Metrics {
             recovery: Recovery::default(),
             position: vec![0; p],
             lag_peak: vec![0; p],
-            lag_cursor: vec![0; p],
+            lag: lag::LagState::new(p),
             lag_series: Vec::new(),
             last_total_lag: 0,
             window: Window::default(),
