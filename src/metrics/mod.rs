@@ -23,6 +23,7 @@ mod rebalances;
 mod records;
 mod stats;
 
+pub use describe::ConsumerGroupReplay;
 pub use faults::{ByCause, CoordinatorEntry, PauseCause};
 pub use history::{History, Mark};
 pub use migration::Migration;
@@ -375,6 +376,7 @@ impl Metrics {
             | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }
+            | Fact::MemberStateChanged { .. }
             | Fact::PollTimeout { .. } => {}
         }
     }

@@ -117,6 +117,24 @@ pub fn run(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_with_faults(scenario, options, &[])
 }
 
+/// Runs like [`run`], but asks `keep_going` every [`CHECK_EVERY`] events (with the number of
+/// events processed so far) whether to go on, and gives up (`None`) when it says no: how
+/// `cgsim lab` bounds a run's wall time and work. The run reads no clock itself; whatever
+/// `keep_going` reads can only stop it, never change it, so a run that completes is the same
+/// run, digest for digest.
+pub fn run_while(
+    scenario: &Scenario,
+    options: RunOptions,
+    keep_going: &mut dyn FnMut(u64) -> bool,
+) -> Option<RunOutput> {
+    let mut world = World::new(scenario, options);
+    world.schedule_start(&[]);
+    world.run_checked(keep_going)
+}
+
+/// How many events [`run_while`] processes between two questions.
+pub const CHECK_EVERY: u64 = 1024;
+
 /// Runs with injected faults: `(at_ms, member, partition)` makes a member claim a partition it
 /// was never assigned, to prove the invariant checker catches double ownership.
 #[doc(hidden)]
@@ -364,7 +382,13 @@ impl<'s> World<'s> {
         Some(what)
     }
 
-    fn run_to_end(mut self) -> RunOutput {
+    fn run_to_end(self) -> RunOutput {
+        self.run_checked(&mut |_| true)
+            .expect("a run asked nothing stops only at its end")
+    }
+
+    /// The event loop; `None` when `keep_going` said stop (asked every [`CHECK_EVERY`] events).
+    fn run_checked(mut self, keep_going: &mut dyn FnMut(u64) -> bool) -> Option<RunOutput> {
         let end = SimTime::from_millis(self.scenario.duration_ms);
         while let Some(t) = self.queue.peek_time() {
             if t > end {
@@ -378,6 +402,10 @@ impl<'s> World<'s> {
             digest::record(&mut self.digest, at, seq, &event);
             self.dispatch(event);
             self.refine_lag_sampling();
+            let popped = self.queue.popped();
+            if popped.is_multiple_of(CHECK_EVERY) && !keep_going(popped) {
+                return None;
+            }
         }
         // The run ends at `end`: close open intervals there.
         self.logs.generate_through(end);
@@ -394,14 +422,14 @@ impl<'s> World<'s> {
             self.scenario,
         );
         report.brokers = self.cluster.availability.events().to_vec();
-        RunOutput {
+        Some(RunOutput {
             report,
             history,
             trace: self.trace.lines().to_vec(),
             events,
             facts: self.observers.facts.take().unwrap_or_default(),
             keyed_appends_held: self.logs.keyed_appends_held(),
-        }
+        })
     }
 
     /// The one match: each event to its owner.
