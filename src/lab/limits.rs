@@ -1,6 +1,6 @@
 //! What the lab's rebalance view runs, at most. The lab is meant to be left running for a team,
 //! so every request is bounded before it costs anything: its body, its scenario text, the
-//! scenario's size (members, partitions, brokers, records generated up front), its simulated
+//! scenario's size (members, partitions, brokers, keyed records), its simulated
 //! length, and each run's events and wall time. A bound that is hit is answered with 413 and a
 //! message naming the bound and the value (README "The lab").
 //!
