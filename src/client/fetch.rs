@@ -6,9 +6,9 @@
 //! the leader, or with fetch from follower (KIP-392) a replica in the member's rack, on which
 //! records appear the replication delay later. Records read from another rack are reported.
 //!
-//! A poll touches only the partitions with records to give: the positions keep a min-heap of
-//! when each one's next record becomes visible, so a poll pops the ready ones and a wake reads
-//! the heap's top, whatever the number of partitions a member owns.
+//! A poll touches only the partitions with records to give: past a few partitions, the
+//! positions keep a min-heap of when each one's next record becomes visible, so a poll pops
+//! the ready ones and a wake reads the heap's top, whatever the number a member owns.
 
 use super::*;
 use crate::workload::producer::NextAppend;
@@ -59,6 +59,10 @@ fn unpack(key: u128) -> (u64, usize, u32) {
     ((key >> 64) as u64, (key >> 32) as u32 as usize, key as u32)
 }
 
+/// At most this many owned partitions are scanned at every poll; past it they are ordered in
+/// the heap.
+const SCAN_AT_MOST: usize = 8;
+
 /// The fetch positions of the owned partitions whose committed offset is known: a dense vector
 /// by partition (the round-robin order), changed only by assignments and processed batches,
 /// and a min-heap of `(visible_us, partition, version)` keys, a key left behind when its entry
@@ -73,6 +77,9 @@ pub(super) struct FetchPositions {
     max_delay_us: u64,
     /// Scratch for the ready entries of one poll: (place in the round-robin order, index).
     candidates: Vec<(usize, usize)>,
+    /// Tests set it to 0 to take the heap's path with a few partitions.
+    #[cfg(test)]
+    pub(super) scan_at_most: Option<usize>,
 }
 
 impl FetchPositions {
@@ -84,16 +91,30 @@ impl FetchPositions {
         self.find(p).ok().map(|i| self.entries[i].offset)
     }
 
+    /// Whether the heap is kept: a few partitions are cheaper to scan.
+    fn heap_kept(&self) -> bool {
+        #[cfg(test)]
+        let scan_at_most = self.scan_at_most.unwrap_or(SCAN_AT_MOST);
+        #[cfg(not(test))]
+        let scan_at_most = SCAN_AT_MOST;
+        self.entries.len() > scan_at_most
+    }
+
     fn set(&mut self, mut entry: FetchPosition) {
         self.next_version = self.next_version.wrapping_add(1);
         entry.version = self.next_version;
         self.max_delay_us = self.max_delay_us.max(entry.delay_us);
-        if entry.record_at != u64::MAX {
-            self.ready.push(Reverse(entry.ready_key()));
-        }
+        let was_kept = self.heap_kept();
         match self.find(entry.partition) {
             Ok(i) => self.entries[i] = entry,
             Err(i) => self.entries.insert(i, entry),
+        }
+        if was_kept && entry.record_at != u64::MAX {
+            self.ready.push(Reverse(entry.ready_key()));
+        } else if !was_kept && self.heap_kept() {
+            // Past the scanning size: every entry goes in the heap.
+            let keys = self.entries.iter().filter(|e| e.record_at != u64::MAX);
+            self.ready = keys.map(|e| Reverse(e.ready_key())).collect();
         }
     }
 
@@ -101,7 +122,7 @@ impl FetchPositions {
         if let Ok(i) = self.find(p) {
             self.entries.remove(i);
         }
-        if self.entries.is_empty() {
+        if !self.heap_kept() {
             self.ready.clear();
         }
     }
@@ -169,23 +190,34 @@ impl Consumer {
     /// The fetch position of an owned partition, and when its record there is appended.
     pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, offset: u64) {
         let (record_at, provisional) = next_record_at(env.logs, p, offset);
-        let read = env.replicas.read_replica(
-            p,
-            self.spec.client_rack.as_deref(),
-            env.scenario.group.fetch_from_follower,
-        );
-        let replica_delay_us = if read.follower {
-            env.scenario.cluster.replication_delay_us
-        } else {
-            0
+        // The replica read from is fixed by the placement and the member's rack: worked out
+        // when the partition comes, kept while it stays.
+        let (delay_us, cross_rack) = match self.positions.find(p) {
+            Ok(i) => (
+                self.positions.entries[i].delay_us,
+                self.positions.entries[i].cross_rack,
+            ),
+            Err(_) => {
+                let read = env.replicas.read_replica(
+                    p,
+                    self.spec.client_rack.as_deref(),
+                    env.scenario.group.fetch_from_follower,
+                );
+                let replica_delay_us = if read.follower {
+                    env.scenario.cluster.replication_delay_us
+                } else {
+                    0
+                };
+                (env.arrival_lag_us[p] + replica_delay_us, read.cross_rack)
+            }
         };
         self.positions.set(FetchPosition {
             partition: p,
             offset,
             record_at,
             provisional,
-            delay_us: env.arrival_lag_us[p] + replica_delay_us,
-            cross_rack: read.cross_rack,
+            delay_us,
+            cross_rack,
             version: 0,
         });
     }
@@ -212,9 +244,9 @@ impl Consumer {
         candidates.clear();
         let place = |i: usize| (i + n - start) % n;
         let now_us = now.as_micros();
-        let from_heap = now_us >= rtt + self.positions.max_delay_us;
+        let from_heap = self.positions.heap_kept() && now_us >= rtt + self.positions.max_delay_us;
         if !from_heap {
-            candidates.extend((0..n).map(|i| (place(i), i)));
+            candidates.extend((start..n).chain(0..start).map(|i| (place(i), i)));
         } else {
             let cutoff = now_us - rtt;
             while let Some(&Reverse(key)) = self.positions.ready.peek() {
@@ -302,7 +334,7 @@ impl Consumer {
         // A lower bound that could come before the max wait is read again: the world keeps
         // the keyed records generated past it (`world::KEYED_HORIZON`), so it is now exact or
         // a bound past the max wait.
-        let next_visible = if env.availability.is_quiet() {
+        let next_visible = if env.availability.is_quiet() && self.positions.heap_kept() {
             self.positions
                 .top(env.logs, max_wait.as_micros())
                 .map(SimTime::from_micros)
