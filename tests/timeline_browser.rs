@@ -10,72 +10,33 @@
 //! Runs only with `CGSIM_BROWSER_TESTS=1` (CI sets it); then a missing browser fails the test.
 //! `CGSIM_CHROMIUM` names another browser binary than `/usr/bin/chromium`.
 
+mod browser_support;
+
 use cgsim::report::{render_timeline, TimelineOptions};
 use cgsim::scenario::{load, LoadOptions};
 use cgsim::world::{run, RunOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn chromium() -> Option<PathBuf> {
-    if std::env::var("CGSIM_BROWSER_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "timeline_browser: skipped (set CGSIM_BROWSER_TESTS=1 to drive headless Chromium)"
-        );
-        return None;
-    }
-    let path = PathBuf::from(
-        std::env::var("CGSIM_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
-    );
-    assert!(
-        path.exists(),
-        "CGSIM_BROWSER_TESTS=1 but there is no browser at {} (apt-get install chromium)",
-        path.display()
-    );
-    Some(path)
+    browser_support::chromium("timeline_browser")
 }
 
 fn tempdir() -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "cgsim-timeline-browser-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    browser_support::tempdir("cgsim-timeline-browser")
 }
 
-/// Chromium with a fresh profile, its background traffic off (the machine's network is closed).
+/// At one device pixel per SVG unit, with time for the page's script.
 fn browser(bin: &Path, extra: &[&str], url: &str) -> Vec<u8> {
-    let profile = tempdir();
-    let out = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
+    let flags = [
+        &[
             "--force-device-scale-factor=1",
             "--virtual-time-budget=5000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium");
-    let _ = std::fs::remove_dir_all(&profile);
-    assert!(
-        out.status.success(),
-        "chromium failed on {url}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+        ],
+        extra,
+    ]
+    .concat();
+    browser_support::browser(bin, &flags, url)
 }
 
 /// A window of simulated time, in ms (`None`: the whole run).

@@ -189,16 +189,20 @@ impl Logs {
         }
     }
 
+    /// Records appended by the closed-form streams to all partitions together by `us`.
+    fn closed_form_total_by(&self, us: u64) -> u64 {
+        self.shared_segments
+            .iter()
+            .map(|(s, partitions)| s.count_by(us) * partitions)
+            .sum()
+    }
+
     /// Records appended to all partitions together by time `t`, for a reader whose times only
     /// grow (the lag samples): `cursor` is the keyed appends it counted last time. Constant
     /// work per call apart from the keyed appends since the last one.
     pub fn total_end_offset_at_cursor(&self, cursor: &mut u64, t: SimTime) -> u64 {
         let us = t.as_micros();
-        let closed: u64 = self
-            .shared_segments
-            .iter()
-            .map(|(s, partitions)| s.count_by(us) * partitions)
-            .sum();
+        let closed = self.closed_form_total_by(us);
         let keyed = self
             .keyed
             .as_ref()
@@ -296,11 +300,7 @@ impl Logs {
     /// Logical records produced, appends written, and records dropped by time `t`.
     pub fn produced_by(&self, t: SimTime) -> Produced {
         let us = t.as_micros();
-        let closed: u64 = self
-            .shared_segments
-            .iter()
-            .map(|(s, partitions)| s.count_by(us) * partitions)
-            .sum();
+        let closed = self.closed_form_total_by(us);
         let keyed = self
             .keyed
             .as_ref()
