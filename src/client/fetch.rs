@@ -100,6 +100,7 @@ impl FetchPositions {
         self.entries.len() > scan_at_most
     }
 
+    /// A newly owned partition's entry.
     fn set(&mut self, mut entry: FetchPosition) {
         self.next_version = self.next_version.wrapping_add(1);
         entry.version = self.next_version;
@@ -115,6 +116,33 @@ impl FetchPositions {
             // Past the scanning size: every entry goes in the heap.
             let keys = self.entries.iter().filter(|e| e.record_at != u64::MAX);
             self.ready = keys.map(|e| Reverse(e.ready_key())).collect();
+        }
+    }
+
+    /// Entry `i` changed in place: a new version, and its key in the heap if one is kept.
+    fn restamp(&mut self, i: usize) {
+        self.next_version = self.next_version.wrapping_add(1);
+        self.entries[i].version = self.next_version;
+        if self.heap_kept() && self.entries[i].record_at != u64::MAX {
+            self.ready.push(Reverse(self.entries[i].ready_key()));
+        }
+    }
+
+    /// Moves entry `i` to `offset`, reading when its record there is appended.
+    fn move_to(&mut self, logs: &Logs, i: usize, offset: u64) {
+        let e = &mut self.entries[i];
+        e.offset = offset;
+        (e.record_at, e.provisional) = next_record_at(logs, e.partition, offset);
+        self.restamp(i);
+    }
+
+    /// A processed batch moves partition `p`'s position on to `to` (if it is still owned and
+    /// not past it already).
+    pub(super) fn advance(&mut self, logs: &Logs, p: usize, to: u64) {
+        if let Ok(i) = self.find(p) {
+            if to > self.entries[i].offset {
+                self.move_to(logs, i, to);
+            }
         }
     }
 
@@ -145,13 +173,7 @@ impl FetchPositions {
 
     /// Reads entry `i`'s next record time again (it was a lower bound).
     fn refresh(&mut self, logs: &Logs, i: usize) {
-        let e = self.entries[i];
-        let (record_at, provisional) = next_record_at(logs, e.partition, e.offset);
-        self.set(FetchPosition {
-            record_at,
-            provisional,
-            ..e
-        });
+        self.move_to(logs, i, self.entries[i].offset);
     }
 
     /// The live heap top: stale keys dropped, lower bounds that could come at or before
@@ -189,35 +211,30 @@ impl Consumer {
 
     /// The fetch position of an owned partition, and when its record there is appended.
     pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, offset: u64) {
-        let (record_at, provisional) = next_record_at(env.logs, p, offset);
         // The replica read from is fixed by the placement and the member's rack: worked out
         // when the partition comes, kept while it stays.
-        let (delay_us, cross_rack) = match self.positions.find(p) {
-            Ok(i) => (
-                self.positions.entries[i].delay_us,
-                self.positions.entries[i].cross_rack,
-            ),
-            Err(_) => {
-                let read = env.replicas.read_replica(
-                    p,
-                    self.spec.client_rack.as_deref(),
-                    env.scenario.group.fetch_from_follower,
-                );
-                let replica_delay_us = if read.follower {
-                    env.scenario.cluster.replication_delay_us
-                } else {
-                    0
-                };
-                (env.arrival_lag_us[p] + replica_delay_us, read.cross_rack)
-            }
+        if let Ok(i) = self.positions.find(p) {
+            self.positions.move_to(env.logs, i, offset);
+            return;
+        }
+        let read = env.replicas.read_replica(
+            p,
+            self.spec.client_rack.as_deref(),
+            env.scenario.group.fetch_from_follower,
+        );
+        let replica_delay_us = if read.follower {
+            env.scenario.cluster.replication_delay_us
+        } else {
+            0
         };
+        let (record_at, provisional) = next_record_at(env.logs, p, offset);
         self.positions.set(FetchPosition {
             partition: p,
             offset,
             record_at,
             provisional,
-            delay_us,
-            cross_rack,
+            delay_us: env.arrival_lag_us[p] + replica_delay_us,
+            cross_rack: read.cross_rack,
             version: 0,
         });
     }
@@ -238,16 +255,15 @@ impl Consumer {
         let n = self.positions.entries.len();
         let start = self.fetch_cursor % n;
         self.fetch_cursor = (start + 1) % n;
-        // The ready entries in round-robin order from `start`: those whose next record is
-        // visible by now (`visible + rtt <= now`), or every entry this close to time zero.
+        // With the heap, the ready entries in round-robin order from `start`: those whose next
+        // record is visible by now (`visible + rtt <= now`); this close to time zero, or with a
+        // few partitions, every entry.
         let mut candidates = std::mem::take(&mut self.positions.candidates);
         candidates.clear();
         let place = |i: usize| (i + n - start) % n;
         let now_us = now.as_micros();
         let from_heap = self.positions.heap_kept() && now_us >= rtt + self.positions.max_delay_us;
-        if !from_heap {
-            candidates.extend((start..n).chain(0..start).map(|i| (place(i), i)));
-        } else {
+        if from_heap {
             let cutoff = now_us - rtt;
             while let Some(&Reverse(key)) = self.positions.ready.peek() {
                 let (visible, p, version) = unpack(key);
@@ -266,20 +282,28 @@ impl Consumer {
                 candidates.push((place(i), i));
             }
             candidates.sort_unstable();
+            for &(_, i) in &candidates {
+                // Back in the heap: this entry changes only when its batch is done.
+                let key = self.positions.entries[i].ready_key();
+                self.positions.ready.push(Reverse(key));
+            }
         }
+        // A few partitions are scanned in place, round-robin from `start`.
+        let scanned = (!from_heap).then(|| (start..n).chain(0..start));
+        let popped = from_heap.then(|| candidates.iter().map(|&(_, i)| i));
         let mut budget = self.settings().max_poll_records;
         let mut left_behind = None;
         let quiet = env.availability.is_quiet();
-        for &(_, i) in &candidates {
-            let e = self.positions.entries[i];
-            if from_heap {
-                // Back in the heap: this entry changes only when its batch is done.
-                self.positions.ready.push(Reverse(e.ready_key()));
-            }
-            let (p, pos) = (e.partition, e.offset);
+        for i in scanned
+            .into_iter()
+            .flatten()
+            .chain(popped.into_iter().flatten())
+        {
             if budget == 0 {
-                continue;
+                break;
             }
+            let e = self.positions.entries[i];
+            let (p, pos) = (e.partition, e.offset);
             // Its leader is dead, moving or cut off from this member (`cluster::availability`).
             if self.task.is_paused(p)
                 || (!quiet

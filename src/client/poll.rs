@@ -230,9 +230,7 @@ impl Consumer {
                 from,
                 to,
             });
-            if self.positions.get(p).is_some_and(|pos| to > pos) {
-                self.set_position(env, p, to);
-            }
+            self.positions.advance(env.logs, p, to);
         }
         self.batch_buffer = batch;
         if self.stalled_until.take().is_some() {
