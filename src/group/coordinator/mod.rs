@@ -704,8 +704,14 @@ impl Coordinator {
     /// first in `HashMap` order (`ClassicGroup.selectProtocol`).
     fn select_protocol(&self) -> Option<String> {
         let mut votes: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::Default);
+        // Each protocol's count over the members' lists, counted once for all the votes.
+        let mut listed: BTreeMap<&str, usize> = BTreeMap::new();
+        for name in self.members.values().flat_map(|m| m.protocol_names()) {
+            *listed.entry(name).or_default() += 1;
+        }
+        let supported_by_all = |p: &str| listed.get(p) == Some(&self.members.len());
         for m in self.members.values() {
-            if let Some(vote) = m.protocol_names().find(|p| self.supported_by_all(p)) {
+            if let Some(vote) = m.protocol_names().find(|p| supported_by_all(p)) {
                 let count = votes.get(vote).copied().unwrap_or(0);
                 votes.insert(vote.to_string(), count + 1);
             }
