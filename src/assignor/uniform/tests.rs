@@ -30,8 +30,8 @@ fn group_with_ids(
 }
 
 fn ids_of(g: &crate::assignor::GroupSpec) -> Vec<Option<Uuid>> {
-    let previous = PreviousOwners::new(g).unwrap();
-    topic_ids(g, subscription_type(g), &previous).unwrap()
+    let previous = PreviousOwners::new(g, g.same_topics()).unwrap();
+    topic_ids(g, subscription_type(g, g.same_topics()), &previous).unwrap()
 }
 
 fn own(g: &mut crate::assignor::GroupSpec, member: &str, topic: &str, parts: &[i32]) {
@@ -336,7 +336,7 @@ fn fast_subscription_type_agrees_with_the_name_based_rule() {
     for members in cases {
         let g = group_with_ids(&[("a", 1, uuid(1)), ("b", 1, uuid(2))], members);
         assert_eq!(
-            subscription_type(&g),
+            subscription_type(&g, g.same_topics()),
             SubscriptionType::of(&g),
             "{members:?}"
         );
