@@ -92,6 +92,10 @@ pub enum Fact {
     /// The member sends a JoinGroup (every one, with or without a member id): where Kafka's
     /// `initiateJoinGroup` starts a rebalance's clock and `join-time` a round trip.
     JoinGroupSent { member: usize },
+    /// KIP-848: the consumer's `MemberState` changed to `state` (`JOINING`, `RECONCILING`,
+    /// `ACKNOWLEDGING`, `STABLE`, `FENCED`, `STALE`, `LEAVING`), as
+    /// `AbstractMembershipManager.transitionTo` logs it; for `cgsim lab`'s state at an instant.
+    MemberStateChanged { member: usize, state: &'static str },
     /// KIP-848: the member's state became RECONCILING (the consumer's rebalance clock starts:
     /// `AbstractMembershipManager.transitionTo` -> `recordRebalanceStarted`).
     ReconcilingStarted { member: usize },

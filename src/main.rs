@@ -228,11 +228,19 @@ enum Command {
         detail: bool,
     },
     /// Serve the lab on 127.0.0.1: a page showing every assignor side by side (who reads which
-    /// partition), and its JSON API.
+    /// partition), a page showing rebalances side by side over time with a scrubber and faults
+    /// added from the page, and their JSON API.
     Lab {
         /// The port to listen on; 0 picks a free one (the first line printed names it).
         #[arg(long, default_value_t = 7878)]
         port: u16,
+        /// The folder of scenarios the rebalance view offers (read by name only).
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// The wall time one run of the rebalance view may take, in ms (a run past it is
+        /// stopped and answered with a message).
+        #[arg(long, default_value_t = cgsim::lab::limits::DEFAULT_RUN_WALL_MS, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+        run_timeout_ms: u64,
     },
     /// Check the model against Kafka's own code: `conform coordinator` replays scripted
     /// requests through the coordinator and compares its answers with Kafka's.
@@ -417,7 +425,20 @@ fn main() -> ExitCode {
                 cli::assign::run(file.as_deref())
             }
         }
-        Command::Lab { port } => cli::lab::run(port),
+        Command::Lab {
+            port,
+            scenarios,
+            run_timeout_ms,
+        } => cli::lab::run(
+            port,
+            cgsim::lab::Config {
+                scenarios,
+                run_limits: cgsim::lab::limits::RunLimits {
+                    wall_ms: run_timeout_ms,
+                    ..Default::default()
+                },
+            },
+        ),
         Command::Partition {
             partitions,
             redis,

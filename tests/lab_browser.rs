@@ -222,3 +222,257 @@ fn the_lab_in_headless_chromium() {
     assert!(text(&bad, "status").unwrap().starts_with("No view"));
     screenshot(&bin, &lab.url("/?topics=t3a:3&members=2"), "error.png", 500);
 }
+
+/// The same as `cgsim compare` shows a figure's median (the page's comparison cell).
+fn shown(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "-".into(),
+        v if v.is_u64() => v.to_string(),
+        v => format!("{:.1}%", v.as_f64().unwrap() * 100.0),
+    }
+}
+
+/// Every owner the page shows for `variant`, by partition (`-`: none).
+fn owners_shown(dom: &str, variant: &str, partitions: &[String]) -> Vec<(String, String)> {
+    partitions
+        .iter()
+        .map(|p| {
+            let id = format!("owner-{variant}-{p}");
+            (
+                p.clone(),
+                text(dom, &id).unwrap_or_else(|| panic!("no {id}")),
+            )
+        })
+        .collect()
+}
+
+fn owners_in_trace(trace: &str, at_ms: u64) -> Vec<(String, String)> {
+    lab_support::owners_from_trace(trace, at_ms)
+        .into_iter()
+        .map(|(p, o)| (p, o.unwrap_or_else(|| "-".into())))
+        .collect()
+}
+
+/// The CLI's report and Perfetto trace of a scenario file under a variant.
+fn cli_run(file: &Path, variant: &str) -> (serde_json::Value, String) {
+    let trace = tempdir().join(format!("{variant}.json"));
+    let (report, _) = lab_support::cgsim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--variant",
+        variant,
+        "--format",
+        "json",
+        "--chrome-trace",
+        trace.to_str().unwrap(),
+    ]);
+    let trace_text = std::fs::read_to_string(&trace).unwrap();
+    (serde_json::from_str(&report).unwrap(), trace_text)
+}
+
+#[test]
+fn the_rebalance_view_in_headless_chromium() {
+    let Some(bin) = chromium() else { return };
+    let lab = Lab::start();
+    let variants = ["eager", "cooperative", "consumer"];
+    let file = Path::new("scenarios/scale-out.toml");
+    let runs: Vec<(serde_json::Value, String)> =
+        variants.iter().map(|v| cli_run(file, v)).collect();
+    let partitions: Vec<String> = lab_support::owners_from_trace(&runs[0].1, 0)
+        .into_keys()
+        .collect();
+    assert_eq!(partitions.len(), 24);
+
+    // The scale-out comparison, from the assignor page's link: every cell is cgsim compare's.
+    let front = dom(&bin, &lab.url("/"));
+    let href = attr(&front, "nav-rebalances", "href").expect("a link to the rebalance view");
+    let view = dom(&bin, &lab.url(&href));
+    assert_eq!(
+        text(&view, "status").as_deref(),
+        Some("Shown: 3 run(s) at 60137 ms")
+    );
+    let (out, _) = lab_support::cgsim(&[
+        "compare",
+        "scenarios/scale-out.toml",
+        "--variants",
+        "eager,cooperative,consumer",
+        "--format",
+        "json",
+    ]);
+    let compare: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for f in cgsim::report::compare::FIGURES {
+        for v in variants {
+            let id = format!("cmp-{v}-{}", f.key);
+            let want = shown(&compare["variants"][v][f.key]["median"]);
+            assert_eq!(text(&view, &id), Some(want), "{id}");
+        }
+    }
+    assert_eq!(
+        text(&view, "cmp-eager-revocations.total").as_deref(),
+        Some("24")
+    );
+    assert_eq!(
+        text(&view, "cmp-cooperative-revocations.total").as_deref(),
+        Some("4")
+    );
+
+    // Scrub to the cooperative follow-up (generation 3): its start, as the report times it.
+    let follow_up = &runs[1].0["rebalances"]["list"][1];
+    assert_eq!(follow_up["trigger"], "follow_up");
+    let start = follow_up["start_ms"].as_u64().unwrap();
+    let href = attr(&view, "rebalance-cooperative-1-start", "href").expect("the follow-up's link");
+    assert!(href.contains(&format!("at={start}")), "{href}");
+    let at_start = dom(&bin, &lab.url(&href));
+    assert_eq!(text(&at_start, "at"), Some(start.to_string()));
+    assert_eq!(
+        text(&at_start, "status"),
+        Some(format!("Shown: 3 run(s) at {start} ms"))
+    );
+    // Every owner shown, in every variant, is the owner the CLI's trace shows at that instant;
+    // the four partitions moving to c5 have none under cooperative.
+    for (v, (_, trace)) in variants.iter().zip(&runs) {
+        assert_eq!(
+            owners_shown(&at_start, v, &partitions),
+            owners_in_trace(trace, start),
+            "{v} at {start} ms"
+        );
+    }
+    let standing: Vec<_> = owners_shown(&at_start, "cooperative", &partitions)
+        .into_iter()
+        .filter(|(_, o)| o == "-")
+        .collect();
+    assert_eq!(standing.len(), 4, "{standing:?}");
+    let coordinator = text(&at_start, "coordinator-cooperative").unwrap();
+    assert!(
+        coordinator.starts_with("PreparingRebalance, generation 2"),
+        "{coordinator}"
+    );
+    assert!(text(&at_start, "rebalance-now-cooperative")
+        .unwrap()
+        .starts_with("g3 follow_up"));
+    screenshot(&bin, &lab.url(&href), "rebalance-follow-up.png", 2700);
+
+    // A shared link opened in a fresh browser shows the same owners (the same view).
+    let again = dom(&bin, &lab.url(&href));
+    assert_eq!(result(&again), result(&at_start));
+
+    // After the follow-up's end and a second more, the owners are the report's final ones.
+    let end_href = attr(&at_start, "rebalance-cooperative-1-end", "href").unwrap();
+    let at_end = dom(&bin, &lab.url(&end_href));
+    let later_href = attr(&at_end, "step-plus-1000", "href").unwrap();
+    let later = dom(&bin, &lab.url(&later_href));
+    let end = follow_up["end_ms"].as_u64().unwrap();
+    assert_eq!(text(&later, "at"), Some((end + 1000).to_string()));
+    let finals = runs[1].0["final_assignment"].as_object().unwrap();
+    for (member, parts) in finals {
+        for p in parts.as_array().unwrap() {
+            let id = format!("owner-cooperative-{}", p.as_str().unwrap());
+            assert_eq!(text(&later, &id).as_deref(), member.as_str().into(), "{id}");
+        }
+    }
+    assert_eq!(
+        text(&later, "state-cooperative-c5").as_deref(),
+        Some("STABLE")
+    );
+    assert_eq!(
+        text(&later, "generation-cooperative-c5").as_deref(),
+        Some("3")
+    );
+
+    // Add a crash of c2 at the follow-up's start from the page, and run again.
+    let crash = attr(&at_start, "action-crash-c2", "href").expect("a crash button for c2");
+    assert!(
+        crash.contains(&format!("faults=crash:c2@{start}")),
+        "{crash}"
+    );
+    let crashed = dom(&bin, &lab.url(&crash));
+    assert_eq!(
+        text(&crashed, "status"),
+        Some(format!("Shown: 3 run(s) at {start} ms"))
+    );
+    assert!(crashed.contains(&format!("c2 crashes at {start} ms (no LeaveGroup)")));
+    for v in variants {
+        assert_eq!(
+            text(&crashed, &format!("process-{v}-c2")).as_deref(),
+            Some("crashed")
+        );
+    }
+    // The new reports: the edited scenario downloaded from the page, run by the CLI, gives the
+    // reports the page offers, byte for byte, and the figures its table shows.
+    let toml = lab
+        .get(&attr(&crashed, "download-scenario", "href").unwrap())
+        .2;
+    let edited = tempdir().join("scale-out-crash.toml");
+    std::fs::write(&edited, &toml).unwrap();
+    for v in variants {
+        let (report, trace) = cli_run(&edited, v);
+        let offered = lab
+            .get(&attr(&crashed, &format!("download-report-{v}"), "href").unwrap())
+            .2;
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&offered).unwrap(),
+            report,
+            "{v}"
+        );
+        // What c2 owned when it crashed: what the page showed it owning at that instant.
+        assert_eq!(
+            Some(report["lost"]["by_crash"].to_string()),
+            text(&at_start, &format!("owns-{v}-c2")),
+            "{v}"
+        );
+        // The coordinator notices only when c2's session expires (45 s after its last
+        // heartbeat, at most 3 s before the crash): eager and KIP-848
+        // then rebalance; cooperative's follow-up, whose join phase c2 never rejoins, waits
+        // that long.
+        let list = report["rebalances"]["list"].as_array().unwrap();
+        let expiry = list
+            .iter()
+            .find(|r| r["trigger"] == "member_expired" && r["member"] == "c2")
+            .or_else(|| list.iter().find(|r| r["trigger"] == "follow_up"))
+            .expect("a rebalance without c2");
+        assert!(
+            expiry["end_ms"].as_u64().unwrap() >= start + 42_000,
+            "{v}: {expiry}"
+        );
+        for key in [
+            "rebalances.count",
+            "revocations.total",
+            "pauses.unavailable_ms.max",
+        ] {
+            let want = key.split('.').fold(&report, |r, k| &r[k]);
+            assert_eq!(
+                text(&crashed, &format!("cmp-{v}-{key}")),
+                Some(want.to_string()),
+                "{v} {key}"
+            );
+        }
+        assert_eq!(
+            owners_shown(&crashed, v, &partitions),
+            owners_in_trace(&trace, start),
+            "{v} after the crash"
+        );
+    }
+    // Scrub to the rebalance c2's session expiry starts under eager: cooperative is still in
+    // its follow-up's join phase, waiting for c2.
+    let expiry = attr(&crashed, "rebalance-eager-1-start", "href").unwrap();
+    let at_expiry = dom(&bin, &lab.url(&expiry));
+    assert!(text(&at_expiry, "rebalance-now-eager")
+        .unwrap()
+        .starts_with("g3 member_expired (c2): join"));
+    assert!(text(&at_expiry, "rebalance-now-cooperative")
+        .unwrap()
+        .starts_with("g3 follow_up (c4): "));
+    assert_eq!(
+        text(&at_expiry, "owns-cooperative-c2").as_deref(),
+        Some("0")
+    );
+    screenshot(&bin, &lab.url(&expiry), "rebalance-crash.png", 2700);
+
+    // An error is shown beside its input.
+    let bad = dom(
+        &bin,
+        &lab.url("/rebalance?scenario=scale-out&faults=crash:c9@1000"),
+    );
+    let message = text(&bad, "error-faults").expect("an error under the form");
+    assert!(message.contains("unknown member \"c9\""), "{message}");
+}

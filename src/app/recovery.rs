@@ -100,7 +100,7 @@ impl TaskState {
                     continue;
                 }
                 let count = scenario.topics[app.prices].partitions_at(record.time_us / 1000);
-                let key_name = &logs.keys[record.key as usize];
+                let key_name = logs.key(record.key);
                 let home = partitions.first(app.prices)
                     + default_partition(key_name.as_bytes(), count) as usize;
                 let view = MemberView {

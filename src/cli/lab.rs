@@ -1,12 +1,12 @@
-//! `cgsim lab [--port N]`: serves the lab on 127.0.0.1 until interrupted. The first line on
-//! stdout names the address (with `--port 0`, the port the system picked), so scripts and tests
-//! can read it.
+//! `cgsim lab [--port N] [--scenarios DIR] [--run-timeout-ms N]`: serves the lab on 127.0.0.1
+//! until interrupted. The first line on stdout names the address (with `--port 0`, the port the
+//! system picked), so scripts and tests can read it.
 
-use cgsim::lab::Lab;
+use cgsim::lab::{Config, Lab};
 use std::process::ExitCode;
 
-pub fn run(port: u16) -> ExitCode {
-    let lab = match Lab::bind(port) {
+pub fn run(port: u16, config: Config) -> ExitCode {
+    let lab = match Lab::bind(port, config) {
         Ok(lab) => lab,
         Err(e) => {
             eprintln!("lab: {e} (--port 0 picks a free port)");

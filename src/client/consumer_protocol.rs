@@ -133,8 +133,12 @@ impl Consumer {
         if from != state {
             log!(env, "{} {} -> {}", self.name(), from.name(), state.name());
             self.kip848().state = state;
-            // The consumer's rebalance sensor (`AbstractMembershipManager.transitionTo`).
             let member = self.idx;
+            env.fact(Fact::MemberStateChanged {
+                member,
+                state: state.name(),
+            });
+            // The consumer's rebalance sensor (`AbstractMembershipManager.transitionTo`).
             match (from, state) {
                 (MemberState::Reconciling, MemberState::Stable | MemberState::Acknowledging) => {
                     env.fact(Fact::ReconcilingEnded { member })

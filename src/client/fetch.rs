@@ -5,8 +5,15 @@
 //! Each partition is read from the replica the brokers' selector picks (`cluster::replicas`):
 //! the leader, or with fetch from follower (KIP-392) a replica in the member's rack, on which
 //! records appear the replication delay later. Records read from another rack are reported.
+//!
+//! A poll touches only the partitions with records to give: past a few partitions, the
+//! positions keep a min-heap of when each one's next record becomes visible, so a poll pops
+//! the ready ones and a wake reads the heap's top, whatever the number a member owns.
 
 use super::*;
+use crate::workload::producer::NextAppend;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// One owned partition's fetch position.
 #[derive(Clone, Copy, Debug)]
@@ -18,18 +25,61 @@ pub(super) struct FetchPosition {
     /// so this changes only with the offset, and a poll or a wake reads it instead of
     /// searching the log.
     record_at: u64,
-    /// How much later than on the leader records appear on the replica read from (µs).
-    replica_delay_us: u64,
+    /// `record_at` is only a lower bound: the keyed records were generated up to it
+    /// (`NextAppend::NotBefore`); it is read again before it could decide a wake or a batch.
+    provisional: bool,
+    /// The partition's arrival lag plus how much later than on the leader records appear on
+    /// the replica read from (µs): its record is visible this long after it is appended,
+    /// before the fetch round trip.
+    delay_us: u64,
     /// The replica read from is in another rack than the member.
     cross_rack: bool,
+    /// Tells this entry's heap key from the keys of what the partition's entry was before.
+    version: u32,
 }
 
-/// The fetch positions of the owned partitions whose committed offset is known, by partition:
-/// a dense vector (a poll walks them all, round-robin), changed only by assignments and
-/// processed batches.
+impl FetchPosition {
+    /// When its next record is visible, before the fetch round trip (µs).
+    fn visible_us(&self) -> u64 {
+        self.record_at.saturating_add(self.delay_us)
+    }
+
+    /// Its key in the ready heap: `visible_us << 64 | partition << 32 | version`, one
+    /// integer compared at once.
+    fn ready_key(&self) -> u128 {
+        let partition = u32::try_from(self.partition).expect("partitions fit in 32 bits");
+        (u128::from(self.visible_us()) << 64)
+            | (u128::from(partition) << 32)
+            | u128::from(self.version)
+    }
+}
+
+/// A ready-heap key's (visible time, partition, version).
+fn unpack(key: u128) -> (u64, usize, u32) {
+    ((key >> 64) as u64, (key >> 32) as u32 as usize, key as u32)
+}
+
+/// At most this many owned partitions are scanned at every poll; past it they are ordered in
+/// the heap.
+const SCAN_AT_MOST: usize = 8;
+
+/// The fetch positions of the owned partitions whose committed offset is known: a dense vector
+/// by partition (the round-robin order), changed only by assignments and processed batches,
+/// and a min-heap of `(visible_us, partition, version)` keys, a key left behind when its entry
+/// changes or goes (skipped when it surfaces).
 #[derive(Clone, Debug, Default)]
 pub(super) struct FetchPositions {
     entries: Vec<FetchPosition>,
+    ready: BinaryHeap<Reverse<u128>>,
+    next_version: u32,
+    /// The largest `delay_us` of any entry so far: a poll this close to the start of time
+    /// reads every entry (the visibility cut-off saturates at 0 there).
+    max_delay_us: u64,
+    /// Scratch for the ready entries of one poll: (place in the round-robin order, index).
+    candidates: Vec<(usize, usize)>,
+    /// Tests set it to 0 to take the heap's path with a few partitions.
+    #[cfg(test)]
+    pub(super) scan_at_most: Option<usize>,
 }
 
 impl FetchPositions {
@@ -41,16 +91,39 @@ impl FetchPositions {
         self.find(p).ok().map(|i| self.entries[i].offset)
     }
 
-    fn set(&mut self, entry: FetchPosition) {
+    /// Whether the heap is kept: a few partitions are cheaper to scan.
+    fn heap_kept(&self) -> bool {
+        #[cfg(test)]
+        let scan_at_most = self.scan_at_most.unwrap_or(SCAN_AT_MOST);
+        #[cfg(not(test))]
+        let scan_at_most = SCAN_AT_MOST;
+        self.entries.len() > scan_at_most
+    }
+
+    fn set(&mut self, mut entry: FetchPosition) {
+        self.next_version = self.next_version.wrapping_add(1);
+        entry.version = self.next_version;
+        self.max_delay_us = self.max_delay_us.max(entry.delay_us);
+        let was_kept = self.heap_kept();
         match self.find(entry.partition) {
             Ok(i) => self.entries[i] = entry,
             Err(i) => self.entries.insert(i, entry),
+        }
+        if was_kept && entry.record_at != u64::MAX {
+            self.ready.push(Reverse(entry.ready_key()));
+        } else if !was_kept && self.heap_kept() {
+            // Past the scanning size: every entry goes in the heap.
+            let keys = self.entries.iter().filter(|e| e.record_at != u64::MAX);
+            self.ready = keys.map(|e| Reverse(e.ready_key())).collect();
         }
     }
 
     pub(super) fn remove(&mut self, p: usize) {
         if let Ok(i) = self.find(p) {
             self.entries.remove(i);
+        }
+        if !self.heap_kept() {
+            self.ready.clear();
         }
     }
 
@@ -62,6 +135,43 @@ impl FetchPositions {
     pub(super) fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         self.entries.iter().map(|e| (e.partition, e.offset))
     }
+
+    /// The entry a heap key stands for, if it is still that entry's.
+    fn live(&self, partition: usize, version: u32) -> Option<usize> {
+        self.find(partition)
+            .ok()
+            .filter(|&i| self.entries[i].version == version)
+    }
+
+    /// Reads entry `i`'s next record time again (it was a lower bound).
+    fn refresh(&mut self, logs: &Logs, i: usize) {
+        let e = self.entries[i];
+        let (record_at, provisional) = next_record_at(logs, e.partition, e.offset);
+        self.set(FetchPosition {
+            record_at,
+            provisional,
+            ..e
+        });
+    }
+
+    /// The live heap top: stale keys dropped, lower bounds that could come at or before
+    /// `bound_us` read again. Returns its visible time.
+    fn top(&mut self, logs: &Logs, bound_us: u64) -> Option<u64> {
+        while let Some(&Reverse(key)) = self.ready.peek() {
+            let (visible, p, version) = unpack(key);
+            let Some(i) = self.live(p, version) else {
+                self.ready.pop();
+                continue;
+            };
+            if self.entries[i].provisional && self.entries[i].record_at <= bound_us {
+                self.ready.pop();
+                self.refresh(logs, i);
+                continue;
+            }
+            return Some(visible);
+        }
+        None
+    }
 }
 
 impl crate::app::join::Positions for FetchPositions {
@@ -71,34 +181,53 @@ impl crate::app::join::Positions for FetchPositions {
 }
 
 impl Consumer {
+    /// Each owned partition's fetch position, `(partition, offset)` by partition, while the
+    /// process runs (a stopped or crashed one reads nothing more; a restart fetches anew).
+    pub fn fetch_positions(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.positions.iter().filter(|_| self.alive)
+    }
+
     /// The fetch position of an owned partition, and when its record there is appended.
     pub(super) fn set_position(&mut self, env: &ClientEnv, p: usize, offset: u64) {
-        let record_at = env
-            .logs
-            .time_of(p, offset)
-            .map_or(u64::MAX, SimTime::as_micros);
-        let read = env.replicas.read_replica(
-            p,
-            self.spec.client_rack.as_deref(),
-            env.scenario.group.fetch_from_follower,
-        );
+        let (record_at, provisional) = next_record_at(env.logs, p, offset);
+        // The replica read from is fixed by the placement and the member's rack: worked out
+        // when the partition comes, kept while it stays.
+        let (delay_us, cross_rack) = match self.positions.find(p) {
+            Ok(i) => (
+                self.positions.entries[i].delay_us,
+                self.positions.entries[i].cross_rack,
+            ),
+            Err(_) => {
+                let read = env.replicas.read_replica(
+                    p,
+                    self.spec.client_rack.as_deref(),
+                    env.scenario.group.fetch_from_follower,
+                );
+                let replica_delay_us = if read.follower {
+                    env.scenario.cluster.replication_delay_us
+                } else {
+                    0
+                };
+                (env.arrival_lag_us[p] + replica_delay_us, read.cross_rack)
+            }
+        };
         self.positions.set(FetchPosition {
             partition: p,
             offset,
             record_at,
-            replica_delay_us: if read.follower {
-                env.scenario.cluster.replication_delay_us
-            } else {
-                0
-            },
-            cross_rack: read.cross_rack,
+            provisional,
+            delay_us,
+            cross_rack,
+            version: 0,
         });
     }
 
-    /// Up to `max_poll_records` fetched records, round-robin over owned partitions.
-    pub(super) fn take_batch(&mut self, env: &mut ClientEnv) -> Vec<(usize, u64, u64)> {
+    /// Up to `max_poll_records` fetched records, round-robin over owned partitions, into
+    /// `batch` (empty when nothing is ready).
+    pub(super) fn take_batch(&mut self, env: &mut ClientEnv, batch: &mut Vec<(usize, u64, u64)>) {
+        batch.clear();
         if self.positions.is_empty() {
-            return Vec::new();
+            return;
         }
         let now = env.now();
         // Records reach the consumer one fetch round trip after they are appended.
@@ -106,29 +235,62 @@ impl Consumer {
             env.scenario.cluster.latency_min_us,
             env.scenario.cluster.latency_max_us,
         ) * 2;
-        let mut budget = self.settings().max_poll_records;
-        let mut batch = Vec::new();
-        let mut left_behind = None;
-        let entries = &self.positions.entries;
-        let n = entries.len();
+        let n = self.positions.entries.len();
         let start = self.fetch_cursor % n;
-        for e in entries[start..].iter().chain(&entries[..start]) {
+        self.fetch_cursor = (start + 1) % n;
+        // The ready entries in round-robin order from `start`: those whose next record is
+        // visible by now (`visible + rtt <= now`), or every entry this close to time zero.
+        let mut candidates = std::mem::take(&mut self.positions.candidates);
+        candidates.clear();
+        let place = |i: usize| (i + n - start) % n;
+        let now_us = now.as_micros();
+        let from_heap = self.positions.heap_kept() && now_us >= rtt + self.positions.max_delay_us;
+        if !from_heap {
+            candidates.extend((start..n).chain(0..start).map(|i| (place(i), i)));
+        } else {
+            let cutoff = now_us - rtt;
+            while let Some(&Reverse(key)) = self.positions.ready.peek() {
+                let (visible, p, version) = unpack(key);
+                if visible > cutoff {
+                    break;
+                }
+                self.positions.ready.pop();
+                let Some(i) = self.positions.live(p, version) else {
+                    continue;
+                };
+                if self.positions.entries[i].provisional {
+                    // Its records are generated by now: the exact time goes back in the heap.
+                    self.positions.refresh(env.logs, i);
+                    continue;
+                }
+                candidates.push((place(i), i));
+            }
+            candidates.sort_unstable();
+        }
+        let mut budget = self.settings().max_poll_records;
+        let mut left_behind = None;
+        let quiet = env.availability.is_quiet();
+        for &(_, i) in &candidates {
+            let e = self.positions.entries[i];
+            if from_heap {
+                // Back in the heap: this entry changes only when its batch is done.
+                self.positions.ready.push(Reverse(e.ready_key()));
+            }
             let (p, pos) = (e.partition, e.offset);
             if budget == 0 {
-                break;
+                continue;
             }
             // Its leader is dead, moving or cut off from this member (`cluster::availability`).
             if self.task.is_paused(p)
-                || env
-                    .availability
-                    .fetch_blocked_until(self.idx, p, now)
-                    .is_some()
+                || (!quiet
+                    && env
+                        .availability
+                        .fetch_blocked_until(self.idx, p, now)
+                        .is_some())
             {
                 continue;
             }
-            let visible_at = now
-                .as_micros()
-                .saturating_sub(rtt + env.arrival_lag_us[p] + e.replica_delay_us);
+            let visible_at = now_us.saturating_sub(rtt + e.delay_us);
             // Nothing new there yet: the log need not be read.
             if e.record_at > visible_at {
                 continue;
@@ -153,6 +315,7 @@ impl Consumer {
                 }
             }
         }
+        self.positions.candidates = candidates;
         if let Some((partition, lag)) = left_behind {
             env.fact(Fact::FetchLag {
                 member: self.idx,
@@ -160,36 +323,57 @@ impl Consumer {
                 lag,
             });
         }
-        self.fetch_cursor = (start + 1) % n;
-        batch
     }
 
     /// When a member with nothing to process wakes: the next record it could fetch, or the
     /// fetch's max wait, whichever is first.
-    pub(super) fn next_wake(&self, env: &ClientEnv) -> SimTime {
+    pub(super) fn next_wake(&mut self, env: &ClientEnv) -> SimTime {
         let now = env.now();
         let max_wait = now + Duration::from_millis(env.scenario.group.fetch_max_wait_ms);
         let rtt = Duration::from_micros(env.scenario.cluster.latency_max_us * 2);
-        let next_record = self
-            .positions
-            .entries
-            .iter()
-            .filter(|e| e.record_at != u64::MAX)
-            .map(|e| {
-                let visible = SimTime::from_micros(
-                    e.record_at + env.arrival_lag_us[e.partition] + e.replica_delay_us,
-                );
-                // A partition that cannot be fetched now wakes the member when it can again.
-                match env
-                    .availability
-                    .fetch_blocked_until(self.idx, e.partition, now)
-                {
-                    Some(until) => visible.max(until),
-                    None => visible,
+        // A lower bound that could come before the max wait is read again: the world keeps
+        // the keyed records generated past it (`world::KEYED_HORIZON`), so it is now exact or
+        // a bound past the max wait.
+        let next_visible = if env.availability.is_quiet() && self.positions.heap_kept() {
+            self.positions
+                .top(env.logs, max_wait.as_micros())
+                .map(SimTime::from_micros)
+        } else {
+            for i in 0..self.positions.entries.len() {
+                let e = self.positions.entries[i];
+                if e.provisional && e.record_at <= max_wait.as_micros() {
+                    self.positions.refresh(env.logs, i);
                 }
-            })
-            .min()
-            .map(|t| (t + rtt).max(now + Duration::from_micros(1)));
+            }
+            self.positions
+                .entries
+                .iter()
+                .filter(|e| e.record_at != u64::MAX)
+                .map(|e| {
+                    let visible = SimTime::from_micros(e.visible_us());
+                    // A partition that cannot be fetched now wakes the member when it can
+                    // again.
+                    match env
+                        .availability
+                        .fetch_blocked_until(self.idx, e.partition, now)
+                    {
+                        Some(until) => visible.max(until),
+                        None => visible,
+                    }
+                })
+                .min()
+        };
+        let next_record = next_visible.map(|t| (t + rtt).max(now + Duration::from_micros(1)));
         next_record.map_or(max_wait, |t| t.min(max_wait))
+    }
+}
+
+/// When partition `p`'s record at `offset` is appended (µs; `u64::MAX` if never), and whether
+/// that is only a lower bound (the keyed records are not generated that far yet).
+fn next_record_at(logs: &Logs, p: usize, offset: u64) -> (u64, bool) {
+    match logs.next_append(p, offset) {
+        NextAppend::At(us) => (us, false),
+        NextAppend::NotBefore(us) => (us, true),
+        NextAppend::Never => (u64::MAX, false),
     }
 }

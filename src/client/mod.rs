@@ -256,6 +256,8 @@ pub struct Consumer {
     last_auto_commit: SimTime,
     /// Round-robin start over owned partitions when filling a batch.
     fetch_cursor: usize,
+    /// The buffer the next batch is fetched into (handed back when a batch is done).
+    batch_buffer: Vec<(usize, u64, u64)>,
     /// The poll loop is blocked looking for the coordinator, since then.
     waiting_for_coordinator: Option<SimTime>,
     coordinator_wait_armed: bool,
@@ -298,6 +300,7 @@ impl Consumer {
             last_poll: SimTime::ZERO,
             last_auto_commit: SimTime::ZERO,
             fetch_cursor: 0,
+            batch_buffer: Vec::new(),
             waiting_for_coordinator: None,
             coordinator_wait_armed: false,
             lookup_retry_armed: false,

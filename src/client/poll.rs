@@ -198,8 +198,11 @@ impl Consumer {
             return;
         }
         self.maybe_auto_commit(env);
-        let batch = self.take_batch(env);
+        // One batch buffer, handed back when its batch is done: no allocation per poll.
+        let mut batch = std::mem::take(&mut self.batch_buffer);
+        self.take_batch(env, &mut batch);
         if batch.is_empty() {
+            self.batch_buffer = batch;
             let wake = self.next_wake(env);
             self.schedule_poll(env, wake);
         } else {
@@ -220,7 +223,7 @@ impl Consumer {
         for &(p, from, to) in &batch {
             self.run_app(env, p, from, to);
         }
-        for (p, from, to) in batch {
+        for &(p, from, to) in &batch {
             env.fact(Fact::Processed {
                 member: self.idx,
                 partition: p,
@@ -231,6 +234,7 @@ impl Consumer {
                 self.set_position(env, p, to);
             }
         }
+        self.batch_buffer = batch;
         if self.stalled_until.take().is_some() {
             env.fact(Fact::StallEnded { member: self.idx });
         }

@@ -1096,3 +1096,38 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
         "the acknowledging heartbeat reports the result: {beats:?}"
     );
 }
+
+/// A member with a few partitions scans them all at every poll; with many it pops the ready
+/// ones from a heap. Both must give the same batches, round-robin from the same partition
+/// (a scan that started at partition 0 every time once moved every join figure).
+#[test]
+fn scanning_the_positions_and_popping_the_ready_heap_give_the_same_batches() {
+    let extra = "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 900\n";
+    let group = "max_poll_records = 7";
+    let batches = |scan_at_most: usize| {
+        let mut h = Harness::new(group, extra);
+        h.consumer.positions.scan_at_most = Some(scan_at_most);
+        h.call(|c, env| {
+            for p in 0..4 {
+                c.set_position(env, p, 0);
+            }
+        });
+        let mut seen = Vec::new();
+        let mut batch = Vec::new();
+        // Every few ms a poll, each batch processed at once: the round-robin start moves on.
+        for t_ms in (0..3_000).step_by(3) {
+            h.now = SimTime::from_millis(t_ms);
+            h.call(|c, env| {
+                c.take_batch(env, &mut batch);
+                for &(p, _, to) in &batch {
+                    c.set_position(env, p, to);
+                }
+            });
+            seen.push((t_ms, batch.clone()));
+        }
+        seen
+    };
+    let scanned = batches(usize::MAX);
+    assert!(scanned.iter().filter(|(_, b)| b.len() > 1).count() > 10);
+    assert_eq!(scanned, batches(0));
+}

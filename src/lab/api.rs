@@ -119,6 +119,23 @@ pub fn info() -> Value {
             "assign_lines": MAX_ASSIGN_LINES,
             "assign_partitions_per_line": MAX_ASSIGN_PARTITIONS,
         },
+        "rebalance": {
+            "variants": super::rebalance::BUILT_IN_VARIANTS,
+            "faults": super::faults::Kind::ALL.map(super::faults::Kind::name),
+            "limits": {
+                "request_body_bytes": super::limits::MAX_REQUEST_BODY_BYTES,
+                "scenario_bytes": super::limits::MAX_SCENARIO_BYTES,
+                "duration_ms": super::limits::MAX_DURATION_MS,
+                "members": super::limits::MAX_MEMBERS,
+                "partitions": super::limits::MAX_PARTITIONS,
+                "brokers": super::limits::MAX_BROKERS,
+                "keyed_records": super::limits::MAX_KEYED_RECORDS as u64,
+                "events_per_run": super::limits::MAX_EVENTS,
+                "faults": super::limits::MAX_FAULTS,
+                "variants": super::limits::MAX_VARIANTS,
+                "concurrent_runs": super::limits::MAX_CONCURRENT_RUNS,
+            },
+        },
     })
 }
 
@@ -133,21 +150,31 @@ fn preset_title(name: &str) -> &'static str {
 /// Splits a query string into fields, percent-decoded (`+` is a space, as forms send it).
 /// Empty values count as absent, so a submitted form with blank inputs means the defaults.
 pub fn parse_query(query: &str) -> Result<BTreeMap<String, String>, ApiError> {
+    parse_fields(query, FIELDS)
+}
+
+/// [`parse_query`] for any list of known fields.
+pub fn parse_fields(query: &str, fields: &[&str]) -> Result<BTreeMap<String, String>, ApiError> {
     let mut out = BTreeMap::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let key = decode(key).map_err(|e| ApiError::bad("query", e))?;
         let value = decode(value).map_err(|e| ApiError::bad(&key, e))?;
-        if !FIELDS.contains(&key.as_str()) {
+        if !fields.contains(&key.as_str()) {
             return Err(ApiError::bad(
                 &key,
-                format!("unknown field {key:?} (known: {})", FIELDS.join(", ")),
+                format!("unknown field {key:?} (known: {})", fields.join(", ")),
             ));
         }
-        let value = value.trim().to_string();
-        if value.is_empty() {
+        if value.trim().is_empty() {
             continue;
         }
+        // A scenario's text is kept as written (its last newline included).
+        let value = if key == "toml" {
+            value
+        } else {
+            value.trim().to_string()
+        };
         if out.insert(key.clone(), value).is_some() {
             return Err(ApiError::bad(&key, format!("{key} is given twice")));
         }
@@ -178,12 +205,16 @@ fn decode(text: &str) -> Result<String, String> {
     String::from_utf8(out).map_err(|_| format!("{text:?} is not UTF-8"))
 }
 
-/// Percent-encodes a query value (everything but unreserved characters and `,` `=` `:`, which
-/// keep links readable).
+/// Percent-encodes a query value (everything but unreserved characters and `,` `=` `:` `@`
+/// `/`, which a query may hold as they are and which keep links readable).
 pub fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b',' | b'=' | b':')
+        if b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'_' | b'.' | b'~' | b',' | b'=' | b':' | b'@' | b'/'
+            )
         {
             out.push(b as char);
         } else {

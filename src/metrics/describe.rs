@@ -52,9 +52,9 @@ struct ReplayedMember {
 }
 
 /// KIP-848: the consumer group rebuilt from its records (the coordinator's own state is built
-/// the same way).
+/// the same way). Public so that `cgsim lab` can replay a run's facts up to any instant.
 #[derive(Clone, Debug, Default)]
-pub(super) struct ConsumerGroupReplay {
+pub struct ConsumerGroupReplay {
     /// Whether the group exists (a record was written).
     exists: bool,
     group_epoch: i32,
@@ -67,7 +67,7 @@ pub(super) struct ConsumerGroupReplay {
 }
 
 impl ConsumerGroupReplay {
-    pub(super) fn replay(&mut self, record: &ConsumerRecord) {
+    pub fn replay(&mut self, record: &ConsumerRecord) {
         self.exists = true;
         match record {
             ConsumerRecord::Member {
@@ -115,8 +115,26 @@ impl ConsumerGroupReplay {
         }
     }
 
+    /// Whether the group exists (a record was written).
+    pub fn exists(&self) -> bool {
+        self.exists
+    }
+
+    /// The group epoch and the target assignment epoch.
+    pub fn epochs(&self) -> (i32, i32) {
+        (self.group_epoch, self.target_epoch)
+    }
+
+    /// Per member the records name: the scenario member, its member epoch, whether its state is
+    /// STABLE, and what it is assigned; by member id.
+    pub fn members(&self) -> impl Iterator<Item = (Option<usize>, i32, bool, &[usize])> + '_ {
+        self.members
+            .values()
+            .map(|m| (m.member, m.member_epoch, m.stable, m.assigned.as_slice()))
+    }
+
     /// `ConsumerGroup.maybeUpdateGroupState`'s answer, by Kafka's state names.
-    fn state(&self) -> &'static str {
+    pub fn state(&self) -> &'static str {
         if !self.exists {
             "Dead"
         } else if self.members.is_empty() {

@@ -17,8 +17,18 @@ pub enum Mark {
         partition: usize,
         member: Option<usize>,
     },
-    /// A member's process event: `start`, `close`, `crash`, `stall_begin`, `stall_end`.
+    /// A member's process event: `start`, `close`, `crash`, `stall_begin`, `stall_end`; and
+    /// the coordinator's `removed` (session expired, left, fenced) or `replaced` (a static
+    /// member's new process took over) ending an [`Mark::Unreachable`] member's entry.
     Member { member: usize, event: &'static str },
+    /// A member of the group can no longer reach its coordinator (`cause`: `crash`, its process
+    /// died; `cut_off`, a network partition until `until_us`), while the coordinator goes on
+    /// counting it as a member that owns its partitions until its session expires.
+    Unreachable {
+        member: usize,
+        cause: &'static str,
+        until_us: Option<u64>,
+    },
     /// A member begins rebuilding a partition's state, until `until_us`.
     Restore {
         member: usize,

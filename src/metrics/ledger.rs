@@ -53,6 +53,9 @@ impl Metrics {
                 event: "crash",
             },
         );
+        if self.in_group[m] {
+            self.unreachable(now, m, "crash", None);
+        }
         self.crashed_at[m] = Some(now);
         self.paused_since[m] = None;
         if self.formed() {
@@ -90,6 +93,49 @@ impl Metrics {
         });
     }
 
+    /// For the pictures: a member of the group can no longer reach the coordinator, which goes
+    /// on counting it as a member (and the owner of its partitions) until its entry is removed
+    /// or replaced. Only recorded in the history.
+    fn unreachable(&mut self, now: SimTime, m: usize, cause: &'static str, until: Option<SimTime>) {
+        if self.history.is_none() {
+            return;
+        }
+        self.unreachable_id[m] = Some(self.member_ids[m].clone());
+        self.mark(
+            now,
+            Mark::Unreachable {
+                member: m,
+                cause,
+                until_us: until.map(SimTime::as_micros),
+            },
+        );
+    }
+
+    /// A network partition cuts member `m` off from the coordinator's broker until `until`
+    /// (a world event: the cut is the network's, not a model's fact).
+    pub fn cut_off_from_coordinator(&mut self, now: SimTime, m: usize, until: SimTime) {
+        if self.in_group[m] && self.running_process[m] {
+            self.unreachable(now, m, "cut_off", Some(until));
+        }
+    }
+
+    /// The coordinator removed or replaced the entry of a member that could not reach it.
+    fn unreachable_ended(&mut self, now: SimTime, m: usize, member_id: &str, event: &'static str) {
+        let ends = match event {
+            "replaced" => self.unreachable_id[m].is_some(),
+            _ => self.unreachable_id[m].as_deref() == Some(member_id),
+        };
+        if ends {
+            self.unreachable_id[m] = None;
+            self.mark(now, Mark::Member { member: m, event });
+        }
+    }
+
+    /// KIP-345: a static member's new process took over its entry.
+    pub fn member_replaced(&mut self, now: SimTime, m: usize) {
+        self.unreachable_ended(now, m, "", "replaced");
+    }
+
     pub fn member_added(&mut self, m: usize, member_id: &str) {
         self.member_ids[m] = member_id.to_string();
         self.in_group[m] = true;
@@ -97,6 +143,7 @@ impl Metrics {
 
     /// The coordinator removed the member: its ownership ends now.
     pub fn member_removed(&mut self, now: SimTime, m: usize, member_id: &str) {
+        self.unreachable_ended(now, m, member_id, "removed");
         // An older member id of this member (a crashed process's, expiring after the restart
         // joined under a new id) is another member to the coordinator: the running process
         // keeps what it owns.

@@ -23,6 +23,7 @@ mod rebalances;
 mod records;
 mod stats;
 
+pub use describe::ConsumerGroupReplay;
 pub use faults::{ByCause, CoordinatorEntry, PauseCause};
 pub use history::{History, Mark};
 pub use migration::Migration;
@@ -123,8 +124,8 @@ pub struct Metrics {
     /// The processed position of each partition's current owner.
     position: Vec<u64>,
     lag_peak: Vec<u64>,
-    /// Per partition: keyed appends seen by the last lag sample (where the next one starts).
-    lag_cursor: Vec<u64>,
+    /// What the lag samples keep between them (`lag.rs`).
+    lag: lag::LagState,
     lag_series: Vec<(u64, u64)>,
     last_total_lag: u64,
     /// The current rebalance window's figures, and the entry they belong to once it is Stable.
@@ -132,6 +133,9 @@ pub struct Metrics {
     window_entry: Option<usize>,
     batch_records: u64,
     history: Option<History>,
+    /// For the history: the member id of a member that cannot reach the coordinator (crashed,
+    /// cut off) while the coordinator still counts it, until its entry is removed or replaced.
+    unreachable_id: Vec<Option<String>>,
     /// Broker and network faults' figures (`faults.rs`).
     faults: faults::FaultFigures,
     errors: Vec<MemberError>,
@@ -206,13 +210,14 @@ impl Metrics {
             recovery: Recovery::default(),
             position: vec![0; p],
             lag_peak: vec![0; p],
-            lag_cursor: vec![0; p],
+            lag: lag::LagState::new(p),
             lag_series: Vec::new(),
             last_total_lag: 0,
             window: Window::default(),
             window_entry: None,
             batch_records: scenario.group.max_poll_records,
             history: None,
+            unreachable_id: vec![None; n],
             faults: faults::FaultFigures::new(scenario, p),
             errors: Vec::new(),
             migrations: Vec::new(),
@@ -252,9 +257,13 @@ impl Metrics {
         // they concern, the group record first (a static replacement needs the old member id);
         // the hot ones (every batch, every notification) go to the figures alone.
         match fact {
-            Fact::MemberAdded { member, member_id }
-            | Fact::MemberReplaced { member, member_id } => {
+            Fact::MemberAdded { member, member_id } => {
                 self.observe_group(fact);
+                self.member_added(*member, member_id)
+            }
+            Fact::MemberReplaced { member, member_id } => {
+                self.observe_group(fact);
+                self.member_replaced(now, *member);
                 self.member_added(*member, member_id)
             }
             Fact::MemberRemoved { member, member_id } => {
@@ -367,6 +376,7 @@ impl Metrics {
             | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }
+            | Fact::MemberStateChanged { .. }
             | Fact::PollTimeout { .. } => {}
         }
     }

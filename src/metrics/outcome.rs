@@ -403,6 +403,7 @@ impl Metrics {
         scenario: &Scenario,
     ) -> Report {
         self.close_window();
+        self.finish_lag_peaks(logs);
         let kafka_metrics = self.kafka_metrics(end);
         let group = self.group_description(end, scenario, logs);
         let catch_up_ms: Vec<Option<u64>> = self

@@ -5,7 +5,7 @@ use super::*;
 
 impl Metrics {
     pub fn position_set(&mut self, p: usize, position: u64) {
-        self.position[p] = position;
+        self.move_position(p, position);
         if position > self.accounted_upto[p] {
             self.skipped += position - self.accounted_upto[p];
             self.accounted_upto[p] = position;
@@ -15,8 +15,8 @@ impl Metrics {
     /// Records `[from, to)` of partition `p` were processed by member `m`.
     pub fn processed(&mut self, m: usize, p: usize, from: u64, to: u64) {
         let n = to - from;
-        if self.owner[p] == Some(m) {
-            self.position[p] = self.position[p].max(to);
+        if self.owner[p] == Some(m) && to > self.position[p] {
+            self.move_position(p, to);
         }
         self.processed += n;
         self.processed_twice += self.accounted_upto[p].min(to).saturating_sub(from);

@@ -3,17 +3,21 @@
 //! microseconds.
 //!
 //! - Process 1, "group": the coordinator's thread with a slice per rebalance (its join and sync
-//!   phases nested inside) and the formation; counters for the total lag and the number of
-//!   unavailable partitions.
+//!   phases nested inside), the formation and an instant per protocol migration; counters for
+//!   the total lag and the number of unavailable partitions.
 //! - Process 2, "members": a thread per member with its pauses as slices, instants for starts,
-//!   closes, crashes and stalls, stalls and restores as async slices, and a counter of the
-//!   partitions it owns and processes.
+//!   closes, crashes, stalls and the coordinator's removal, stalls, restores and the time a dead
+//!   or cut-off member still owned its partitions to the coordinator (until its session
+//!   expired) as async slices, and a counter of the partitions it owns and processes.
+//!
+//! Every counter starts at the window's start with its value there, so a windowed trace has
+//! every member's track even where nothing changes.
 //! - Process 3, "partitions": a thread per partition whose slices say who owns and processes it
 //!   (or that it is unavailable).
 //!
 //! One event per line, fields in a fixed order: the same run gives the same bytes.
 
-use super::history_view::View;
+use super::history_view::{value_at, View};
 use super::Report;
 use crate::metrics::{History, Mark};
 use serde_json::{json, Value};
@@ -68,6 +72,24 @@ impl Out {
         }
         self.events.push(json!({
             "ph": "i", "cat": cat, "name": name, "ts": at, "s": "t", "pid": pid, "tid": tid,
+        }));
+    }
+
+    /// An instant with arguments.
+    fn instant_with(
+        &mut self,
+        (pid, tid): (u64, u64),
+        cat: &str,
+        name: &str,
+        at: u64,
+        args: Value,
+    ) {
+        if at < self.t0 || at > self.t1 {
+            return;
+        }
+        self.events.push(json!({
+            "ph": "i", "cat": cat, "name": name, "ts": at, "s": "t", "pid": pid, "tid": tid,
+            "args": args,
         }));
     }
 
@@ -191,16 +213,35 @@ pub fn render_chrome_trace(
             None => out.slice((GROUP, 1), "rebalance", "reconcile", start, end, json!({})),
         }
     }
-    for &(at_ms, lag) in &report.lag.series {
+    // The online migration: each conversion of the group between the protocols.
+    for m in &report.migrations {
+        let from = if m.to == "consumer" {
+            "classic"
+        } else {
+            "consumer"
+        };
+        out.instant_with(
+            (GROUP, 1),
+            "migration",
+            &format!("{from} -> {}", m.to),
+            m.at_ms * 1000,
+            json!({"by": m.by, "epoch": m.epoch, "members": m.members}),
+        );
+    }
+    // Counters start at the window's start with the value they have there (a window in
+    // which a counter does not change still shows its track), then sample every change.
+    let series = &report.lag.series;
+    let before = series.partition_point(|s| s.0 * 1000 <= t0);
+    if let Some(&(_, lag)) = before.checked_sub(1).map(|i| &series[i]) {
+        out.counter(GROUP, "total lag", t0, json!({"records": lag}));
+    }
+    for &(at_ms, lag) in &series[before..] {
         out.counter(GROUP, "total lag", at_ms * 1000, json!({"records": lag}));
     }
-    for &(at, count) in &view.unavailable_count {
-        out.counter(
-            GROUP,
-            "unavailable partitions",
-            at,
-            json!({"partitions": count}),
-        );
+    let unavailable = |at: u64| json!({"partitions": value_at(&view.unavailable_count, at)});
+    out.counter(GROUP, "unavailable partitions", t0, unavailable(t0));
+    for &(at, _) in view.unavailable_count.iter().filter(|s| s.0 > t0) {
+        out.counter(GROUP, "unavailable partitions", at, unavailable(at));
     }
 
     // Members.
@@ -226,6 +267,8 @@ pub fn render_chrome_trace(
             .chain(&view.processing_count[m])
             .map(|s| s.0)
             .collect();
+        changes.retain(|&at| at > t0);
+        changes.insert(0, t0);
         changes.sort_unstable();
         changes.dedup();
         for at in changes {
@@ -234,9 +277,20 @@ pub fn render_chrome_trace(
                 &format!("{name} partitions"),
                 at,
                 json!({
-                    "owned": super::history_view::value_at(&view.owned_count[m], at),
-                    "processing": super::history_view::value_at(&view.processing_count[m], at),
+                    "owned": value_at(&view.owned_count[m], at),
+                    "processing": value_at(&view.processing_count[m], at),
                 }),
+            );
+        }
+        // Dead or cut off, and still a member owning its partitions to the coordinator.
+        for (i, held) in view.held[m].iter().enumerate() {
+            out.async_slice(
+                (MEMBERS, tid),
+                "held",
+                &format!("{name} {}: owner until its session expires", held.cause),
+                &format!("held-{m}-{i}"),
+                held.start_us,
+                held.end_us,
             );
         }
     }

@@ -34,6 +34,20 @@ pub struct MemberEvent {
     pub event: &'static str,
 }
 
+/// A member the coordinator went on counting as a member, the owner of `partitions`
+/// partitions, while it could not reach it: from its crash or network cut (`cause`: `crash`,
+/// `cut_off`) until the coordinator removed its entry (its session expired; `ended`:
+/// `removed`), a static member's new process replaced it (`replaced`), the cut healed first
+/// (`reachable`), or the run ended (`run_end`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub start_us: u64,
+    pub end_us: u64,
+    pub cause: &'static str,
+    pub ended: &'static str,
+    pub partitions: usize,
+}
+
 /// A step function: the value holds from each point's time until the next point's.
 pub type Steps = Vec<(u64, usize)>;
 
@@ -57,6 +71,8 @@ pub struct View {
     pub stalls: Vec<Vec<(u64, u64)>>,
     /// Per member: alive, it had been processing, and now processes nothing.
     pub pauses: Vec<Vec<(u64, u64)>>,
+    /// Per member: dead or cut off, and still counted by the coordinator ([`Held`]).
+    pub held: Vec<Vec<Held>>,
     pub events: Vec<MemberEvent>,
     pub phases: Vec<Phase>,
 }
@@ -82,6 +98,7 @@ impl View {
             alive: vec![Vec::new(); nm],
             stalls: vec![Vec::new(); nm],
             pauses: vec![Vec::new(); nm],
+            held: vec![Vec::new(); nm],
             unavailable_count: vec![(0, 0)],
             ..View::default()
         };
@@ -95,6 +112,24 @@ impl View {
         let mut stall_since: Vec<Option<u64>> = vec![None; nm];
         let mut pause_since: Vec<Option<u64>> = vec![None; nm];
         let mut had_work = vec![false; nm];
+        // Per member: (since, cause, cut's end, partitions owned) while unreachable.
+        type Open = (u64, &'static str, Option<u64>, usize);
+        let mut held_since: Vec<Option<Open>> = vec![None; nm];
+        let close_held = |held: &mut Vec<Held>, open: Open, at: u64, ended: &'static str| {
+            let (since, cause, until, partitions) = open;
+            // A cut that healed before the coordinator did anything ended then.
+            let (end, ended) = match until {
+                Some(u) if u < at => (u, "reachable"),
+                _ => (at, ended),
+            };
+            held.push(Held {
+                start_us: since,
+                end_us: end.max(since),
+                cause,
+                ended,
+                partitions,
+            });
+        };
         let mut formed = false;
         for &(at, ref mark) in &history.marks {
             match *mark {
@@ -163,6 +198,11 @@ impl View {
                         event,
                     });
                     match event {
+                        "removed" | "replaced" => {
+                            if let Some(open) = held_since[member].take() {
+                                close_held(&mut v.held[member], open, at, event);
+                            }
+                        }
                         "start" => {
                             alive_since[member].get_or_insert(at);
                         }
@@ -190,6 +230,16 @@ impl View {
                         }
                         _ => {}
                     }
+                }
+                Mark::Unreachable {
+                    member,
+                    cause,
+                    until_us,
+                } if member < nm => {
+                    if let Some(open) = held_since[member].take() {
+                        close_held(&mut v.held[member], open, at, "reachable");
+                    }
+                    held_since[member] = Some((at, cause, until_us, owned_n[member]));
                 }
                 Mark::Restore {
                     member,
@@ -266,6 +316,9 @@ impl View {
             }
             if let Some(since) = pause_since[m] {
                 v.pauses[m].push((since, end));
+            }
+            if let Some(open) = held_since[m].take() {
+                close_held(&mut v.held[m], open, end, "run_end");
             }
         }
         let key = |s: &Seg| (s.member, s.partition, s.start_us, s.end_us);

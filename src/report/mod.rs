@@ -12,6 +12,6 @@ mod timeline;
 pub use chrome_trace::{render_chrome_trace, ChromeTraceOptions};
 pub use describe::{assignment_text, render_describe, ToolOutput};
 pub use text::render_text;
-pub use timeline::{render_timeline, TimelineOptions};
+pub use timeline::{render_timeline, TimelineOptions, MIN_WIDTH};
 
 pub use crate::metrics::outcome::*;

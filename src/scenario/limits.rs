@@ -30,8 +30,9 @@ pub const MAX_POLL_RECORDS: u64 = i32::MAX as u64;
 pub const MAX_RECORDS_PER_SEC: u64 = 1_000_000_000;
 /// Keys of one producer (`keys` or `key_count`).
 pub const MAX_KEYS: u64 = 1_000_000;
-/// Keyed records, generated up front (8 bytes an append, about 44 with the local join's key
-/// and write index; a broadcast record once per partition).
+/// Keyed records in a run (a broadcast record once per partition): each is generated as the
+/// run reaches it, and held in memory (about 44 bytes with the local join's key and write
+/// index) only when an application reads the keys; otherwise only what is in flight is held.
 pub const MAX_KEYED_RECORDS: u64 = 100_000_000;
 /// The event loop's estimated work, in nanoseconds of a release build: its events (polls with
 /// records, and members' idle wake-ups: heartbeats, empty fetches, metadata refreshes), each
@@ -319,8 +320,8 @@ pub(super) fn check_file(file: &ScenarioFile, keys: &KeySpans) -> Result<(), Inv
     Ok(())
 }
 
-/// Bounds on what the validated scenario makes: keyed records generated up front, the event
-/// loop's work, lag samples.
+/// Bounds on what the validated scenario makes: keyed records, the event loop's work, lag
+/// samples.
 pub(super) fn check_scenario(scenario: &Scenario, keys: &KeySpans) -> Result<(), Invalid> {
     let duration = u128::from(scenario.duration_ms);
     let mut keyed = 0u128;
@@ -367,7 +368,7 @@ pub(super) fn check_scenario(scenario: &Scenario, keys: &KeySpans) -> Result<(),
             return Err((
                 keys.at(&format!("producers.{i}.{key}")),
                 format!(
-                    "producer for {:?}: {keyed} keyed records in all{}, above the limit of {MAX_KEYED_RECORDS} (they are generated up front)",
+                    "producer for {:?}: {keyed} keyed records in all{}, above the limit of {MAX_KEYED_RECORDS}",
                     scenario.topics[p.topic].name,
                     if fanout > 1 { " (a broadcast counts once per partition)" } else { "" }
                 ),

@@ -13,56 +13,35 @@ pub struct TimerId {
     seq: u64,
 }
 
-/// A heap entry: `(time, seq)` packed in one integer (time in the high 64 bits), so ordering
-/// is a single comparison; `seq` is unique, so the slot never decides.
-#[derive(Clone, Copy, Debug)]
-struct Key {
-    order: u128,
-    slot: u32,
+/// Bits of a heap key that hold the slot; the sequence number sits above them.
+const SLOT_BITS: u32 = 24;
+const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
+/// Sequence numbers fit in the 40 bits between the time and the slot.
+const MAX_SEQ: u64 = (1 << (64 - SLOT_BITS)) - 1;
+
+/// A heap key: `time_us << 64 | seq << 24 | slot`, so ordering is one comparison of one
+/// integer (time first, then insertion order; `seq` is unique, so the slot never decides).
+fn key(at: SimTime, seq: u64, slot: u32) -> u128 {
+    (u128::from(at.as_micros()) << 64) | (u128::from(seq) << SLOT_BITS) | u128::from(slot)
 }
 
-impl Key {
-    fn new(at: SimTime, seq: u64, slot: u32) -> Self {
-        Key {
-            order: (u128::from(at.as_micros()) << 64) | u128::from(seq),
-            slot,
-        }
-    }
-
-    fn at(&self) -> SimTime {
-        SimTime::from_micros((self.order >> 64) as u64)
-    }
-
-    fn seq(&self) -> u64 {
-        self.order as u64
-    }
+fn key_at(key: u128) -> SimTime {
+    SimTime::from_micros((key >> 64) as u64)
 }
 
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        self.order == other.order
-    }
+fn key_seq(key: u128) -> u64 {
+    (key >> SLOT_BITS) as u64 & MAX_SEQ
 }
 
-impl Eq for Key {}
-
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
+fn key_slot(key: u128) -> u32 {
+    (key & SLOT_MASK) as u32
 }
 
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.order.cmp(&other.order)
-    }
-}
-
-/// Events live in a slab; the heap orders small `(time, seq)` keys, so popping moves no
-/// event payloads and needs no hashing. A cancelled event's slot is emptied at once and its
-/// heap key skipped when it surfaces.
+/// Events live in a slab; a min-heap orders 16-byte keys, so popping moves no event payloads
+/// and needs no hashing. A cancelled event's slot is emptied at once and its heap
+/// key skipped when it surfaces.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<Key>>,
+    heap: BinaryHeap<Reverse<u128>>,
     slots: Vec<Option<(u64, E)>>,
     free: Vec<u32>,
     next_seq: u64,
@@ -100,7 +79,9 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `at`.
     ///
     /// # Panics
-    /// When `at` is in the past: that is a bug in the caller, never a property of the input.
+    /// When `at` is in the past: that is a bug in the caller, never a property of the input;
+    /// and past 2^40 events scheduled or 2^24 pending, far beyond any run the scenario
+    /// limits allow.
     pub fn schedule(&mut self, at: SimTime, event: E) -> TimerId {
         assert!(
             at >= self.now,
@@ -108,6 +89,7 @@ impl<E> EventQueue<E> {
             self.now
         );
         let seq = self.next_seq;
+        assert!(seq <= MAX_SEQ, "more than 2^40 events scheduled");
         self.next_seq += 1;
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -115,11 +97,15 @@ impl<E> EventQueue<E> {
                 slot
             }
             None => {
+                assert!(
+                    (self.slots.len() as u128) <= SLOT_MASK,
+                    "more than 2^24 events pending"
+                );
                 self.slots.push(Some((seq, event)));
                 (self.slots.len() - 1) as u32
             }
         };
-        self.heap.push(Reverse(Key::new(at, seq, slot)));
+        self.push(key(at, seq, slot));
         TimerId { slot, seq }
     }
 
@@ -131,17 +117,25 @@ impl<E> EventQueue<E> {
         }
     }
 
+    fn push(&mut self, key: u128) {
+        self.heap.push(Reverse(key));
+    }
+
+    fn pop_key(&mut self) -> Option<u128> {
+        self.heap.pop().map(|Reverse(key)| key)
+    }
+
     /// Drops cancelled keys from the top of the heap.
     fn skip_cancelled(&mut self) {
         while let Some(&Reverse(key)) = self.heap.peek() {
-            let (seq, slot) = (key.seq(), key.slot);
+            let (seq, slot) = (key_seq(key), key_slot(key));
             let live = self.slots[slot as usize]
                 .as_ref()
                 .is_some_and(|(s, _)| *s == seq);
             if live {
                 return;
             }
-            self.heap.pop();
+            self.pop_key();
             // The slot is reusable once no heap key refers to it.
             if self.slots[slot as usize].is_none() {
                 self.free.push(slot);
@@ -157,8 +151,8 @@ impl<E> EventQueue<E> {
     /// The next event with its insertion sequence number (what the run digest records).
     pub fn pop_with_seq(&mut self) -> Option<(SimTime, u64, E)> {
         self.skip_cancelled();
-        let Reverse(key) = self.heap.pop()?;
-        let (at, seq, slot) = (key.at(), key.seq(), key.slot);
+        let key = self.pop_key()?;
+        let (at, seq, slot) = (key_at(key), key_seq(key), key_slot(key));
         let (_, event) = self.slots[slot as usize].take().expect("live slot");
         self.free.push(slot);
         self.now = at;
@@ -169,7 +163,7 @@ impl<E> EventQueue<E> {
     /// Time of the next live event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.skip_cancelled();
-        self.heap.peek().map(|Reverse(key)| key.at())
+        self.heap.peek().map(|&Reverse(key)| key_at(key))
     }
 }
 
@@ -197,5 +191,52 @@ mod tests {
         q.schedule(SimTime::from_millis(5), ());
         q.pop();
         q.schedule(SimTime::from_millis(4), ());
+    }
+
+    /// Against a model (every live event in a sorted set of (time, seq)): random schedules,
+    /// cancels and pops, some at the same instant, pop in the same order.
+    #[test]
+    fn pops_in_time_then_insertion_order_like_a_sorted_model() {
+        use crate::sim::rng::Stream;
+        use std::collections::BTreeSet;
+        let mut rng = Stream::derive(5, "queue");
+        for round in 0..20 {
+            let mut q = EventQueue::new();
+            let mut model: BTreeSet<(u64, u64)> = BTreeSet::new();
+            let mut ids: Vec<(TimerId, u64, u64)> = Vec::new();
+            for step in 0..3000u64 {
+                match rng.between(0, 9) {
+                    0..=4 => {
+                        // Ties are common: a handful of instants ahead.
+                        let at = q.now().as_micros() + rng.between(0, 5) * 100;
+                        let id = q.schedule(SimTime::from_micros(at), step);
+                        model.insert((at, step));
+                        ids.push((id, at, step));
+                    }
+                    5..=6 if !ids.is_empty() => {
+                        let (id, at, step) =
+                            ids.swap_remove(rng.between(0, ids.len() as u64 - 1) as usize);
+                        q.cancel(id);
+                        model.remove(&(at, step));
+                    }
+                    _ => {
+                        let want = model.pop_first();
+                        let got = q.pop();
+                        assert_eq!(
+                            got.map(|(t, e)| (t.as_micros(), e)),
+                            want,
+                            "round {round} step {step}"
+                        );
+                        if let Some((_, e)) = want {
+                            ids.retain(|&(_, _, s)| s != e);
+                        }
+                    }
+                }
+            }
+            while let Some(want) = model.pop_first() {
+                assert_eq!(q.pop().map(|(t, e)| (t.as_micros(), e)), Some(want));
+            }
+            assert!(q.pop().is_none());
+        }
     }
 }

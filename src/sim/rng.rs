@@ -31,14 +31,17 @@ impl Stream {
             return self.next_u64();
         }
         let n = span + 1;
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let x = self.next_u64();
-            let m = u128::from(x) * u128::from(n);
-            if (m as u64) >= threshold {
-                return lo + (m >> 64) as u64;
+        let mut m = u128::from(self.next_u64()) * u128::from(n);
+        // The threshold (2^64 mod n, below n) needs a division; a low half at or above n is
+        // above it anyway, so it is worked out only in the rare case the draw may be rejected
+        // (Lemire 2019): the same draws and the same answers as always computing it.
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = u128::from(self.next_u64()) * u128::from(n);
             }
         }
+        lo + (m >> 64) as u64
     }
 
     pub fn fill(&mut self, bytes: &mut [u8]) {
@@ -116,6 +119,31 @@ mod tests {
             assert!((3..=5).contains(&x));
         }
         assert_eq!(s.between(4, 4), 4);
+    }
+
+    /// The threshold worked out only when a draw may be rejected gives every answer, and
+    /// consumes every draw, as working it out each time does (what every snapshot was made
+    /// with).
+    #[test]
+    fn between_draws_as_the_plain_rejection_method() {
+        fn plain(s: &mut Stream, lo: u64, hi: u64) -> u64 {
+            let n = hi - lo + 1;
+            let threshold = n.wrapping_neg() % n;
+            loop {
+                let m = u128::from(s.next_u64()) * u128::from(n);
+                if (m as u64) >= threshold {
+                    return lo + (m >> 64) as u64;
+                }
+            }
+        }
+        // Spans just past a power of two reject about half the draws.
+        for (lo, hi) in [(1, 5), (0, 9_999), (0, (1 << 63) + 1), (7, u64::MAX - 3)] {
+            let (mut a, mut b) = (Stream::derive(3, "x"), Stream::derive(3, "x"));
+            for _ in 0..10_000 {
+                assert_eq!(a.between(lo, hi), plain(&mut b, lo, hi), "[{lo}, {hi}]");
+            }
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
     }
 
     #[test]

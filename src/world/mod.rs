@@ -21,7 +21,9 @@ use crate::group::coordinator::{
 use crate::group::messages::{ClientRef, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
-use crate::scenario::{ClientSettings, MemberSpec, Protocol, Scenario, TimelineAction};
+use crate::scenario::{
+    ClientSettings, MemberSpec, OffsetReset, Protocol, Scenario, TimelineAction,
+};
 use crate::sim::queue::TimerId;
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
@@ -93,6 +95,9 @@ pub struct RunOptions {
     pub record_history: bool,
     /// Keep every fact the models recorded, in order (for `cgsim explain`).
     pub keep_facts: bool,
+    /// Test-only: never trim the keyed logs (to show that trimming changes nothing).
+    #[doc(hidden)]
+    pub keep_every_record: bool,
 }
 
 /// The outcome of a run: its report, and the trace when asked for.
@@ -103,12 +108,32 @@ pub struct RunOutput {
     pub events: u64,
     /// Every fact with its time, in the order recorded (empty unless `keep_facts`).
     pub facts: Vec<(SimTime, Fact)>,
+    /// Keyed appends the logs held in memory at the end (what trimming left).
+    pub keyed_appends_held: usize,
 }
 
 /// Runs a scenario to its end.
 pub fn run(scenario: &Scenario, options: RunOptions) -> RunOutput {
     run_with_faults(scenario, options, &[])
 }
+
+/// Runs like [`run`], but asks `keep_going` every [`CHECK_EVERY`] events (with the number of
+/// events processed so far) whether to go on, and gives up (`None`) when it says no: how
+/// `cgsim lab` bounds a run's wall time and work. The run reads no clock itself; whatever
+/// `keep_going` reads can only stop it, never change it, so a run that completes is the same
+/// run, digest for digest.
+pub fn run_while(
+    scenario: &Scenario,
+    options: RunOptions,
+    keep_going: &mut dyn FnMut(u64) -> bool,
+) -> Option<RunOutput> {
+    let mut world = World::new(scenario, options);
+    world.schedule_start(&[]);
+    world.run_checked(keep_going)
+}
+
+/// How many events [`run_while`] processes between two questions.
+pub const CHECK_EVERY: u64 = 1024;
 
 /// Runs with injected faults: `(at_ms, member, partition)` makes a member claim a partition it
 /// was never assigned, to prove the invariant checker catches double ownership.
@@ -166,7 +191,20 @@ struct World<'s> {
     coordinator_loading_until: SimTime,
     /// Requests in flight on each connection (client, broker), oldest first, when `faults`.
     in_flight: BTreeMap<(ClientRef, u32), VecDeque<InFlight>>,
+    /// Keyed records are generated this far ahead of simulated time.
+    keyed_horizon: Duration,
+    /// When the keyed logs were last trimmed.
+    last_trim: SimTime,
+    /// Offsets answered by OffsetFetch responses still on their way: a consumer may seek
+    /// there, so the logs keep them (`(client, partition, offset)`).
+    offsets_in_flight: Vec<(ClientRef, usize, u64)>,
+    keep_every_record: bool,
 }
+
+/// Keyed records are generated in steps of this much simulated time.
+const KEYED_STEP_MS: u64 = 1_000;
+/// The keyed logs are trimmed at the first lag sample this long after the last trim.
+const TRIM_EVERY_MS: u64 = 10_000;
 
 impl<'s> World<'s> {
     fn new(scenario: &'s Scenario, options: RunOptions) -> Self {
@@ -247,6 +285,12 @@ impl<'s> World<'s> {
             coordinator_home: Some(coordinator_home),
             coordinator_loading_until: SimTime::ZERO,
             in_flight: BTreeMap::new(),
+            // A consumer reads a partition's next append time to choose its wake, up to the
+            // fetch's max wait ahead (`client::fetch`): past this, "not before" is as good.
+            keyed_horizon: Duration::from_millis(scenario.group.fetch_max_wait_ms + KEYED_STEP_MS),
+            last_trim: SimTime::ZERO,
+            offsets_in_flight: Vec::new(),
+            keep_every_record: options.keep_every_record,
         }
     }
 
@@ -338,18 +382,33 @@ impl<'s> World<'s> {
         Some(what)
     }
 
-    fn run_to_end(mut self) -> RunOutput {
+    fn run_to_end(self) -> RunOutput {
+        self.run_checked(&mut |_| true)
+            .expect("a run asked nothing stops only at its end")
+    }
+
+    /// The event loop; `None` when `keep_going` said stop (asked every [`CHECK_EVERY`] events).
+    fn run_checked(mut self, keep_going: &mut dyn FnMut(u64) -> bool) -> Option<RunOutput> {
         let end = SimTime::from_millis(self.scenario.duration_ms);
         while let Some(t) = self.queue.peek_time() {
             if t > end {
                 break;
             }
+            if t + self.keyed_horizon >= self.logs.generated_before() {
+                let step = Duration::from_millis(KEYED_STEP_MS);
+                self.logs.generate_through(t + self.keyed_horizon + step);
+            }
             let (at, seq, event) = self.queue.pop_with_seq().expect("peeked");
             digest::record(&mut self.digest, at, seq, &event);
             self.dispatch(event);
             self.refine_lag_sampling();
+            let popped = self.queue.popped();
+            if popped.is_multiple_of(CHECK_EVERY) && !keep_going(popped) {
+                return None;
+            }
         }
         // The run ends at `end`: close open intervals there.
+        self.logs.generate_through(end);
         let events = self.queue.popped();
         let digest = self.digest.hex();
         let history = self.observers.metrics.take_history();
@@ -363,13 +422,14 @@ impl<'s> World<'s> {
             self.scenario,
         );
         report.brokers = self.cluster.availability.events().to_vec();
-        RunOutput {
+        Some(RunOutput {
             report,
             history,
             trace: self.trace.lines().to_vec(),
             events,
             facts: self.observers.facts.take().unwrap_or_default(),
-        }
+            keyed_appends_held: self.logs.keyed_appends_held(),
+        })
     }
 
     /// The one match: each event to its owner.
@@ -437,6 +497,11 @@ impl<'s> World<'s> {
                 self.apply_coordinator();
             }
             Event::AtClient { to, response } => {
+                if let Response::OffsetFetch { committed } = &*response {
+                    self.offsets_in_flight.retain(|&(client, p, offset)| {
+                        client != to || !committed.contains(&(p, Some(offset)))
+                    });
+                }
                 self.with_member(to.member, |m, env| m.on_response(env, to, *response))
             }
             Event::ClientTimer { to, timer } => {
@@ -455,6 +520,11 @@ impl<'s> World<'s> {
             }
             Event::LagSample => {
                 self.observers.metrics.sample_lag(now, &self.logs);
+                if now >= self.last_trim + Duration::from_millis(TRIM_EVERY_MS)
+                    && !self.keep_every_record
+                {
+                    self.trim_logs();
+                }
                 let factor = self.observers.metrics.lag_sampling_factor(now);
                 let every = (self.scenario.lag_sample_ms / factor).max(1);
                 // Fine whenever the factor asks for it, even when `lag_sample_ms = 1` cannot get
@@ -514,6 +584,17 @@ impl<'s> World<'s> {
                         names.join(" ")
                     )
                 });
+                // For the pictures: members cut off from the coordinator's broker.
+                let now = self.now();
+                if let Some(home) = self.coordinator_home {
+                    for &m in members {
+                        if let Some(until) = self.cluster.availability.cut_until(m, home, now) {
+                            self.observers
+                                .metrics
+                                .cut_off_from_coordinator(now, m, until);
+                        }
+                    }
+                }
             }
             TimelineAction::LatencySpike {
                 latency_ms,
@@ -532,7 +613,34 @@ impl<'s> World<'s> {
         }
     }
 
-    /// A new process for member `m`: a new incarnation.
+    /// Forgets the keyed appends nobody can read any more: those counted by the last lag
+    /// sample (now) and below every partition's lowest readable offset: its committed offset
+    /// (or 0 with none, when a reset goes to the earliest), every consumer's position, every
+    /// offset an OffsetFetch answer on its way carries. A reset to the latest offset reads
+    /// the log end, never below it.
+    fn trim_logs(&mut self) {
+        let now = self.now();
+        self.last_trim = now;
+        let earliest = self.scenario.group.auto_offset_reset == OffsetReset::Earliest;
+        let offsets = &self.cluster.offsets;
+        let mut low_water: Vec<u64> = (0..self.partitions.len())
+            .map(|p| match offsets.committed(p) {
+                Some(offset) => offset,
+                None if earliest => 0,
+                None => u64::MAX,
+            })
+            .collect();
+        for member in &self.members {
+            for (p, position) in member.fetch_positions() {
+                low_water[p] = low_water[p].min(position);
+            }
+        }
+        for &(_, p, offset) in &self.offsets_in_flight {
+            low_water[p] = low_water[p].min(offset);
+        }
+        self.logs.trim(now, |p| low_water[p]);
+    }
+
     /// A new process for member `m`, configured anew when `spec` is given (else as before).
     fn start_member(&mut self, m: usize, spec: Option<&MemberSpec>) {
         self.incarnations[m] += 1;
@@ -561,6 +669,12 @@ impl<'s> World<'s> {
         let mut out = std::mem::replace(&mut self.coordinator_out, Out::new(false));
         let (effects, logs) = out.drain();
         for effect in effects {
+            if let CoordinatorEffect::Respond { to, response } = &effect {
+                if let Response::OffsetFetch { committed } = &**response {
+                    let answered = committed.iter().filter_map(|&(p, o)| Some((*to, p, o?)));
+                    self.offsets_in_flight.extend(answered);
+                }
+            }
             match effect {
                 // The consumer does not wait for its LeaveGroup answer (it is closing, or its
                 // heartbeat thread left after a poll timeout): the answer is not carried.
