@@ -14,19 +14,39 @@ use crate::assignor::{AssignError, GroupSpec, MemberPartitions, TopicIdx, TopicP
 use crate::java::{bucket_index, iteration_order, string_hash, Capacity, JavaHash, Uuid};
 use std::ops::Range;
 
-/// `order`: `memberIds()` order as indexes into `group.members` (non-empty).
+/// Room for any member's quota in a homogeneous group: the partitions of the topics every
+/// member subscribes to over the members, plus one for the extras. `None` for no members.
+pub(super) fn quota_bound(group: &GroupSpec) -> Option<usize> {
+    let first = group.members.first()?;
+    let total: usize = first
+        .topics
+        .iter()
+        .map(|&t| group.topic(t).partitions.max(0) as usize)
+        .sum();
+    Some(total / group.members.len() + 1)
+}
+
+/// `order`: `memberIds()` order as indexes into `group.members` (non-empty). `kept`: empty, or
+/// [`PreviousOwners`]'s copies of what each member held (asked for with a capacity of at least
+/// [`quota_bound`]), which become the members' lists.
 pub(super) fn assign(
     group: &GroupSpec,
     ids: &[Option<Uuid>],
     order: &[usize],
     previous: &PreviousOwners,
+    kept: MemberPartitions,
 ) -> Result<MemberPartitions, AssignError> {
-    let mut out: MemberPartitions = vec![Vec::new(); group.members.len()];
     let topics = subscribed_topic_set(group, ids, order[0]);
     if topics.is_empty() {
         // Kafka returns an empty GroupAssignment: every member gets nothing.
-        return Ok(out);
+        return Ok(vec![Vec::new(); group.members.len()]);
     }
+    let copied = !kept.is_empty();
+    let mut out = if copied {
+        kept
+    } else {
+        vec![Vec::new(); group.members.len()]
+    };
     let mut in_set = vec![false; group.topics.len()];
     for &t in &topics {
         in_set[t as usize] = true;
@@ -62,14 +82,17 @@ pub(super) fn assign(
             quota += 1;
         }
         let kept = &mut out[m];
-        kept.reserve_exact(quota as usize);
+        // What it held of the topic set: already there when copied (all of it).
+        if !(copied && previous.keeps_all(m)) {
+            kept.reserve_exact(quota as usize);
+            if previous.keeps_all(m) && member.owned.len() as i64 <= quota {
+                kept.extend_from_slice(&member.owned);
+            } else {
+                kept.extend(member.owned.iter().filter(|tp| in_set[tp.topic as usize]));
+            }
+        }
         // Keep everything still subscribed if it all fits: then the order Kafka walks it in
         // does not matter. Usually the member subscribes to all it held, and it is one copy.
-        if previous.keeps_all(m) && member.owned.len() as i64 <= quota {
-            kept.extend_from_slice(&member.owned);
-        } else {
-            kept.extend(member.owned.iter().filter(|tp| in_set[tp.topic as usize]));
-        }
         if kept.len() as i64 <= quota {
             quota -= kept.len() as i64;
         } else {
