@@ -203,10 +203,10 @@ impl PreviousOwners {
                 }
             }
             let mut keeps = true;
-            let runs = m
-                .owned
-                .chunk_by(|a, b| a.topic == b.topic && a.partition.wrapping_add(1) == b.partition);
-            for run in runs {
+            let mut rest = &m.owned[..];
+            while !rest.is_empty() {
+                let (run, tail) = rest.split_at(run_len(rest));
+                rest = tail;
                 if !previous.claim_run(run) {
                     // Part of the run is not in the metadata or already held: one by one, to
                     // name the first partition at fault.
@@ -399,6 +399,76 @@ fn double_claim(group: &GroupSpec, tp: TopicPartition) -> AssignError {
         group.topic(tp.topic).name,
         tp.partition
     ))
+}
+
+/// How many partitions `tps` (non-empty) starts with that are consecutive partitions of one
+/// topic, as `chunk_by` on "same topic, next partition" would cut them. Targets hold long runs
+/// (a member of T2 after one member left holds one run of 500), and a test per partition with
+/// an exit cost ten instructions a partition: whole blocks are checked first without one, a
+/// comparison of each partition with the one its place in the run calls for, which the compiler
+/// vectorizes; the block that breaks the run, and what is left, go one by one.
+fn run_len(tps: &[TopicPartition]) -> usize {
+    const BLOCK: usize = 16;
+    let first = tps[0];
+    // Partition `k` of the run: same topic, partition number `k` more (wrapping, as `i32` adds).
+    let at = |k: usize, tp: &TopicPartition| {
+        tp.topic == first.topic && tp.partition == first.partition.wrapping_add(k as i32)
+    };
+    let mut len = 0;
+    for block in tps.chunks_exact(BLOCK) {
+        let whole = block
+            .iter()
+            .enumerate()
+            .fold(true, |whole, (k, tp)| whole & at(len + k, tp));
+        if !whole {
+            break;
+        }
+        len += BLOCK;
+    }
+    len + tps[len..]
+        .iter()
+        .enumerate()
+        .take_while(|&(k, tp)| at(len + k, tp))
+        .count()
+}
+
+#[cfg(test)]
+#[test]
+fn run_len_cuts_where_chunk_by_does() {
+    let tp = TopicPartition::new;
+    let mut cases: Vec<Vec<TopicPartition>> = vec![
+        vec![tp(0, 5)],
+        vec![tp(0, 5), tp(0, 7)],
+        vec![tp(0, 5), tp(1, 6)],
+        vec![tp(2, i32::MAX), tp(2, i32::MIN), tp(2, i32::MIN + 1)],
+    ];
+    // Runs that break at every place in and around whole blocks, by topic or by partition.
+    for len in [1usize, 15, 16, 17, 31, 32, 33, 40] {
+        for broken in 0..=len {
+            for by_topic in [false, true] {
+                let mut v: Vec<TopicPartition> = (0..len as i32).map(|p| tp(3, 100 + p)).collect();
+                if broken < len && broken > 0 {
+                    if by_topic {
+                        v[broken].topic = 4;
+                    } else {
+                        v[broken].partition += 1;
+                    }
+                }
+                cases.push(v);
+            }
+        }
+    }
+    for v in cases {
+        let mut rest = &v[..];
+        let mut want =
+            v.chunk_by(|a, b| a.topic == b.topic && a.partition.wrapping_add(1) == b.partition);
+        while !rest.is_empty() {
+            let (run, tail) = rest.split_at(run_len(rest));
+            assert_eq!(Some(run), want.next(), "{v:?}");
+            rest = tail;
+        }
+        assert_eq!(want.next(), None, "{v:?}");
+    }
 }
 
 /// Dense numbering of every partition of the metadata: topic `t`, partition `p` is
