@@ -14,7 +14,7 @@ pub mod sticky;
 pub mod table;
 pub mod uniform;
 
-use crate::java::{string_compare, Uuid};
+use crate::java::{str_order_is_java_order, string_compare, Uuid};
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -119,6 +119,12 @@ impl GroupSpec {
 
     pub fn topic(&self, idx: TopicIdx) -> &Topic {
         &self.topics[idx as usize]
+    }
+
+    /// Every member subscribes to the same topics of the metadata. Compared by topic index,
+    /// which is cheap; KIP-848's subscription type compares names ([`SubscriptionType::of`]).
+    pub fn same_topics(&self) -> bool {
+        self.members.windows(2).all(|w| w[0].topics == w[1].topics)
     }
 
     /// Topics at least one member subscribes to, ascending.
@@ -276,18 +282,92 @@ pub fn by_name(name: &str) -> Result<&'static dyn Assignor, AssignError> {
 /// in Java `String.compareTo` order. Returns member indexes.
 pub fn member_info_order(members: &[Member]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..members.len()).collect();
-    order.sort_by(|&a, &b| member_info_cmp(&members[a], &members[b]));
+    // Ids are almost always ASCII; then byte order is Java's, checked once per id here rather
+    // than on both ids of every comparison.
+    let bytes_suffice = members.iter().all(|m| {
+        str_order_is_java_order(&m.member_id)
+            && m.group_instance_id
+                .as_deref()
+                .is_none_or(str_order_is_java_order)
+    });
+    if !bytes_suffice {
+        order.sort_by(|&a, &b| member_info_cmp(&members[a], &members[b], string_compare));
+        return order;
+    }
+    // Member ids share a long prefix ("consumer-<group>-<n>-"), so most comparisons of whole ids
+    // walk it again. Sorting by the eight bytes after the prefix the sort keys share first, and
+    // comparing whole ids only on a tie, makes almost every comparison one of two integers.
+    let keys = MemberInfoKeys::new(members);
+    let mut keyed: Vec<(u64, u32)> = (0..members.len())
+        .map(|m| (keys.key(&members[m]), m as u32))
+        .collect();
+    // Pairs in their natural order (unstable, but the index makes every pair distinct): a
+    // comparator that could fall back on the whole ids cost twice the instructions of the sort
+    // itself on 2,000 members (`benches/data` T2). Equal keys are rare, and each run of them is
+    // then put in whole-id order; the stable sort keeps index order among equal ids.
+    keyed.sort_unstable();
+    for tied in keyed.chunk_by_mut(|a, b| a.0 == b.0) {
+        if tied.len() > 1 {
+            tied.sort_by(|&(_, a), &(_, b)| {
+                member_info_cmp(&members[a as usize], &members[b as usize], str::cmp)
+            });
+        }
+    }
+    order.clear();
+    order.extend(keyed.into_iter().map(|(_, m)| m as usize));
     order
 }
 
-fn member_info_cmp(a: &Member, b: &Member) -> Ordering {
-    match (&a.group_instance_id, &b.group_instance_id) {
-        (Some(x), Some(y)) => {
-            string_compare(x, y).then_with(|| string_compare(&a.member_id, &b.member_id))
+/// Integer sort keys consistent with [`member_info_cmp`] under byte order: the top bit says
+/// dynamic (static members sort first), the rest are the 63 bits after the prefix every string
+/// of the member's kind shares (its instance id if static, else its member id), zero-padded. A
+/// smaller key means an earlier member; equal keys decide nothing. (Zero padding is sound: where
+/// one string ends inside the key, it is a prefix of the other up to there, and sorts first.)
+struct MemberInfoKeys {
+    /// Shared prefix length of the static members' instance ids, of the dynamic members' ids.
+    prefix: [usize; 2],
+}
+
+impl MemberInfoKeys {
+    fn new(members: &[Member]) -> Self {
+        let mut shared: [Option<&[u8]>; 2] = [None, None];
+        for m in members {
+            let (kind, id) = Self::kind_and_id(m);
+            shared[kind] = Some(match shared[kind] {
+                None => id,
+                Some(p) => &p[..p.iter().zip(id).take_while(|(a, b)| a == b).count()],
+            });
         }
+        MemberInfoKeys {
+            prefix: shared.map(|p| p.map_or(0, <[u8]>::len)),
+        }
+    }
+
+    fn kind_and_id(m: &Member) -> (usize, &[u8]) {
+        match &m.group_instance_id {
+            Some(id) => (0, id.as_bytes()),
+            None => (1, m.member_id.as_bytes()),
+        }
+    }
+
+    fn key(&self, m: &Member) -> u64 {
+        let (kind, id) = Self::kind_and_id(m);
+        let mut bytes = [0u8; 8];
+        let rest = &id[self.prefix[kind]..];
+        let n = rest.len().min(8);
+        bytes[..n].copy_from_slice(&rest[..n]);
+        // 63 bits: the eighth byte loses its lowest bit, so keys differing only there tie.
+        ((kind as u64) << 63) | (u64::from_be_bytes(bytes) >> 1)
+    }
+}
+
+/// `MemberInfo.compareTo`, with `cmp` as the string order.
+fn member_info_cmp(a: &Member, b: &Member, cmp: impl Fn(&str, &str) -> Ordering) -> Ordering {
+    match (&a.group_instance_id, &b.group_instance_id) {
+        (Some(x), Some(y)) => cmp(x, y).then_with(|| cmp(&a.member_id, &b.member_id)),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => string_compare(&a.member_id, &b.member_id),
+        (None, None) => cmp(&a.member_id, &b.member_id),
     }
 }
 
@@ -361,5 +441,50 @@ mod tests {
         g.members[2].group_instance_id = Some("pod-1".into());
         g.members[1].group_instance_id = Some("pod-0".into());
         assert_eq!(member_info_order(&g.members), [1, 2, 0]);
+    }
+
+    /// The keyed sort against a plain stable sort with Java's `String.compareTo`, on ids that
+    /// share long prefixes, end inside the key, differ only in the key's last bit, repeat, or
+    /// hold characters outside the BMP (where byte order is not Java's).
+    #[test]
+    fn member_info_order_matches_a_plain_java_sort() {
+        let ids = [
+            "consumer-grp-1-b",
+            "consumer-grp-10-a",
+            "consumer-grp-1",
+            "consumer-grp-1\0",
+            "consumer-grp-12345678a",
+            "consumer-grp-12345678b",
+            "consumer-grp-12345679",
+            "consumer-grp-2",
+            "consumer-grp-1-b",
+            "consumer-grp-",
+            "c",
+            "",
+        ];
+        let odd = ["consumer-\u{1F600}", "consumer-\u{FF5E}", "consumer-\u{E9}"];
+        for with_odd in [false, true] {
+            for statics in [0usize, 1, 3] {
+                let names: Vec<&str> = ids
+                    .iter()
+                    .chain(if with_odd { &odd[..] } else { &[] })
+                    .copied()
+                    .collect();
+                let mut g = test_support::group(
+                    &[("t", 1)],
+                    &names.iter().map(|&n| (n, &["t"][..])).collect::<Vec<_>>(),
+                );
+                for (i, m) in g.members.iter_mut().enumerate() {
+                    if statics > 0 && i % 4 < statics {
+                        m.group_instance_id = Some(format!("pod-{}", (i * 7) % 5));
+                    }
+                }
+                let mut want: Vec<usize> = (0..g.members.len()).collect();
+                want.sort_by(|&a, &b| {
+                    member_info_cmp(&g.members[a], &g.members[b], string_compare)
+                });
+                assert_eq!(member_info_order(&g.members), want, "{with_odd} {statics}");
+            }
+        }
     }
 }

@@ -27,9 +27,10 @@ impl Assignor for ServerRangeAssignor {
     fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError> {
         // Homogeneous and heterogeneous builders give the same ranges: a homogeneous group is
         // the case where every topic's subscribers are all members.
+        let same_topics = group.same_topics();
         Ok(AssignResult {
-            subscription_type: Some(subscription_type(group)),
-            ..AssignResult::plain(assign_ranges(group))
+            subscription_type: Some(subscription_type(group, same_topics)),
+            ..AssignResult::plain(assign_ranges(group, same_topics))
         })
     }
 }

@@ -78,9 +78,17 @@ pub fn bucket_index(hash: i32, capacity: usize) -> usize {
 /// removals) into a collection built as `capacity`: returns indexes into `hashes`.
 pub fn iteration_order(hashes: &[i32], capacity: Capacity) -> Vec<usize> {
     let cap = capacity.after_inserts(hashes.len());
-    let mut order: Vec<usize> = (0..hashes.len()).collect();
-    order.sort_by_key(|&i| (bucket_index(hashes[i], cap), i));
-    order
+    // One integer per key, bucket above insertion index: sorting plain integers is several
+    // times faster than sorting indexes by a computed pair.
+    let mut keys: Vec<u64> = hashes
+        .iter()
+        .enumerate()
+        .map(|(i, &h)| (bucket_index(h, cap) as u64) << 32 | i as u64)
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|k| (k & u64::from(u32::MAX)) as usize)
+        .collect()
 }
 
 struct Slot<K, V> {

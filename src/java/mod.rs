@@ -12,7 +12,9 @@ mod hash_map;
 mod timeline_hash;
 mod uuid;
 
-pub use hash_code::{int_hash, string_compare, string_hash, topic_partition_hash, JavaHash};
+pub use hash_code::{
+    int_hash, str_order_is_java_order, string_compare, string_hash, topic_partition_hash, JavaHash,
+};
 pub use hash_map::{bucket_index, iteration_order, Capacity, JavaHashMap, JavaHashSet};
 pub use timeline_hash::TimelineHashSet;
 pub use uuid::{Uuid, UuidError};

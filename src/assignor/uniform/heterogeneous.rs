@@ -14,7 +14,7 @@
 //! Members are numbered in `memberIds()` order, which breaks every tie between equally loaded
 //! members; topic ids break ties between topics. Nothing else depends on Java collection order.
 
-use super::collect_owners;
+use super::{collect_owners, PreviousOwners};
 use crate::assignor::{AssignError, GroupSpec, MemberPartitions, TopicIdx};
 use crate::java::Uuid;
 use std::cmp::Ordering;
@@ -28,15 +28,16 @@ pub(super) fn assign(
     group: &GroupSpec,
     ids: &[Option<Uuid>],
     order: &[usize],
+    previous: &PreviousOwners,
 ) -> Result<MemberPartitions, AssignError> {
     let mut b = Builder::new(group, ids, order);
     if b.subscribed.is_empty() {
         return Ok(vec![Vec::new(); group.members.len()]);
     }
-    b.keep_previous();
+    b.keep_previous(previous);
     b.assign_unowned();
     b.balance();
-    Ok(collect_owners(group, order, &b.owners))
+    Ok(collect_owners(group, order, &b.owners, &b.sizes))
 }
 
 struct Builder<'a> {
@@ -80,11 +81,12 @@ impl<'a> Builder<'a> {
     }
 
     /// Step 1 (`maybeRevokePartitions`): previous partitions of still-subscribed topics stay.
-    fn keep_previous(&mut self) {
+    fn keep_previous(&mut self, previous: &PreviousOwners) {
         for (idx, &m) in self.order.iter().enumerate() {
             let member = &self.group.members[m];
+            let keeps_all = previous.keeps_all(m);
             for tp in &member.owned {
-                if member.subscribes(tp.topic) {
+                if keeps_all || member.subscribes(tp.topic) {
                     self.owners[tp.topic as usize][tp.partition as usize] = idx as i32;
                     self.sizes[idx] += 1;
                 }
@@ -157,24 +159,32 @@ impl<'a> Builder<'a> {
         }
         // The topic's partitions grouped by owner (ascending member index, then partition), and
         // each owner's slice of that list; a donor gives up the last of its slice, i.e. its
-        // highest-numbered partition of the topic.
+        // highest-numbered partition of the topic. A counting sort: owners are subscribers,
+        // which are listed ascending, so counting each one's partitions places every slice.
         let owners = &self.owners[topic as usize];
-        scratch.partitions.clear();
-        scratch.partitions.extend(0..owners.len() as i32);
-        scratch
-            .partitions
-            .sort_unstable_by_key(|&p| (owners[p as usize], p));
+        debug_assert!(owners
+            .iter()
+            .all(|&o| o < 0 || subscribers.binary_search(&(o as u32)).is_ok()));
         for &s in subscribers {
             scratch.range[s as usize] = (0, 0);
         }
-        for (i, &p) in scratch.partitions.iter().enumerate() {
-            let o = owners[p as usize];
+        for &o in owners.iter().filter(|&&o| o >= 0) {
+            scratch.range[o as usize].1 += 1;
+        }
+        let mut placed = 0;
+        for &s in subscribers {
+            let r = &mut scratch.range[s as usize];
+            let count = r.1;
+            *r = (placed, placed);
+            placed += count;
+        }
+        scratch.partitions.clear();
+        scratch.partitions.resize(placed as usize, 0);
+        for (p, &o) in owners.iter().enumerate() {
             if o >= 0 {
                 let r = &mut scratch.range[o as usize];
-                if r.1 == 0 {
-                    r.0 = i as u32;
-                }
-                r.1 = i as u32 + 1;
+                scratch.partitions[r.1 as usize] = p as i32;
+                r.1 += 1;
             }
         }
 
@@ -264,6 +274,8 @@ impl TopicScratch {
 /// the ranges see the moves made meanwhile, exactly like Kafka's.
 #[derive(Default)]
 struct Balancer {
+    /// Sort keys, kept to reuse their allocation.
+    keys: Vec<u64>,
     sorted: Vec<u32>,
     /// `[0, least_end)` is the least-loaded range, at level `least_level` before this round.
     least_end: usize,
@@ -281,10 +293,18 @@ impl Balancer {
     /// Starts over with `members` (non-empty); returns the spread between the most and least
     /// loaded.
     fn reset(&mut self, members: &[u32], sizes: &[i32]) -> i32 {
+        // By (size, member) packed into one integer (sizes are counts, never negative): sorting
+        // plain integers is several times faster than sorting by a looked-up pair, and this sort
+        // runs for every topic of every balancing round.
+        self.keys.clear();
+        self.keys.extend(
+            members
+                .iter()
+                .map(|&m| u64::from(sizes[m as usize] as u32) << 32 | u64::from(m)),
+        );
+        self.keys.sort_unstable();
         self.sorted.clear();
-        self.sorted.extend_from_slice(members);
-        self.sorted
-            .sort_unstable_by_key(|&m| (sizes[m as usize], m));
+        self.sorted.extend(self.keys.iter().map(|&k| k as u32));
         let n = self.sorted.len();
         let lowest = sizes[self.sorted[0] as usize];
         let highest = sizes[self.sorted[n - 1] as usize];

@@ -12,33 +12,60 @@
 use super::{int_set_order, previous_topics_in_java_order, PreviousOwners};
 use crate::assignor::{AssignError, GroupSpec, MemberPartitions, TopicIdx, TopicPartition};
 use crate::java::{bucket_index, iteration_order, string_hash, Capacity, JavaHash, Uuid};
+use std::ops::Range;
 
-/// `order`: `memberIds()` order as indexes into `group.members` (non-empty).
+/// Room for any member's quota in a homogeneous group: the partitions of the topics every
+/// member subscribes to over the members, plus one for the extras. `None` for no members.
+pub(super) fn quota_bound(group: &GroupSpec) -> Option<usize> {
+    let first = group.members.first()?;
+    let total: usize = first
+        .topics
+        .iter()
+        .map(|&t| group.topic(t).partitions.max(0) as usize)
+        .sum();
+    Some(total / group.members.len() + 1)
+}
+
+/// `order`: `memberIds()` order as indexes into `group.members` (non-empty). `kept`: empty, or
+/// [`PreviousOwners`]'s copies of what each member held (asked for with a capacity of at least
+/// [`quota_bound`]), which become the members' lists.
 pub(super) fn assign(
     group: &GroupSpec,
     ids: &[Option<Uuid>],
     order: &[usize],
     previous: &PreviousOwners,
+    kept: MemberPartitions,
 ) -> Result<MemberPartitions, AssignError> {
-    let mut out: MemberPartitions = vec![Vec::new(); group.members.len()];
     let topics = subscribed_topic_set(group, ids, order[0]);
     if topics.is_empty() {
         // Kafka returns an empty GroupAssignment: every member gets nothing.
-        return Ok(out);
+        return Ok(vec![Vec::new(); group.members.len()]);
     }
+    let copied = !kept.is_empty();
+    let mut out = if copied {
+        kept
+    } else {
+        vec![Vec::new(); group.members.len()]
+    };
     let mut in_set = vec![false; group.topics.len()];
     for &t in &topics {
         in_set[t as usize] = true;
     }
+    // Homogeneous: every member subscribes to exactly the set, so `keeps_all` (a member held
+    // only topics it subscribes to) means it held only topics of the set.
+    debug_assert!(group
+        .members
+        .iter()
+        .all(|m| m.topics.len() == topics.len() && m.topics.iter().all(|&t| in_set[t as usize])));
 
     // Partitions in nobody's previous target, topic by topic in the topic set's order; the
     // revoke pass appends those it takes from members over quota.
-    let mut unassigned: Vec<TopicPartition> = Vec::new();
+    let mut unassigned = Unassigned::default();
     let mut total: i64 = 0;
     for &t in &topics {
         let n = group.topic(t).partitions;
         total += i64::from(n);
-        previous.for_each_unassigned(t, n, |p| unassigned.push(TopicPartition::new(t, p)));
+        previous.for_each_unassigned_range(t, n, |range| unassigned.push(t, range));
     }
 
     let member_count = order.len() as i64;
@@ -54,11 +81,18 @@ pub(super) fn assign(
         if takes_extra {
             quota += 1;
         }
-        // Optimistically keep everything still subscribed: if it all fits, the order Kafka
-        // walks it in does not matter.
         let kept = &mut out[m];
-        kept.reserve_exact(quota as usize);
-        kept.extend(member.owned.iter().filter(|tp| in_set[tp.topic as usize]));
+        // What it held of the topic set: already there when copied (all of it).
+        if !(copied && previous.keeps_all(m)) {
+            kept.reserve_exact(quota as usize);
+            if previous.keeps_all(m) && member.owned.len() as i64 <= quota {
+                kept.extend_from_slice(&member.owned);
+            } else {
+                kept.extend(member.owned.iter().filter(|tp| in_set[tp.topic as usize]));
+            }
+        }
+        // Keep everything still subscribed if it all fits: then the order Kafka walks it in
+        // does not matter. Usually the member subscribes to all it held, and it is one copy.
         if kept.len() as i64 <= quota {
             quota -= kept.len() as i64;
         } else {
@@ -80,7 +114,7 @@ pub(super) fn assign(
                             quota -= 1;
                             kept.push(TopicPartition::new(t, p));
                         } else {
-                            unassigned.push(TopicPartition::new(t, p));
+                            unassigned.push(t, p..p + 1);
                         }
                     }
                 }
@@ -103,19 +137,53 @@ pub(super) fn assign(
     }
 
     // Fill pass: unfilled members in the order above take from the front of the list.
-    let mut next = 0usize;
+    let mut ranges = unassigned.ranges.into_iter();
+    let mut current: (TopicIdx, Range<i32>) = (0, 0..0);
     for (m, quota) in unfilled {
-        let take = (quota as usize).min(unassigned.len() - next);
-        out[m].extend_from_slice(&unassigned[next..next + take]);
-        next += take;
+        let mut wanted = quota as usize;
+        while wanted > 0 {
+            if current.1.is_empty() {
+                match ranges.next() {
+                    Some(next) => current = next,
+                    None => break,
+                }
+            }
+            let (t, range) = &mut current;
+            let take = wanted.min(range.len());
+            let taken = range.start..range.start + take as i32;
+            out[m].extend(taken.map(|p| TopicPartition::new(*t, p)));
+            range.start += take as i32;
+            wanted -= take;
+        }
     }
-    if next < unassigned.len() {
+    let left = current.1.len() + ranges.map(|(_, range)| range.len()).sum::<usize>();
+    if left > 0 {
         return Err(AssignError(format!(
-            "uniform: {} partitions were left unassigned",
-            unassigned.len() - next
+            "uniform: {left} partitions were left unassigned"
         )));
     }
     Ok(out)
+}
+
+/// Kafka's list of partitions waiting for a member, in its order, as ranges of consecutive
+/// partitions of one topic: a topic nobody held is one range, where Kafka's list has an entry
+/// per partition, and the fill pass copies ranges rather than single partitions.
+#[derive(Default)]
+struct Unassigned {
+    ranges: Vec<(TopicIdx, Range<i32>)>,
+}
+
+impl Unassigned {
+    /// Appends `range` of `topic`, joining it to the last range when it continues it.
+    fn push(&mut self, topic: TopicIdx, range: Range<i32>) {
+        if let Some((t, last)) = self.ranges.last_mut() {
+            if *t == topic && last.end == range.start {
+                last.end = range.end;
+                return;
+            }
+        }
+        self.ranges.push((topic, range));
+    }
 }
 
 /// The builder's `subscribedTopicIds`: `new HashSet<>(first member's TopicIds)`. `TopicIds`

@@ -30,8 +30,8 @@ fn group_with_ids(
 }
 
 fn ids_of(g: &crate::assignor::GroupSpec) -> Vec<Option<Uuid>> {
-    let previous = PreviousOwners::new(g).unwrap();
-    topic_ids(g, subscription_type(g), &previous).unwrap()
+    let previous = PreviousOwners::new(g, g.same_topics(), None).unwrap();
+    topic_ids(g, subscription_type(g, g.same_topics()), &previous).unwrap()
 }
 
 fn own(g: &mut crate::assignor::GroupSpec, member: &str, topic: &str, parts: &[i32]) {
@@ -336,7 +336,7 @@ fn fast_subscription_type_agrees_with_the_name_based_rule() {
     for members in cases {
         let g = group_with_ids(&[("a", 1, uuid(1)), ("b", 1, uuid(2))], members);
         assert_eq!(
-            subscription_type(&g),
+            subscription_type(&g, g.same_topics()),
             SubscriptionType::of(&g),
             "{members:?}"
         );
@@ -456,5 +456,25 @@ proptest! {
         }
         let second = UniformAssignor.assign(&again).unwrap();
         prop_assert_eq!(named(&g, &first.assignment), named(&g, &second.assignment));
+    }
+}
+
+proptest! {
+    /// The homogeneous builder gives the same lists whether they start as the claim pass's
+    /// copies of what each member held or are built from `owned` as it goes, including members
+    /// over quota and members that held topics they dropped.
+    #[test]
+    fn homogeneous_copied_lists_match_lists_built_as_it_goes(g in arb_group()) {
+        prop_assume!(subscription_type(&g, g.same_topics()) == SubscriptionType::Homogeneous);
+        let plain = PreviousOwners::new(&g, g.same_topics(), None).unwrap();
+        let ids = topic_ids(&g, SubscriptionType::Homogeneous, &plain).unwrap();
+        let order = member_ids_order(&g.members);
+        let built = homogeneous::assign(&g, &ids, &order, &plain, Vec::new()).unwrap();
+        let capacity = homogeneous::quota_bound(&g);
+        let mut copying = PreviousOwners::new(&g, g.same_topics(), capacity).unwrap();
+        let kept = std::mem::take(&mut copying.kept);
+        prop_assert_eq!(kept.len(), g.members.len());
+        let copied = homogeneous::assign(&g, &ids, &order, &copying, kept).unwrap();
+        prop_assert_eq!(built, copied);
     }
 }
