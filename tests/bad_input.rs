@@ -420,6 +420,15 @@ fn lifecycle_errors_name_the_line_of_the_offending_event() {
     assert!(e.message.contains(r#"member "c1" cannot join at 5000 ms"#));
 }
 
+#[test]
+fn a_member_name_given_twice_is_refused_with_the_entry_that_repeats_it() {
+    // `c` with count 3 names c1..c3; a later entry named c2 repeats one of them.
+    let text = format!("{BASE}\n[[members]]\nname = \"c2\"\n");
+    let e = error(&text, &[], None);
+    assert_eq!(e.line, Some(19), "{e}");
+    assert_eq!(e.message, r#"member "c2" is declared twice"#);
+}
+
 fn cgsim(args: &[&str], stdin: &str) -> (i32, String, String) {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))

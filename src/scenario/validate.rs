@@ -306,6 +306,8 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
     // Each member's entry and its number in it (a restart's `set` is read over the entry).
     let mut entry_of: Vec<(&MemberFile, usize)> = Vec::new();
     let mut instance_ids = BTreeSet::new();
+    // Every name so far: a group of a thousand members is checked in n log n, not n².
+    let mut declared: BTreeSet<String> = BTreeSet::new();
     for entry in &file.members {
         let span = Some(entry.span());
         let m = entry.get_ref();
@@ -335,7 +337,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             ));
         }
         for (i, name) in names.into_iter().enumerate() {
-            if members.iter().any(|x| x.name == name) {
+            if !declared.insert(name.clone()) {
                 return Err((span, format!("member {name:?} is declared twice")));
             }
             let spec = member_spec(m, name, i + 1, span.clone(), &cx)?;
