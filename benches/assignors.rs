@@ -8,15 +8,14 @@
 //! `cargo bench --bench assignors [FILTER]`; `scripts/bench-table` prints our medians beside
 //! Kafka's.
 
-use cgsim::assignor::json::{named_assignment, parse_case, AssignCase};
+mod inputs;
+
+use cgsim::assignor::json::{named_assignment, AssignCase};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use flate2::read::GzDecoder;
+use inputs::{load, DATA};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::time::Duration;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data");
 
 /// `(sha id, input file stem, assignor)` for every expected result.
 fn bench_inputs() -> Vec<(String, String, String)> {
@@ -49,16 +48,6 @@ fn expected_sha(id: &str) -> String {
         .and_then(|e| e["sha256"].as_str())
         .expect("sha for id")
         .to_string()
-}
-
-fn load(stem: &str, assignor: &str) -> Option<AssignCase> {
-    let mut text = String::new();
-    GzDecoder::new(std::fs::File::open(format!("{DATA}/{stem}.jsonl.gz")).expect("input file"))
-        .read_to_string(&mut text)
-        .expect("gzip");
-    let mut value: serde_json::Value = serde_json::from_str(text.trim()).expect("input JSON");
-    value["assignor"] = serde_json::Value::String(assignor.to_string());
-    parse_case(&value.to_string()).ok()
 }
 
 /// SHA-256 of the canonical assignment (members and topics sorted, compact JSON).

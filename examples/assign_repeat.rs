@@ -12,11 +12,8 @@
 //! Arguments: an input stem of `benches/data/` (the file name without `.jsonl.gz`), the assignor
 //! name, and how many calls (default 1).
 
-use cgsim::assignor::json::parse_case;
-use flate2::read::GzDecoder;
-use std::io::Read;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data");
+#[path = "../benches/inputs/mod.rs"]
+mod inputs;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,13 +24,7 @@ fn main() {
     let calls: usize = rest
         .first()
         .map_or(1, |n| n.parse().expect("CALLS is a number"));
-    let mut text = String::new();
-    GzDecoder::new(std::fs::File::open(format!("{DATA}/{stem}.jsonl.gz")).expect("input file"))
-        .read_to_string(&mut text)
-        .expect("gzip");
-    let mut value: serde_json::Value = serde_json::from_str(text.trim()).expect("input JSON");
-    value["assignor"] = serde_json::Value::String(assignor.clone());
-    let case = parse_case(&value.to_string()).expect("a valid input");
+    let case = inputs::load(stem, assignor).expect("a valid input");
     let mut assigned = 0;
     let mut times = Vec::with_capacity(calls);
     for _ in 0..calls {

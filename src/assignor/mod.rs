@@ -281,7 +281,6 @@ pub fn by_name(name: &str) -> Result<&'static dyn Assignor, AssignError> {
 /// co-partition: static members first by `group.instance.id`, then the rest by member id, both
 /// in Java `String.compareTo` order. Returns member indexes.
 pub fn member_info_order(members: &[Member]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..members.len()).collect();
     // Ids are almost always ASCII; then byte order is Java's, checked once per id here rather
     // than on both ids of every comparison.
     let bytes_suffice = members.iter().all(|m| {
@@ -291,6 +290,7 @@ pub fn member_info_order(members: &[Member]) -> Vec<usize> {
                 .is_none_or(str_order_is_java_order)
     });
     if !bytes_suffice {
+        let mut order: Vec<usize> = (0..members.len()).collect();
         order.sort_by(|&a, &b| member_info_cmp(&members[a], &members[b], string_compare));
         return order;
     }
@@ -313,9 +313,7 @@ pub fn member_info_order(members: &[Member]) -> Vec<usize> {
             });
         }
     }
-    order.clear();
-    order.extend(keyed.into_iter().map(|(_, m)| m as usize));
-    order
+    keyed.into_iter().map(|(_, m)| m as usize).collect()
 }
 
 /// Integer sort keys consistent with [`member_info_cmp`] under byte order: the top bit says

@@ -81,7 +81,8 @@ fn unflag(message: &str) -> String {
         .fold(message.to_string(), |m, f| m.replace(&format!("--{f}"), f))
 }
 
-/// `GET /api/info`: the assignors, the presets (with the query that shows each) and the limits.
+/// `GET /api/info` for the assignment view: the assignors, the presets (with the query that
+/// shows each) and the limits. The server adds the rebalance view's part ([`super::rebalance::info`]).
 pub fn info() -> Value {
     let assignors: Vec<Value> = ASSIGNOR_NAMES
         .iter()
@@ -118,23 +119,6 @@ pub fn info() -> Value {
             "url_bytes": MAX_URL_BYTES,
             "assign_lines": MAX_ASSIGN_LINES,
             "assign_partitions_per_line": MAX_ASSIGN_PARTITIONS,
-        },
-        "rebalance": {
-            "variants": super::rebalance::BUILT_IN_VARIANTS,
-            "faults": super::faults::Kind::ALL.map(super::faults::Kind::name),
-            "limits": {
-                "request_body_bytes": super::limits::MAX_REQUEST_BODY_BYTES,
-                "scenario_bytes": super::limits::MAX_SCENARIO_BYTES,
-                "duration_ms": super::limits::MAX_DURATION_MS,
-                "members": super::limits::MAX_MEMBERS,
-                "partitions": super::limits::MAX_PARTITIONS,
-                "brokers": super::limits::MAX_BROKERS,
-                "keyed_records": super::limits::MAX_KEYED_RECORDS as u64,
-                "events_per_run": super::limits::MAX_EVENTS,
-                "faults": super::limits::MAX_FAULTS,
-                "variants": super::limits::MAX_VARIANTS,
-                "concurrent_runs": super::limits::MAX_CONCURRENT_RUNS,
-            },
         },
     })
 }

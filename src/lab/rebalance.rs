@@ -333,6 +333,28 @@ fn parse_window(text: &str, duration: u64) -> Result<(u64, u64), String> {
     Ok((a, b))
 }
 
+/// The rebalance view's part of `GET /api/info` (under `rebalance`): the built-in variants,
+/// the fault kinds and the bounds.
+pub fn info() -> Value {
+    json!({
+        "variants": BUILT_IN_VARIANTS,
+        "faults": Kind::ALL.map(Kind::name),
+        "limits": {
+            "request_body_bytes": limits::MAX_REQUEST_BODY_BYTES,
+            "scenario_bytes": limits::MAX_SCENARIO_BYTES,
+            "duration_ms": limits::MAX_DURATION_MS,
+            "members": limits::MAX_MEMBERS,
+            "partitions": limits::MAX_PARTITIONS,
+            "brokers": limits::MAX_BROKERS,
+            "keyed_records": limits::MAX_KEYED_RECORDS as u64,
+            "events_per_run": limits::MAX_EVENTS,
+            "faults": limits::MAX_FAULTS,
+            "variants": limits::MAX_VARIANTS,
+            "concurrent_runs": limits::MAX_CONCURRENT_RUNS,
+        },
+    })
+}
+
 /// `GET /api/scenarios`: the folder's scenarios.
 pub fn scenario_list(dir: &ScenarioDir) -> Value {
     let list: Vec<Value> = dir

@@ -263,7 +263,11 @@ fn route(request: &mut Request, lab: &Lab) -> Reply {
         "/lab.css" if get => Reply::asset("text/css", LAB_CSS),
         "/rebalance" if get => Reply::asset("text/html", REBALANCE_HTML),
         "/rebalance.js" if get => Reply::asset("text/javascript", REBALANCE_JS),
-        "/api/info" if get => Reply::json(200, &api::info()),
+        "/api/info" if get => {
+            let mut info = api::info();
+            info["rebalance"] = rebalance::info();
+            Reply::json(200, &info)
+        }
         "/api/scenarios" if get => Reply::json(200, &rebalance::scenario_list(&lab.dir)),
         "/api/scenario" if get => json(rebalance::scenario_text(query, &lab.dir)),
         "/api/runs" if get => json(spec().and_then(|s| rebalance::runs(&s, &lab.runner))),

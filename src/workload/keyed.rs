@@ -10,13 +10,28 @@
 //! when an application reads them (the local join, state recovery), and then every one.
 
 use super::partitioner::default_partition;
-use super::producer::{Produced, Write};
 use crate::scenario::{KeyDistribution, ProducerKind, Scenario, StreamPartitioner};
 use crate::sim::rng::Stream;
 use crate::sim::RngStreams;
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+/// Where one keyed record went: its appends are `Logs::appends(write)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub time_us: u64,
+    pub(super) first_append: u32,
+    pub(super) appends: u32,
+}
+
+/// Logical record counts by a point in time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Produced {
+    pub produced: u64,
+    pub written: u64,
+    pub dropped: u64,
+}
 
 /// When a partition's next append is, as far as the records generated so far tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

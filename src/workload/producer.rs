@@ -11,7 +11,7 @@
 //!   reads it).
 
 use super::keyed::KeyedLogs;
-pub use super::keyed::NextAppend;
+pub use super::keyed::{NextAppend, Produced, Write};
 use crate::cluster::PartitionSpace;
 use crate::scenario::{ProducerKind, Scenario};
 use crate::sim::{RngStreams, SimTime};
@@ -55,14 +55,6 @@ pub struct Record {
     pub key: u32,
 }
 
-/// Where one keyed record went: its appends are `Logs::appends(write)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Write {
-    pub time_us: u64,
-    pub(super) first_append: u32,
-    pub(super) appends: u32,
-}
-
 /// Every partition's log, as functions of time: null-key partitions in closed form, keyed ones
 /// generated a little ahead of the run ([`Logs::generate_through`], `keyed.rs`).
 pub struct Logs {
@@ -74,14 +66,6 @@ pub struct Logs {
     keyed: Option<KeyedLogs>,
     /// Whether each partition's topic is written by keyed producers.
     is_keyed: Vec<bool>,
-}
-
-/// Logical record counts by a point in time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Produced {
-    pub produced: u64,
-    pub written: u64,
-    pub dropped: u64,
 }
 
 impl Logs {

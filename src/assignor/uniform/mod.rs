@@ -50,8 +50,7 @@ impl Assignor for UniformAssignor {
             SubscriptionType::Homogeneous => homogeneous::quota_bound(group),
             SubscriptionType::Heterogeneous => None,
         };
-        let mut previous = PreviousOwners::new(group, same_topics, kept_capacity)?;
-        let kept = std::mem::take(&mut previous.kept);
+        let (previous, kept) = PreviousOwners::new(group, same_topics, kept_capacity)?;
         let ids = topic_ids(group, subscription_type, &previous)?;
         let assignment = if group.members.is_empty() {
             Vec::new()
@@ -154,9 +153,6 @@ pub(crate) struct PreviousOwners {
     /// Per member: every partition it held is of a topic it still subscribes to, so it keeps
     /// them all (quotas aside) without a look at each.
     keeps_all: Vec<bool>,
-    /// When asked for (a capacity given): per member, a copy of `owned` if it keeps all, else
-    /// nothing, with room for at least that many partitions. Empty otherwise.
-    kept: MemberPartitions,
 }
 
 impl PreviousOwners {
@@ -165,15 +161,16 @@ impl PreviousOwners {
     /// (consecutive partitions of one topic, as targets mostly hold them): one masked update of
     /// the bitmap per run, where one update per partition made each wait for the store before.
     ///
-    /// `same_topics` is [`GroupSpec::same_topics`]. With `kept_capacity`, each member that keeps
-    /// all it held gets a copy of its list in [`Self::kept`], made right after its runs are
-    /// claimed: the list is in cache then, where the homogeneous builder copying it later read
-    /// it again from memory (on T2 after one member left, 8 MB read twice).
+    /// `same_topics` is [`GroupSpec::same_topics`]. Also returns, with `kept_capacity`, per
+    /// member a copy of `owned` if it keeps all it held, else nothing, with room for at least
+    /// that many partitions (empty without): made right after the member's runs are claimed, the
+    /// list is in cache then, where the homogeneous builder copying it later read it again from
+    /// memory (on T2 after one member left, 8 MB read twice).
     fn new(
         group: &GroupSpec,
         same_topics: bool,
         kept_capacity: Option<usize>,
-    ) -> Result<Self, AssignError> {
+    ) -> Result<(Self, MemberPartitions), AssignError> {
         let offsets = PartitionOffsets::new(group);
         let topic_count = group.topics.len();
         let mut previous = PreviousOwners {
@@ -181,8 +178,8 @@ impl PreviousOwners {
             offsets,
             owned_topics: vec![false; topic_count],
             keeps_all: Vec::with_capacity(group.members.len()),
-            kept: Vec::with_capacity(kept_capacity.map_or(0, |_| group.members.len())),
         };
+        let mut kept_lists = Vec::with_capacity(kept_capacity.map_or(0, |_| group.members.len()));
         // Per topic: the stamp of the last subscription that has it. A member's topics are
         // stamped before its partitions are read, so "still subscribed" is one comparison; when
         // every member has the same topics (in most groups), they are stamped once, and the pass
@@ -224,10 +221,10 @@ impl PreviousOwners {
                 if keeps {
                     kept.extend_from_slice(&m.owned);
                 }
-                previous.kept.push(kept);
+                kept_lists.push(kept);
             }
         }
-        Ok(previous)
+        Ok((previous, kept_lists))
     }
 
     /// Marks `run` (consecutive partitions of one topic) as held, one masked update per bitmap
@@ -354,7 +351,6 @@ fn unassigned_partitions_come_in_maximal_ranges_in_order() {
         assigned,
         owned_topics: vec![true; 3],
         keeps_all: Vec::new(),
-        kept: Vec::new(),
     };
     for (t, n) in [(0, 70), (1, 3), (2, 130)] {
         let mut ranges: Vec<Range<i32>> = Vec::new();
@@ -379,7 +375,6 @@ fn unassigned_partitions_come_in_maximal_ranges_in_order() {
         assigned: vec![0; 3],
         owned_topics: vec![false],
         keeps_all: Vec::new(),
-        kept: Vec::new(),
     };
     let mut ranges = Vec::new();
     previous.for_each_unassigned_range(0, 130, |r| ranges.push(r));

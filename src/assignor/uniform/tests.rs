@@ -30,7 +30,7 @@ fn group_with_ids(
 }
 
 fn ids_of(g: &crate::assignor::GroupSpec) -> Vec<Option<Uuid>> {
-    let previous = PreviousOwners::new(g, g.same_topics(), None).unwrap();
+    let (previous, _) = PreviousOwners::new(g, g.same_topics(), None).unwrap();
     topic_ids(g, subscription_type(g, g.same_topics()), &previous).unwrap()
 }
 
@@ -466,13 +466,12 @@ proptest! {
     #[test]
     fn homogeneous_copied_lists_match_lists_built_as_it_goes(g in arb_group()) {
         prop_assume!(subscription_type(&g, g.same_topics()) == SubscriptionType::Homogeneous);
-        let plain = PreviousOwners::new(&g, g.same_topics(), None).unwrap();
+        let (plain, _) = PreviousOwners::new(&g, g.same_topics(), None).unwrap();
         let ids = topic_ids(&g, SubscriptionType::Homogeneous, &plain).unwrap();
         let order = member_ids_order(&g.members);
         let built = homogeneous::assign(&g, &ids, &order, &plain, Vec::new()).unwrap();
         let capacity = homogeneous::quota_bound(&g);
-        let mut copying = PreviousOwners::new(&g, g.same_topics(), capacity).unwrap();
-        let kept = std::mem::take(&mut copying.kept);
+        let (copying, kept) = PreviousOwners::new(&g, g.same_topics(), capacity).unwrap();
         prop_assert_eq!(kept.len(), g.members.len());
         let copied = homogeneous::assign(&g, &ids, &order, &copying, kept).unwrap();
         prop_assert_eq!(built, copied);
