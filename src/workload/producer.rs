@@ -15,17 +15,46 @@ pub use super::keyed::{NextAppend, Produced, Write};
 use crate::cluster::PartitionSpace;
 use crate::scenario::{ProducerKind, Scenario};
 use crate::sim::{RngStreams, SimTime};
+use strength_reduce::StrengthReducedU64;
 
 /// A stretch of time over which a null-key partition grows at `num / den` records per second.
+///
+/// Every fetch and every processed batch divides by the same two numbers (`den * 10^6` for the
+/// end offset at a time, `num` for the time of an offset): they are kept strength-reduced, a
+/// multiply and a shift instead of a hardware division (exact: `strength_reduce`).
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     start_us: u64,
     end_us: u64,
     num: u64,
     den: u64,
+    /// `den * 10^6` when it fits in 64 bits.
+    per_record: Option<StrengthReducedU64>,
+    /// `num`, when it is not 0.
+    rate: Option<StrengthReducedU64>,
+    /// Records appended over the whole segment (`u64::MAX` if it never ends).
+    total: u64,
 }
 
 impl Segment {
+    fn new(start_us: u64, end_us: u64, num: u64, den: u64) -> Self {
+        let mut s = Segment {
+            start_us,
+            end_us,
+            num,
+            den,
+            per_record: den.checked_mul(1_000_000).map(StrengthReducedU64::new),
+            rate: (num != 0).then(|| StrengthReducedU64::new(num)),
+            total: u64::MAX,
+        };
+        // An open-ended segment holds every later offset (and counting "all of it" would
+        // overflow into 128-bit arithmetic).
+        if end_us != u64::MAX {
+            s.total = s.count_by(end_us);
+        }
+        s
+    }
+
     /// Records appended in this segment by `t_us`.
     fn count_by(&self, t_us: u64) -> u64 {
         if t_us <= self.start_us || self.num == 0 {
@@ -33,16 +62,31 @@ impl Segment {
         }
         let elapsed = t_us.min(self.end_us) - self.start_us;
         // 64-bit arithmetic when it cannot overflow (always, for realistic rates and runs).
-        match (
-            self.num.checked_mul(elapsed),
-            self.den.checked_mul(1_000_000),
-        ) {
+        match (self.num.checked_mul(elapsed), self.per_record) {
             (Some(a), Some(b)) => a / b,
             _ => {
                 ((u128::from(self.num) * u128::from(elapsed)) / (u128::from(self.den) * 1_000_000))
                     as u64
             }
         }
+    }
+
+    /// When this segment gets its record number `k` (from 0): the smallest `t` with
+    /// `num * (t - start) >= (k + 1) * den * 10^6`.
+    fn time_of(&self, k: u64) -> u64 {
+        let k = k + 1;
+        let dt = match (
+            k.checked_mul(self.den).and_then(|x| x.checked_mul(1_000_000)),
+            self.rate,
+        ) {
+            (Some(need), Some(rate)) => {
+                let (q, r) = StrengthReducedU64::div_rem(need, rate);
+                q + u64::from(r != 0)
+            }
+            _ => (u128::from(k) * u128::from(self.den) * 1_000_000).div_ceil(u128::from(self.num))
+                as u64,
+        };
+        self.start_us + dt
     }
 }
 
@@ -115,12 +159,12 @@ impl Logs {
                     continue;
                 }
                 let count = topic.partitions_at(from);
-                let segment = Segment {
-                    start_us: from * 1000,
-                    end_us: to.map_or(u64::MAX, |t| t * 1000),
-                    num: rate,
-                    den: u64::from(count),
-                };
+                let segment = Segment::new(
+                    from * 1000,
+                    to.map_or(u64::MAX, |t| t * 1000),
+                    rate,
+                    u64::from(count),
+                );
                 for p in 0..count as usize {
                     logs.segments[first[t] + p].push(segment);
                 }
@@ -213,25 +257,10 @@ impl Logs {
             if s.num == 0 {
                 continue;
             }
-            // An open-ended segment holds every later offset (and counting "all of it" would
-            // overflow into 128-bit arithmetic).
-            let total = if s.end_us == u64::MAX {
-                u64::MAX
-            } else {
-                s.count_by(s.end_us)
-            };
-            if before.saturating_add(total) > offset {
-                // Smallest t with num * (t - start) >= (k + 1) * den * 1e6, k = offset - before
-                // (64-bit when it cannot overflow).
-                let k = offset - before + 1;
-                let dt = match k.checked_mul(s.den).and_then(|x| x.checked_mul(1_000_000)) {
-                    Some(need) => need.div_ceil(s.num),
-                    None => (u128::from(k) * u128::from(s.den) * 1_000_000)
-                        .div_ceil(u128::from(s.num)) as u64,
-                };
-                return Some(SimTime::from_micros(s.start_us + dt));
+            if before.saturating_add(s.total) > offset {
+                return Some(SimTime::from_micros(s.time_of(offset - before)));
             }
-            before += total;
+            before += s.total;
         }
         None
     }
@@ -301,15 +330,39 @@ impl Logs {
 mod tests {
     use super::*;
     use crate::scenario::{load_str, LoadOptions};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The strength-reduced divisions give what plain division gives, on either side of
+        /// the 64-bit overflow that switches to 128-bit arithmetic.
+        #[test]
+        fn strength_reduced_segments_divide_exactly(
+            num in 1u64..u64::MAX,
+            den in 1u64..1 << 40,
+            start_us in 0u64..1 << 40,
+            elapsed in 0u64..u64::MAX >> 1,
+            k in 0u64..1 << 40,
+            small in any::<bool>(),
+        ) {
+            // Small rates and partition counts, as scenarios have them, or anything.
+            let (num, den) = if small { (num % 100_000 + 1, den % 10_000 + 1) } else { (num, den) };
+            let (elapsed, k) = if small { (elapsed % (1 << 40), k % (1 << 30)) } else { (elapsed, k) };
+            let s = Segment::new(start_us, u64::MAX, num, den);
+            let elapsed = elapsed.min(u64::MAX - start_us);
+            let plain_count = (u128::from(num) * u128::from(elapsed)) / (u128::from(den) * 1_000_000);
+            prop_assert_eq!(s.count_by(start_us + elapsed), plain_count as u64);
+            let plain_time = (u128::from(k + 1) * u128::from(den) * 1_000_000).div_ceil(u128::from(num));
+            if let Ok(dt) = u64::try_from(plain_time) {
+                if let Some(t) = start_us.checked_add(dt) {
+                    prop_assert_eq!(s.time_of(k), t);
+                }
+            }
+        }
+    }
 
     #[test]
     fn closed_form_offsets_and_their_times_agree() {
-        let s = Segment {
-            start_us: 1_000_000,
-            end_us: u64::MAX,
-            num: 30,
-            den: 3,
-        };
+        let s = Segment::new(1_000_000, u64::MAX, 30, 3);
         let logs = Logs {
             segments: vec![vec![s]],
             shared_segments: vec![(s, 1)],
