@@ -8,7 +8,6 @@ use crate::scenario::Scenario;
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::SimTime;
-use std::collections::BTreeMap;
 
 /// A client process's connection to a broker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -32,9 +31,10 @@ pub struct Network {
     latency_max_us: u64,
     /// One-way latencies, drawn in the order messages are sent.
     latency: Stream,
-    /// The last arrival on each connection and direction: a Kafka connection is one TCP
-    /// stream, so a message never overtakes one sent before it on the same connection.
-    last_arrival: BTreeMap<(Connection, Direction), SimTime>,
+    /// The last arrival on each connection and direction, by member (a handful each: the
+    /// bootstrap and coordinator brokers, both ways, per process): a Kafka connection is one
+    /// TCP stream, so a message never overtakes one sent before it on the same connection.
+    last_arrival: Vec<Vec<(Connection, Direction, SimTime)>>,
 }
 
 impl Network {
@@ -43,7 +43,7 @@ impl Network {
             latency_min_us: scenario.cluster.latency_min_us,
             latency_max_us: scenario.cluster.latency_max_us,
             latency,
-            last_arrival: BTreeMap::new(),
+            last_arrival: Vec::new(),
         }
     }
 
@@ -70,13 +70,23 @@ impl Network {
         extra: Duration,
     ) -> SimTime {
         let drawn = now + self.one_way() + extra;
-        let last = self
-            .last_arrival
-            .entry((connection, direction))
-            .or_insert(drawn);
-        let at = drawn.max(*last);
-        *last = at;
-        at
+        if self.last_arrival.len() <= connection.member {
+            self.last_arrival.resize_with(connection.member + 1, Vec::new);
+        }
+        let member = &mut self.last_arrival[connection.member];
+        match member
+            .iter_mut()
+            .find(|(c, d, _)| *c == connection && *d == direction)
+        {
+            Some((_, _, last)) => {
+                *last = drawn.max(*last);
+                *last
+            }
+            None => {
+                member.push((connection, direction, drawn));
+                drawn
+            }
+        }
     }
 
     fn one_way(&mut self) -> Duration {
