@@ -188,15 +188,14 @@ impl Metrics {
             .iter()
             .filter(|&&p| last_owner[p].is_some())
             .count() as u64;
-        let mut held: Vec<u64> = members
-            .iter()
-            .map(|&m| {
-                existing
-                    .iter()
-                    .filter(|&&p| last_owner[p] == Some(m))
-                    .count() as u64
-            })
-            .collect();
+        // What each member in the group held, counted in one pass over the partitions.
+        let mut held_by = vec![0u64; self.in_group.len()];
+        for &p in &existing {
+            if let Some(m) = last_owner[p] {
+                held_by[m] += 1;
+            }
+        }
+        let mut held: Vec<u64> = members.iter().map(|&m| held_by[m]).collect();
         held.sort_unstable_by(|a, b| b.cmp(a));
         let n = members.len() as u64;
         let (base, extra) = (total / n, total % n);
