@@ -76,7 +76,8 @@ impl Segment {
     fn time_of(&self, k: u64) -> u64 {
         let k = k + 1;
         let dt = match (
-            k.checked_mul(self.den).and_then(|x| x.checked_mul(1_000_000)),
+            k.checked_mul(self.den)
+                .and_then(|x| x.checked_mul(1_000_000)),
             self.rate,
         ) {
             (Some(need), Some(rate)) => {

@@ -71,7 +71,8 @@ impl Network {
     ) -> SimTime {
         let drawn = now + self.one_way() + extra;
         if self.last_arrival.len() <= connection.member {
-            self.last_arrival.resize_with(connection.member + 1, Vec::new);
+            self.last_arrival
+                .resize_with(connection.member + 1, Vec::new);
         }
         let member = &mut self.last_arrival[connection.member];
         match member
