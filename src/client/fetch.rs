@@ -288,20 +288,22 @@ impl Consumer {
                 self.positions.ready.push(Reverse(key));
             }
         }
-        // A few partitions are scanned in place, round-robin from `start`.
-        let scanned = (!from_heap).then(|| (start..n).chain(0..start));
-        let popped = from_heap.then(|| candidates.iter().map(|&(_, i)| i));
+        // The ready entries in that order, or (a few partitions, or close to time zero) every
+        // entry in place, round-robin from `start`; plain indexes, no chained iterators.
+        let visits = if from_heap { candidates.len() } else { n };
         let mut budget = self.settings().max_poll_records;
         let mut left_behind = None;
         let quiet = env.availability.is_quiet();
-        for i in scanned
-            .into_iter()
-            .flatten()
-            .chain(popped.into_iter().flatten())
-        {
-            if budget == 0 {
-                break;
-            }
+        let mut visited = 0;
+        while visited < visits && budget > 0 {
+            let i = if from_heap {
+                candidates[visited].1
+            } else if start + visited < n {
+                start + visited
+            } else {
+                start + visited - n
+            };
+            visited += 1;
             let e = self.positions.entries[i];
             let (p, pos) = (e.partition, e.offset);
             // Its leader is dead, moving or cut off from this member (`cluster::availability`).
