@@ -237,7 +237,9 @@ impl Availability {
         &self.spikes
     }
 
-    /// When `member` can fetch `partition` again, if it cannot at `now`.
+    /// When `member` can fetch `partition` again, if it cannot at `now`. Inlined for the
+    /// common case, a cluster without faults, which every poll asks about every partition.
+    #[inline]
     pub fn fetch_blocked_until(
         &self,
         member: usize,
@@ -247,6 +249,10 @@ impl Availability {
         if self.quiet {
             return None;
         }
+        self.fetch_gap_until(member, partition, now)
+    }
+
+    fn fetch_gap_until(&self, member: usize, partition: usize, now: SimTime) -> Option<SimTime> {
         let inside = |gaps: &[Gap]| {
             let i = gaps.partition_point(|g| g.from <= now);
             i.checked_sub(1)
