@@ -281,10 +281,10 @@ impl PreviousOwners {
         self.keeps_all[member]
     }
 
-    /// `isPartitionAssigned`: in somebody's previous target, kept or not.
-    /// Calls `f` with the partitions of `topic` (of `n`) in nobody's previous assignment, in
-    /// ascending order, as maximal ranges of consecutive partitions: one call for a topic nobody
-    /// held, a word of 64 partitions a step where all are taken (as after most rebalances).
+    /// The partitions for which `isPartitionAssigned` is false (in nobody's previous target,
+    /// kept or not): calls `f` with those of `topic` (of `n`) in ascending order, as maximal
+    /// ranges of consecutive partitions: one call for a topic nobody held, a word of 64
+    /// partitions a step where all are taken (as after most rebalances).
     pub(crate) fn for_each_unassigned_range(
         &self,
         topic: TopicIdx,
