@@ -44,17 +44,16 @@ impl FetchPosition {
         self.record_at.saturating_add(self.delay_us)
     }
 
-    /// Its key in the ready heap: `visible_us << 64 | partition << 32 | version`, one
-    /// integer compared at once.
-    fn ready_key(&self) -> u128 {
-        let partition = u32::try_from(self.partition).expect("partitions fit in 32 bits");
-        (u128::from(self.visible_us()) << 64)
-            | (u128::from(partition) << 32)
-            | u128::from(self.version)
+    /// Its key in the ready heap when it is entry `index`: `visible_us << 64 | index << 32 |
+    /// version`, one integer compared at once. Entries are in partition order, so ties go
+    /// by partition.
+    fn ready_key(&self, index: usize) -> u128 {
+        let index = u32::try_from(index).expect("owned partitions fit in 32 bits");
+        (u128::from(self.visible_us()) << 64) | (u128::from(index) << 32) | u128::from(self.version)
     }
 }
 
-/// A ready-heap key's (visible time, partition, version).
+/// A ready-heap key's (visible time, entry index, version).
 fn unpack(key: u128) -> (u64, usize, u32) {
     ((key >> 64) as u64, (key >> 32) as u32 as usize, key as u32)
 }
@@ -65,12 +64,16 @@ const SCAN_AT_MOST: usize = 8;
 
 /// The fetch positions of the owned partitions whose committed offset is known: a dense vector
 /// by partition (the round-robin order), changed only by assignments and processed batches,
-/// and a min-heap of `(visible_us, partition, version)` keys, a key left behind when its entry
-/// changes or goes (skipped when it surfaces).
+/// and a min-heap of `(visible_us, entry index, version)` keys, a key left behind when its
+/// entry changes (skipped when it surfaces). A key names its entry by index, so a lookup is
+/// one read; an assignment that inserts or removes entries moves the indexes, and the heap is
+/// built again before it is next read.
 #[derive(Clone, Debug, Default)]
 pub(super) struct FetchPositions {
     entries: Vec<FetchPosition>,
     ready: BinaryHeap<Reverse<u128>>,
+    /// Entries were inserted or removed since the heap was built: its indexes are off.
+    rebuild: bool,
     next_version: u32,
     /// The largest `delay_us` of any entry so far: a poll this close to the start of time
     /// reads every entry (the visibility cut-off saturates at 0 there).
@@ -105,17 +108,40 @@ impl FetchPositions {
         self.next_version = self.next_version.wrapping_add(1);
         entry.version = self.next_version;
         self.max_delay_us = self.max_delay_us.max(entry.delay_us);
-        let was_kept = self.heap_kept();
         match self.find(entry.partition) {
-            Ok(i) => self.entries[i] = entry,
-            Err(i) => self.entries.insert(i, entry),
+            Ok(i) => {
+                self.entries[i] = entry;
+                self.push_key(i);
+            }
+            Err(i) => {
+                self.entries.insert(i, entry);
+                self.rebuild = true;
+            }
         }
-        if was_kept && entry.record_at != u64::MAX {
-            self.ready.push(Reverse(entry.ready_key()));
-        } else if !was_kept && self.heap_kept() {
-            // Past the scanning size: every entry goes in the heap.
-            let keys = self.entries.iter().filter(|e| e.record_at != u64::MAX);
-            self.ready = keys.map(|e| Reverse(e.ready_key())).collect();
+    }
+
+    /// Entry `i`'s key into the heap, if one is kept and up to date (else the rebuild makes
+    /// it).
+    fn push_key(&mut self, i: usize) {
+        let e = &self.entries[i];
+        if self.heap_kept() && !self.rebuild && e.record_at != u64::MAX {
+            self.ready.push(Reverse(e.ready_key(i)));
+        }
+    }
+
+    /// The heap as the entries stand, if they moved since it was built: every entry with a
+    /// next record has its key.
+    fn rebuild_heap(&mut self) {
+        if !self.rebuild {
+            return;
+        }
+        self.rebuild = false;
+        self.ready.clear();
+        if self.heap_kept() {
+            let keys = self.entries.iter().enumerate();
+            let keys = keys.filter(|(_, e)| e.record_at != u64::MAX);
+            self.ready
+                .extend(keys.map(|(i, e)| Reverse(e.ready_key(i))));
         }
     }
 
@@ -123,9 +149,7 @@ impl FetchPositions {
     fn restamp(&mut self, i: usize) {
         self.next_version = self.next_version.wrapping_add(1);
         self.entries[i].version = self.next_version;
-        if self.heap_kept() && self.entries[i].record_at != u64::MAX {
-            self.ready.push(Reverse(self.entries[i].ready_key()));
-        }
+        self.push_key(i);
     }
 
     /// Moves entry `i` to `offset`, reading when its record there is appended.
@@ -149,9 +173,7 @@ impl FetchPositions {
     pub(super) fn remove(&mut self, p: usize) {
         if let Ok(i) = self.find(p) {
             self.entries.remove(i);
-        }
-        if !self.heap_kept() {
-            self.ready.clear();
+            self.rebuild = true;
         }
     }
 
@@ -165,10 +187,11 @@ impl FetchPositions {
     }
 
     /// The entry a heap key stands for, if it is still that entry's.
-    fn live(&self, partition: usize, version: u32) -> Option<usize> {
-        self.find(partition)
-            .ok()
-            .filter(|&i| self.entries[i].version == version)
+    fn live(&self, index: usize, version: u32) -> Option<usize> {
+        self.entries
+            .get(index)
+            .filter(|e| e.version == version)
+            .map(|_| index)
     }
 
     /// Reads entry `i`'s next record time again (it was a lower bound).
@@ -179,9 +202,10 @@ impl FetchPositions {
     /// The live heap top: stale keys dropped, lower bounds that could come at or before
     /// `bound_us` read again. Returns its visible time.
     fn top(&mut self, logs: &Logs, bound_us: u64) -> Option<u64> {
+        self.rebuild_heap();
         while let Some(&Reverse(key)) = self.ready.peek() {
-            let (visible, p, version) = unpack(key);
-            let Some(i) = self.live(p, version) else {
+            let (visible, i, version) = unpack(key);
+            let Some(i) = self.live(i, version) else {
                 self.ready.pop();
                 continue;
             };
@@ -264,14 +288,15 @@ impl Consumer {
         let now_us = now.as_micros();
         let from_heap = self.positions.heap_kept() && now_us >= rtt + self.positions.max_delay_us;
         if from_heap {
+            self.positions.rebuild_heap();
             let cutoff = now_us - rtt;
             while let Some(&Reverse(key)) = self.positions.ready.peek() {
-                let (visible, p, version) = unpack(key);
+                let (visible, i, version) = unpack(key);
                 if visible > cutoff {
                     break;
                 }
                 self.positions.ready.pop();
-                let Some(i) = self.positions.live(p, version) else {
+                let Some(i) = self.positions.live(i, version) else {
                     continue;
                 };
                 if self.positions.entries[i].provisional {
@@ -284,7 +309,7 @@ impl Consumer {
             candidates.sort_unstable();
             for &(_, i) in &candidates {
                 // Back in the heap: this entry changes only when its batch is done.
-                let key = self.positions.entries[i].ready_key();
+                let key = self.positions.entries[i].ready_key(i);
                 self.positions.ready.push(Reverse(key));
             }
         }

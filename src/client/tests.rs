@@ -1131,3 +1131,52 @@ fn scanning_the_positions_and_popping_the_ready_heap_give_the_same_batches() {
     assert!(scanned.iter().filter(|(_, b)| b.len() > 1).count() > 10);
     assert_eq!(scanned, batches(0));
 }
+
+/// The heap names entries by index: an assignment that inserts or removes partitions in the
+/// middle moves the indexes, and the heap must still give what a scan gives (a key left
+/// pointing at the wrong entry would skip a partition or fetch one no longer owned).
+#[test]
+fn the_ready_heap_follows_partitions_inserted_and_removed_in_the_middle() {
+    // A second topic: partitions 4-7.
+    let extra = "\n[[topics]]\nname = \"more\"\npartitions = 4\n\
+                 \n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 900\n\
+                 \n[[producers]]\ntopic = \"more\"\nrecords_per_sec = 900\n";
+    let group = "max_poll_records = 5";
+    let batches = |scan_at_most: usize| {
+        let mut h = Harness::new(group, extra);
+        h.consumer.positions.scan_at_most = Some(scan_at_most);
+        h.call(|c, env| {
+            for p in [0, 3, 5] {
+                c.set_position(env, p, 0);
+            }
+        });
+        let mut seen = Vec::new();
+        let mut batch = Vec::new();
+        for t_ms in (0..3_000).step_by(3) {
+            h.now = SimTime::from_millis(t_ms);
+            h.call(|c, env| {
+                // Partitions come and go between and around the owned ones.
+                match t_ms {
+                    600 => c.set_position(env, 1, 0),
+                    1200 => c.positions.remove(3),
+                    1500 => c.set_position(env, 4, 0),
+                    2100 => c.positions.remove(0),
+                    2400 => c.set_position(env, 3, 0),
+                    _ => {}
+                }
+                c.take_batch(env, &mut batch);
+                for &(p, _, to) in &batch {
+                    c.set_position(env, p, to);
+                }
+            });
+            seen.push((t_ms, batch.clone()));
+        }
+        seen
+    };
+    let scanned = batches(usize::MAX);
+    for p in 0..6 {
+        let fetched = scanned.iter().flat_map(|(_, b)| b).any(|&(q, _, _)| q == p);
+        assert_eq!(fetched, p != 2, "partition {p} fetched: {fetched}");
+    }
+    assert_eq!(scanned, batches(0));
+}
