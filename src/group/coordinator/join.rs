@@ -204,8 +204,9 @@ impl Coordinator {
 
     /// `updateMember`: the member's new protocols and timeouts, its JoinGroup parked.
     fn update_member(&mut self, member_id: &str, join: &Join) {
+        self.members
+            .set_protocols(member_id, join.protocols.clone());
         let m = self.members.get_mut(member_id).expect("member");
-        m.protocols = join.protocols.clone();
         m.rebalance_timeout_ms = join.rebalance_timeout_ms;
         m.session_timeout_ms = join.session_timeout_ms;
         m.awaiting_join = Some(join.client);

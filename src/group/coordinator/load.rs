@@ -35,7 +35,7 @@ impl Coordinator {
             .map(|(id, m)| (id.clone(), m.client))
             .chain(self.known_clients.iter().map(|(id, c)| (id.clone(), *c)))
             .collect();
-        self.members = JavaHashMap::new(Capacity::Default);
+        self.members = Default::default();
         self.static_members.clear();
         self.pending_join.clear();
         self.pending_sync = JavaHashSet::new(Capacity::Default);

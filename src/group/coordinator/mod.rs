@@ -36,6 +36,7 @@
 mod consumer;
 mod join;
 mod load;
+mod members;
 mod migration;
 mod offsets;
 mod record;
@@ -303,7 +304,7 @@ pub struct Coordinator {
     protocol_type: Option<String>,
     protocol_name: Option<String>,
     leader: Option<String>,
-    members: JavaHashMap<String, GroupMember>,
+    members: members::Members,
     /// `group.instance.id` -> member id.
     static_members: BTreeMap<String, String>,
     /// Dynamic members told MEMBER_ID_REQUIRED that have not joined yet, with their session
@@ -336,7 +337,7 @@ impl Coordinator {
             protocol_type: None,
             protocol_name: None,
             leader: None,
-            members: JavaHashMap::new(Capacity::Default),
+            members: members::Members::default(),
             static_members: BTreeMap::new(),
             pending_join: BTreeMap::new(),
             pending_sync: JavaHashSet::new(Capacity::Default),
@@ -703,15 +704,10 @@ impl Coordinator {
     /// member lists; each member votes for its first candidate; most votes win, ties to the
     /// first in `HashMap` order (`ClassicGroup.selectProtocol`).
     fn select_protocol(&self) -> Option<String> {
+        self.members.check_counts();
         let mut votes: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::Default);
-        // Each protocol's count over the members' lists, counted once for all the votes.
-        let mut listed: BTreeMap<&str, usize> = BTreeMap::new();
-        for name in self.members.values().flat_map(|m| m.protocol_names()) {
-            *listed.entry(name).or_default() += 1;
-        }
-        let supported_by_all = |p: &str| listed.get(p) == Some(&self.members.len());
         for m in self.members.values() {
-            if let Some(vote) = m.protocol_names().find(|p| supported_by_all(p)) {
+            if let Some(vote) = m.protocol_names().find(|p| self.supported_by_all(p)) {
                 let count = votes.get(vote).copied().unwrap_or(0);
                 votes.insert(vote.to_string(), count + 1);
             }
@@ -732,19 +728,15 @@ impl Coordinator {
         if self.state == GroupState::Empty {
             return !protocol_type.is_empty() && !protocols.is_empty();
         }
+        self.members.check_counts();
         self.protocol_type.as_deref() == Some(protocol_type)
             && protocols.iter().any(|p| self.supported_by_all(&p.name))
     }
 
     /// A protocol every member lists: Kafka's count of it over the members' lists equals the
-    /// member count (`ClassicGroup.supportedProtocols`).
+    /// member count (`ClassicGroup.supportedProtocols`, kept as members come, go and rejoin).
     fn supported_by_all(&self, name: &str) -> bool {
-        let listed: usize = self
-            .members
-            .values()
-            .map(|m| m.protocol_names().filter(|p| *p == name).count())
-            .sum();
-        listed == self.members.len()
+        self.members.listed(name) == self.members.len()
     }
 
     /// The GROUP_METADATA record of the group as it stands, with the stored assignments.
