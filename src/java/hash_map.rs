@@ -9,8 +9,8 @@
 //! topic names in practice.
 
 use super::JavaHash;
+use rustc_hash::FxHashMap;
 use std::borrow::Borrow;
-use std::collections::HashMap;
 use std::hash::Hash;
 
 /// How the Java collection was constructed, which fixes its starting capacity.
@@ -101,8 +101,10 @@ struct Slot<K, V> {
 /// A map that iterates as a `java.util.HashMap` built the same way would.
 pub struct JavaHashMap<K, V> {
     slots: Vec<Option<Slot<K, V>>>,
-    // Lookup only; its own iteration order never leaks (we iterate `slots`).
-    index: HashMap<K, usize>,
+    // Lookup only; its own iteration order never leaks (we iterate `slots`). Fx hashing:
+    // member ids are looked up at every heartbeat and commit, and SipHash's resistance to
+    // chosen keys buys nothing in a simulation.
+    index: FxHashMap<K, usize>,
     capacity: usize,
     len: usize,
     next_seq: u64,
@@ -112,7 +114,7 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
     pub fn new(capacity: Capacity) -> Self {
         JavaHashMap {
             slots: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             capacity: capacity.initial_table_size(),
             len: 0,
             next_seq: 0,
