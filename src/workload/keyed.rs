@@ -84,6 +84,9 @@ impl<T: Copy> Window<T> {
     }
 }
 
+/// A key not yet hashed for its topic's table.
+const NOT_HASHED: u32 = u32::MAX;
+
 /// One keyed producer's records in time order.
 struct KeyedStream {
     topic: usize,
@@ -189,9 +192,11 @@ pub struct KeyedLogs {
     /// Where each topic's partitions begin in the global numbering, and their counts.
     first: Vec<usize>,
     counts: Vec<PartitionCount>,
-    /// Each key's default partition for the partition count it was last hashed with (murmur2
-    /// once per key until the topic grows, not per record).
-    hashed: Vec<Option<(u32, u32)>>,
+    /// Per topic: the partition count its table is for, and each key's default partition at
+    /// that count (`NOT_HASHED` until the key is first produced there): murmur2 once per key
+    /// until the topic grows, not per record; 4 bytes a key, so a large key space stays in
+    /// cache.
+    hashed: Vec<(u32, Vec<u32>)>,
     targets: Vec<u32>,
     /// Per partition: its appends' produce times (µs), by offset.
     times: Vec<Window<u64>>,
@@ -295,7 +300,7 @@ impl KeyedLogs {
                     resizes: t.resizes.clone(),
                 })
                 .collect(),
-            hashed: vec![None; keys.len()],
+            hashed: vec![(0, Vec::new()); scenario.topics.len()],
             targets: Vec::new(),
             times: (0..partitions).map(|_| Window::default()).collect(),
             keep_keys,
@@ -360,15 +365,19 @@ impl KeyedLogs {
             Some(StreamPartitioner::Drop) => {}
             Some(StreamPartitioner::Broadcast) => self.targets.extend(0..count),
             Some(StreamPartitioner::Default) | None => {
-                let partition = match self.hashed[key as usize] {
-                    Some((c, partition)) if c == count => partition,
-                    _ => {
-                        let name = &self.keys[key as usize];
-                        let partition = default_partition(name.as_bytes(), count);
-                        self.hashed[key as usize] = Some((count, partition));
-                        partition
-                    }
-                };
+                let (hashed_for, table) = &mut self.hashed[topic];
+                if *hashed_for != count {
+                    // A new table for the topic's new partition count (or its first).
+                    *hashed_for = count;
+                    table.clear();
+                    table.resize(self.keys.len(), NOT_HASHED);
+                }
+                let mut partition = table[key as usize];
+                if partition == NOT_HASHED {
+                    let name = &self.keys[key as usize];
+                    partition = default_partition(name.as_bytes(), count);
+                    table[key as usize] = partition;
+                }
                 self.targets.push(partition)
             }
         }

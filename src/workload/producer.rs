@@ -445,6 +445,71 @@ key_distribution = "skewed"
         );
     }
 
+    /// Every keyed record lands on Kafka's default partition for its key and the partition
+    /// count of its topic at its produce time: two topics share the key names, one grows
+    /// mid-run (each topic hashes a key once per partition count).
+    #[test]
+    fn keyed_records_follow_their_topics_partition_count_when_it_grows() {
+        let toml = r#"
+name = "grow"
+duration_ms = 40000
+[[topics]]
+name = "prices"
+partitions = 4
+[[topics]]
+name = "notes"
+partitions = 6
+[[members]]
+name = "c"
+[[producers]]
+topic = "prices"
+records_per_sec = 200
+key_count = 40
+[[producers]]
+topic = "notes"
+records_per_sec = 200
+key_count = 40
+[app]
+kind = "local_join"
+prices = "prices"
+notifications = "notes"
+[[timeline]]
+at_ms = 20000
+action = "add_partitions"
+topic = "prices"
+partitions = 12
+"#;
+        let scenario = load_str("grow.toml", toml, &LoadOptions::default()).expect("loads");
+        let space = PartitionSpace::new(&scenario);
+        let mut logs = Logs::new(&scenario, &space, &RngStreams::new(scenario.seed));
+        logs.generate_through(SimTime::from_millis(40_000));
+        // Global partitions: prices 0-11, notes 12-17.
+        let topics = [(0usize, 12u32), (12, 6)];
+        let mut checked = [0u32; 2];
+        for (t, &(first, most)) in topics.iter().enumerate() {
+            for i in 0..most {
+                let p = space.global(t, i);
+                assert_eq!(p, first + i as usize);
+                let mut offset = 0;
+                while let Some(r) = logs.record(p, offset) {
+                    let count = match t {
+                        0 if r.time_us >= 20_000_000 => 12,
+                        0 => 4,
+                        _ => 6,
+                    };
+                    let want = super::super::partitioner::default_partition(
+                        logs.key(r.key).as_bytes(),
+                        count,
+                    );
+                    assert_eq!(i, want, "{} at {} us", logs.key(r.key), r.time_us);
+                    checked[t] += 1;
+                    offset += 1;
+                }
+            }
+        }
+        assert_eq!(checked, [8_000, 8_000]);
+    }
+
     /// Trimming forgets appends below each partition's low-water mark and at or before the
     /// safe time, and every count a reader may still ask for stays the same.
     #[test]
