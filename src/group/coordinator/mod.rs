@@ -29,7 +29,8 @@
 //! One file per request family: `join.rs` (JoinGroup, the join phase and its completion),
 //! `sync.rs` (SyncGroup, assignment propagation, the sync timer), `session.rs` (Heartbeat,
 //! session expiry, LeaveGroup, removing members), `offsets.rs` (OffsetCommit, OffsetFetch),
-//! `record.rs` (the GROUP_METADATA record it writes).
+//! `record.rs` (the GROUP_METADATA record it writes); `members.rs` holds the member map and
+//! each protocol's count over the members' lists.
 //!
 //! It imports nothing of the world, the metrics or the report.
 
