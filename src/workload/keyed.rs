@@ -13,6 +13,7 @@ use super::partitioner::default_partition;
 use crate::scenario::{KeyDistribution, ProducerKind, Scenario, StreamPartitioner};
 use crate::sim::rng::Stream;
 use crate::sim::RngStreams;
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
@@ -221,20 +222,21 @@ pub struct KeyedLogs {
 
 impl KeyedLogs {
     /// The keyed producers of `scenario`, nothing generated yet; `None` without any.
-    pub fn new(
-        scenario: &Scenario,
+    pub fn new<'a>(
+        scenario: &'a Scenario,
         streams: &RngStreams,
         first: Vec<usize>,
         partitions: usize,
     ) -> Option<Self> {
-        let mut key_ids: BTreeMap<String, u32> = BTreeMap::new();
-        let mut keys = Vec::new();
+        // Ids in first-seen order; the map is only looked up, never iterated.
+        let mut key_ids: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut names: Vec<String> = Vec::new();
         let mut keyed = Vec::new();
         for (i, p) in scenario.producers.iter().enumerate() {
-            let mut intern = |k: &String| -> u32 {
+            let mut intern = |k: &'a String| -> u32 {
                 let next = key_ids.len() as u32;
-                *key_ids.entry(k.clone()).or_insert_with(|| {
-                    keys.push(k.clone());
+                *key_ids.entry(k.as_str()).or_insert_with(|| {
+                    names.push(k.clone());
                     next
                 })
             };
@@ -263,10 +265,11 @@ impl KeyedLogs {
                     interval_ms: *interval_ms,
                 },
             };
-            let partitioner_keys = p
-                .stream_partitioner_keys
-                .as_ref()
-                .map(|ks| ks.iter().filter_map(|k| key_ids.get(k).copied()).collect());
+            let partitioner_keys = p.stream_partitioner_keys.as_ref().map(|ks| {
+                ks.iter()
+                    .filter_map(|k| key_ids.get(k.as_str()).copied())
+                    .collect()
+            });
             keyed.push(KeyedStream {
                 topic: p.topic,
                 start_us: p.start_ms * 1000,
@@ -305,7 +308,7 @@ impl KeyedLogs {
             times: (0..partitions).map(|_| Window::default()).collect(),
             keep_keys,
             record_keys: vec![Vec::new(); if keep_keys { partitions } else { 0 }],
-            keys,
+            keys: names,
             writes: BTreeMap::new(),
             append_pool: Vec::new(),
             all_times: Window::default(),
