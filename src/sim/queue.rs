@@ -37,11 +37,21 @@ fn key_slot(key: u128) -> u32 {
     (key & SLOT_MASK) as u32
 }
 
-/// Events live in a slab; a min-heap orders 16-byte keys, so popping moves no event payloads
-/// and needs no hashing. A cancelled event's slot is emptied at once and its heap
-/// key skipped when it surfaces.
+/// Events scheduled less than this far ahead go to the near heap, the rest to the far one.
+/// Most events are due within a few milliseconds (a batch done, a request on the wire, a poll
+/// at once) while most of those pending are timers seconds away (heartbeats, session checks,
+/// an idle poll's max wait): the near heap stays a few entries deep, and a pop there walks
+/// three or four levels instead of the twelve of one heap holding everything.
+const NEAR_US: u64 = 10_000;
+
+/// Events live in a slab; two min-heaps order 16-byte keys (near and far, by how far ahead
+/// each event was scheduled), so popping moves no event payloads and needs no hashing. The
+/// next event is the smaller of the two tops: the same order as one heap, since every key is
+/// unique. A cancelled event's slot is emptied at once and its heap key skipped when it
+/// surfaces.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<u128>>,
+    near: BinaryHeap<Reverse<u128>>,
+    far: BinaryHeap<Reverse<u128>>,
     slots: Vec<Option<(u64, E)>>,
     free: Vec<u32>,
     next_seq: u64,
@@ -58,7 +68,8 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            near: BinaryHeap::new(),
+            far: BinaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             next_seq: 0,
@@ -105,7 +116,12 @@ impl<E> EventQueue<E> {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.push(key(at, seq, slot));
+        let key = key(at, seq, slot);
+        if at.as_micros() - self.now.as_micros() < NEAR_US {
+            self.near.push(Reverse(key));
+        } else {
+            self.far.push(Reverse(key));
+        }
         TimerId { slot, seq }
     }
 
@@ -117,17 +133,28 @@ impl<E> EventQueue<E> {
         }
     }
 
-    fn push(&mut self, key: u128) {
-        self.heap.push(Reverse(key));
+    /// The next key, and whether it is the far heap's top.
+    fn top(&self) -> Option<(u128, bool)> {
+        match (self.near.peek(), self.far.peek()) {
+            (Some(&Reverse(near)), Some(&Reverse(far))) if far < near => Some((far, true)),
+            (Some(&Reverse(near)), _) => Some((near, false)),
+            (None, Some(&Reverse(far))) => Some((far, true)),
+            (None, None) => None,
+        }
     }
 
-    fn pop_key(&mut self) -> Option<u128> {
-        self.heap.pop().map(|Reverse(key)| key)
+    /// Removes the next key (from the heap `top` named).
+    fn pop_top(&mut self, far: bool) {
+        if far {
+            self.far.pop();
+        } else {
+            self.near.pop();
+        }
     }
 
-    /// Drops cancelled keys from the top of the heap.
+    /// Drops cancelled keys from the tops of the heaps: the next key is then live.
     fn skip_cancelled(&mut self) {
-        while let Some(&Reverse(key)) = self.heap.peek() {
+        while let Some((key, far)) = self.top() {
             let (seq, slot) = (key_seq(key), key_slot(key));
             let live = self.slots[slot as usize]
                 .as_ref()
@@ -135,7 +162,7 @@ impl<E> EventQueue<E> {
             if live {
                 return;
             }
-            self.pop_key();
+            self.pop_top(far);
             // The slot is reusable once no heap key refers to it.
             if self.slots[slot as usize].is_none() {
                 self.free.push(slot);
@@ -151,7 +178,8 @@ impl<E> EventQueue<E> {
     /// The next event with its insertion sequence number (what the run digest records).
     pub fn pop_with_seq(&mut self) -> Option<(SimTime, u64, E)> {
         self.skip_cancelled();
-        let key = self.pop_key()?;
+        let (key, far) = self.top()?;
+        self.pop_top(far);
         let (at, seq, slot) = (key_at(key), key_seq(key), key_slot(key));
         let (_, event) = self.slots[slot as usize].take().expect("live slot");
         self.free.push(slot);
@@ -163,7 +191,7 @@ impl<E> EventQueue<E> {
     /// Time of the next live event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.skip_cancelled();
-        self.heap.peek().map(|&Reverse(key)| key_at(key))
+        self.top().map(|(key, _)| key_at(key))
     }
 }
 
@@ -207,8 +235,13 @@ mod tests {
             for step in 0..3000u64 {
                 match rng.between(0, 9) {
                     0..=4 => {
-                        // Ties are common: a handful of instants ahead.
-                        let at = q.now().as_micros() + rng.between(0, 5) * 100;
+                        // Ties are common: a handful of instants ahead, some on either side
+                        // of the near heap's bound (an instant reached through both heaps).
+                        let ahead = match rng.between(0, 3) {
+                            0 => rng.between(1, 4) * NEAR_US / 2,
+                            _ => rng.between(0, 5) * 100,
+                        };
+                        let at = q.now().as_micros() + ahead;
                         let id = q.schedule(SimTime::from_micros(at), step);
                         model.insert((at, step));
                         ids.push((id, at, step));
