@@ -1,4 +1,4 @@
-//! The event queue: a min-heap on (time, insertion sequence), so events at the same instant run
+//! The event queue: min-heaps on (time, insertion sequence), so events at the same instant run
 //! in the order they were scheduled (FIFO ties). Timers that get re-armed are cancelled by
 //! their id rather than left to fire and be ignored.
 
