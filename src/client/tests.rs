@@ -1097,6 +1097,39 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
     );
 }
 
+/// A poll every 3 ms for 3 s, each batch processed at once, from fetch positions at 0 on
+/// `owned`; `change` may move the assignment before each poll. The batches by time.
+type Batches = Vec<(u64, Vec<(usize, u64, u64)>)>;
+fn batches_every_3_ms(
+    group: &str,
+    extra: &str,
+    scan_at_most: usize,
+    owned: &[usize],
+    change: impl Fn(u64, &mut Consumer, &mut ClientEnv),
+) -> Batches {
+    let mut h = Harness::new(group, extra);
+    h.consumer.positions.scan_at_most = Some(scan_at_most);
+    h.call(|c, env| {
+        for &p in owned {
+            c.set_position(env, p, 0);
+        }
+    });
+    let mut seen = Vec::new();
+    let mut batch = Vec::new();
+    for t_ms in (0..3_000).step_by(3) {
+        h.now = SimTime::from_millis(t_ms);
+        h.call(|c, env| {
+            change(t_ms, c, env);
+            c.take_batch(env, &mut batch);
+            for &(p, _, to) in &batch {
+                c.set_position(env, p, to);
+            }
+        });
+        seen.push((t_ms, batch.clone()));
+    }
+    seen
+}
+
 /// A member with a few partitions scans them all at every poll; with many it pops the ready
 /// ones from a heap. Both must give the same batches, round-robin from the same partition
 /// (a scan that started at partition 0 every time once moved every join figure).
@@ -1104,29 +1137,9 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
 fn scanning_the_positions_and_popping_the_ready_heap_give_the_same_batches() {
     let extra = "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 900\n";
     let group = "max_poll_records = 7";
-    let batches = |scan_at_most: usize| {
-        let mut h = Harness::new(group, extra);
-        h.consumer.positions.scan_at_most = Some(scan_at_most);
-        h.call(|c, env| {
-            for p in 0..4 {
-                c.set_position(env, p, 0);
-            }
-        });
-        let mut seen = Vec::new();
-        let mut batch = Vec::new();
-        // Every few ms a poll, each batch processed at once: the round-robin start moves on.
-        for t_ms in (0..3_000).step_by(3) {
-            h.now = SimTime::from_millis(t_ms);
-            h.call(|c, env| {
-                c.take_batch(env, &mut batch);
-                for &(p, _, to) in &batch {
-                    c.set_position(env, p, to);
-                }
-            });
-            seen.push((t_ms, batch.clone()));
-        }
-        seen
-    };
+    // The round-robin start moves on from poll to poll.
+    let batches =
+        |scan_at_most| batches_every_3_ms(group, extra, scan_at_most, &[0, 1, 2, 3], |_, _, _| {});
     let scanned = batches(usize::MAX);
     assert!(scanned.iter().filter(|(_, b)| b.len() > 1).count() > 10);
     assert_eq!(scanned, batches(0));
@@ -1141,37 +1154,23 @@ fn the_ready_heap_follows_partitions_inserted_and_removed_in_the_middle() {
     let extra = "\n[[topics]]\nname = \"more\"\npartitions = 4\n\
                  \n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 900\n\
                  \n[[producers]]\ntopic = \"more\"\nrecords_per_sec = 900\n";
-    let group = "max_poll_records = 5";
-    let batches = |scan_at_most: usize| {
-        let mut h = Harness::new(group, extra);
-        h.consumer.positions.scan_at_most = Some(scan_at_most);
-        h.call(|c, env| {
-            for p in [0, 3, 5] {
-                c.set_position(env, p, 0);
-            }
-        });
-        let mut seen = Vec::new();
-        let mut batch = Vec::new();
-        for t_ms in (0..3_000).step_by(3) {
-            h.now = SimTime::from_millis(t_ms);
-            h.call(|c, env| {
-                // Partitions come and go between and around the owned ones.
-                match t_ms {
-                    600 => c.set_position(env, 1, 0),
-                    1200 => c.positions.remove(3),
-                    1500 => c.set_position(env, 4, 0),
-                    2100 => c.positions.remove(0),
-                    2400 => c.set_position(env, 3, 0),
-                    _ => {}
-                }
-                c.take_batch(env, &mut batch);
-                for &(p, _, to) in &batch {
-                    c.set_position(env, p, to);
-                }
-            });
-            seen.push((t_ms, batch.clone()));
-        }
-        seen
+    // Partitions come and go between and around the owned ones.
+    let change = |t_ms: u64, c: &mut Consumer, env: &mut ClientEnv| match t_ms {
+        600 => c.set_position(env, 1, 0),
+        1200 => c.positions.remove(3),
+        1500 => c.set_position(env, 4, 0),
+        2100 => c.positions.remove(0),
+        2400 => c.set_position(env, 3, 0),
+        _ => {}
+    };
+    let batches = |scan_at_most| {
+        batches_every_3_ms(
+            "max_poll_records = 5",
+            extra,
+            scan_at_most,
+            &[0, 3, 5],
+            change,
+        )
     };
     let scanned = batches(usize::MAX);
     for p in 0..6 {
