@@ -497,7 +497,7 @@ partitions = 12
                         0 => 4,
                         _ => 6,
                     };
-                    let want = super::super::partitioner::default_partition(
+                    let want = crate::workload::partitioner::default_partition(
                         logs.key(r.key).as_bytes(),
                         count,
                     );
