@@ -290,6 +290,8 @@ fn a_closed_pipe_ends_the_run_quietly_with_exit_0() {
     for args in [
         &["run", "scenarios/scale-out.toml", "--trace", "-"][..],
         &["run", "scenarios/scale-out.toml"][..],
+        // JSON is written as it is serialized, not from a string.
+        &["run", "scenarios/scale-out.toml", "--format", "json"][..],
         &["compare", "scenarios/scale-out.toml", "--seeds", "1..2"][..],
     ] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))

@@ -39,6 +39,25 @@ pub fn write_stdout(text: &str) -> bool {
     }
 }
 
+/// Writes `value` as pretty JSON and a newline straight to stdout, without the whole text in
+/// memory first (a long run's lag series is most of its report); false as [`write_stdout`].
+pub fn write_stdout_json(value: &impl serde::Serialize) -> bool {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = serde_json::to_writer_pretty(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match written {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => false,
+        Err(e) => {
+            eprintln!("cannot write to stdout: {e}");
+            false
+        }
+    }
+}
+
 /// A bar on stderr when it is a terminal; nothing when piped (scripts, CI, tests).
 pub fn progress_bar(len: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {

@@ -144,13 +144,11 @@ pub fn run(
             return super::bad_input();
         }
     }
-    let report = match output.format {
-        Format::Text => render_text(&out.report),
-        Format::Json => {
-            serde_json::to_string_pretty(&out.report).expect("report serializes") + "\n"
-        }
+    let written = match output.format {
+        Format::Text => super::write_stdout(&render_text(&out.report)),
+        Format::Json => super::write_stdout_json(&out.report),
     };
-    if !super::write_stdout(&report) {
+    if !written {
         return ExitCode::SUCCESS;
     }
     if output.describe {
