@@ -65,7 +65,7 @@ pub enum ClientEffect {
 }
 
 /// What a member reads of the world in one handler call, and where its effects go. Reads are
-/// read-only, except the member's own fetch stream.
+/// read-only, except the fetch stream, which every member draws from in event order.
 pub struct ClientEnv<'a> {
     pub now: SimTime,
     pub scenario: &'a Scenario,
@@ -73,7 +73,8 @@ pub struct ClientEnv<'a> {
     pub logs: &'a Logs,
     /// Extra delay before each partition's records reach a consumer.
     pub arrival_lag_us: &'a [u64],
-    /// Fetch round trips (a named stream of its own).
+    /// Fetch round trips: the one `fetch` stream all members share, a draw per poll, so the
+    /// polls' order decides who gets which round trip.
     pub fetch: &'a mut Stream,
     /// Previous owners and standby placement, for state recovery.
     pub standby: &'a StandbyPlacement,
