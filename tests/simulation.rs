@@ -420,3 +420,52 @@ fn history_records_owner_changes_and_phases() {
     );
     assert!(run(&s, RunOptions::default()).history.is_none());
 }
+
+/// A group whose every member has gone (one leaves, the other crashes) rests Empty: that is
+/// settled, not a group stuck in a rebalance. The settle check called it `not_settled` before
+/// (found through `cgsim fuzz --cluster-faults`, where Kafka's own INCONSISTENT_GROUP_PROTOCOL
+/// stopped a group's last running member).
+#[test]
+fn a_group_whose_members_have_all_gone_is_settled_empty() {
+    let text = r#"
+name = "everyone-goes"
+seed = 1
+duration_ms = 500000
+
+[[topics]]
+name = "t"
+partitions = 2
+
+[[members]]
+name = "c"
+count = 2
+
+[[producers]]
+topic = "t"
+records_per_sec = 10
+
+[[timeline]]
+at_ms = 10000
+action = "leave"
+member = "c1"
+
+[[timeline]]
+at_ms = 12000
+action = "crash"
+member = "c2"
+"#;
+    for variant in ["eager", "cooperative", "consumer"] {
+        let options = LoadOptions {
+            variant: Some(variant.to_string()),
+            ..LoadOptions::default()
+        };
+        let r = report(&load_str("everyone-goes.toml", text, &options).expect("valid"));
+        assert!(r.invariants.settle_checked, "{variant}");
+        assert!(
+            r.invariants.violations.is_empty(),
+            "{variant}: {:?}",
+            r.invariants.violations
+        );
+        assert!(r.final_assignment.is_empty(), "{variant}");
+    }
+}

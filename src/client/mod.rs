@@ -321,6 +321,12 @@ impl Consumer {
         self.membership.protocol == RebalanceProtocol::Cooperative
     }
 
+    /// Whether its process runs: started, and not stopped since (left, crashed, or failed for
+    /// good on a fatal error).
+    pub fn is_running(&self) -> bool {
+        self.alive
+    }
+
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
         self.alive

@@ -122,7 +122,13 @@ pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) ->
         .collect();
     let mut excused = left_unassigned_by_static_leader(scenario, facts);
     excused.extend(withheld_for_a_follow_up_that_never_came(scenario, facts));
-    let unowned: Vec<String> = expected_owned(scenario)
+    // A member Kafka itself stopped for good owns nothing afterwards, unless restarted.
+    let failed: Vec<(u64, &str)> = report
+        .errors
+        .iter()
+        .map(|e| (e.at_ms, e.member.as_str()))
+        .collect();
+    let unowned: Vec<String> = expected_owned(scenario, &failed)
         .into_iter()
         .filter(|p| !owned.contains(p.as_str()) && !excused.contains(p))
         .collect();
@@ -161,8 +167,9 @@ pub fn refused_after_fail_over(facts: &[(SimTime, Fact)], error: &MemberError) -
 }
 
 /// The partitions that must be owned when the run ends: every partition (as many as the
-/// topic has then) of each topic that a member still running subscribes to.
-pub fn expected_owned(scenario: &Scenario) -> Vec<String> {
+/// topic has then) of each topic that a member still running subscribes to. `failed`: the
+/// members whose process stopped on a fatal error, `(at_ms, name)`, as if crashed then.
+pub fn expected_owned(scenario: &Scenario, failed: &[(u64, &str)]) -> Vec<String> {
     let n = scenario.members.len();
     let mut up: Vec<bool> = scenario
         .members
@@ -173,7 +180,18 @@ pub fn expected_owned(scenario: &Scenario) -> Vec<String> {
     // gone (the spec's topics, or the restart's new settings').
     let mut spec: Vec<Vec<String>> = scenario.members.iter().map(|m| m.topics.clone()).collect();
     let mut topics = spec.clone();
+    let index = |name: &str| scenario.members.iter().position(|m| m.name == name);
+    let mut failures: Vec<(u64, usize)> = failed
+        .iter()
+        .filter_map(|&(at, name)| Some((at, index(name)?)))
+        .collect();
+    failures.sort_unstable();
+    let mut next_failure = failures.into_iter().peekable();
     for e in &scenario.timeline {
+        // A failure before this entry (or at its instant: the entry, a restart, comes after).
+        while let Some((_, m)) = next_failure.next_if(|&(at, _)| at <= e.at_ms) {
+            up[m] = false;
+        }
         match &e.action {
             TimelineAction::Join { member } => up[*member] = true,
             TimelineAction::Leave { member } | TimelineAction::Crash { member } => {
@@ -194,6 +212,9 @@ pub fn expected_owned(scenario: &Scenario) -> Vec<String> {
             | TimelineAction::NetworkPartition { .. }
             | TimelineAction::LatencySpike { .. } => {}
         }
+    }
+    for (_, m) in next_failure {
+        up[m] = false;
     }
     let subscribed: BTreeSet<&str> = (0..n)
         .filter(|&m| up[m])
@@ -455,6 +476,29 @@ mod tests {
         };
         facts.push((SimTime::ZERO, next));
         assert!(withheld_for_a_follow_up_that_never_came(&s, &facts).is_empty());
+    }
+
+    /// A member Kafka stopped for good (refused after a fail-over) subscribes to nothing at
+    /// the end; restarted after its failure, it does again.
+    #[test]
+    fn a_member_that_failed_for_good_leaves_its_topics_unowned_unless_restarted() {
+        let toml = "name = \"t\"\nduration_ms = 60000\n\n[[topics]]\nname = \"t0\"\n\
+                    partitions = 2\n\n[[topics]]\nname = \"t1\"\npartitions = 1\n\n\
+                    [[members]]\nname = \"c1\"\ntopics = [\"t0\"]\n\n\
+                    [[members]]\nname = \"c2\"\ntopics = [\"t1\"]\n\n\
+                    [[timeline]]\nat_ms = 20000\naction = \"crash\"\nmember = \"c2\"\n\n\
+                    [[timeline]]\nat_ms = 30000\naction = \"restart\"\nmember = \"c2\"\n";
+        let s = load_str("t", toml, &LoadOptions::default()).expect("valid scenario");
+        assert_eq!(expected_owned(&s, &[]), ["t0-0", "t0-1", "t1-0"]);
+        // c1 failed: nobody runs for t0 any more.
+        assert_eq!(expected_owned(&s, &[(10_000, "c1")]), ["t1-0"]);
+        // c2 failed before its crash and restart: the restart brings it back.
+        assert_eq!(
+            expected_owned(&s, &[(10_000, "c2")]),
+            ["t0-0", "t0-1", "t1-0"]
+        );
+        // c2's restarted process failed: gone at the end.
+        assert_eq!(expected_owned(&s, &[(40_000, "c2")]), ["t0-0", "t0-1"]);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::cluster::{Cluster, PartitionSpace};
 use crate::facts::Fact;
 use crate::group::consumer_group::ConsumerGroupConfig;
 use crate::group::coordinator::{
-    ConsumerTopic, CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect,
+    ConsumerTopic, CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect, GroupState,
 };
 use crate::group::messages::{ClientRef, Request, Response};
 use crate::metrics::{History, Metrics};
@@ -368,6 +368,14 @@ impl<'s> World<'s> {
             return Some("the group has no coordinator (it is failing over)".into());
         }
         if self.coordinator.is_stable() && busy.is_empty() {
+            return None;
+        }
+        // Nobody left to rebalance: every process has stopped (left, crashed, or failed for
+        // good, as a member refused INCONSISTENT_GROUP_PROTOCOL does) and the coordinator has
+        // removed them all. A classic group rests Empty then (the consumer protocol's Empty
+        // already counts as stable).
+        let nobody_running = self.members.iter().all(|m| !m.is_running());
+        if nobody_running && self.coordinator.state() == GroupState::Empty {
             return None;
         }
         let mut what = format!(
