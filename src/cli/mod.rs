@@ -29,7 +29,12 @@ pub fn bad_input() -> ExitCode {
 pub fn write_stdout(text: &str) -> bool {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    written(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+}
+
+/// Whether a write to stdout went through; an error other than a closed pipe is printed.
+fn written(result: std::io::Result<()>) -> bool {
+    match result {
         Ok(()) => true,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => false,
         Err(e) => {
@@ -44,18 +49,12 @@ pub fn write_stdout(text: &str) -> bool {
 pub fn write_stdout_json(value: &impl serde::Serialize) -> bool {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let written = serde_json::to_writer_pretty(&mut out, value)
-        .map_err(std::io::Error::from)
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
-    match written {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => false,
-        Err(e) => {
-            eprintln!("cannot write to stdout: {e}");
-            false
-        }
-    }
+    written(
+        serde_json::to_writer_pretty(&mut out, value)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush()),
+    )
 }
 
 /// A bar on stderr when it is a terminal; nothing when piped (scripts, CI, tests).
