@@ -144,12 +144,27 @@ pub fn parse_case(line: &str) -> Result<AssignCase, String> {
         }
         group.members.push(member);
     }
+    if group.protocol == RebalanceProtocol::Cooperative && !assignor.is_server_side() {
+        join_prepare(&mut group);
+    }
     Ok(AssignCase {
         id,
         assignor,
         group,
         warnings,
     })
+}
+
+/// A client member's `owned` is what it owned before the rebalance; under COOPERATIVE its
+/// `onJoinPrepare` revokes the partitions of topics it no longer subscribes to, so its
+/// Subscription's ownedPartitions hold the rest (as the reference harness feeds them).
+fn join_prepare(group: &mut GroupSpec) {
+    for member in &mut group.members {
+        let topics = &member.topics;
+        member
+            .owned
+            .retain(|tp| topics.binary_search(&tp.topic).is_ok());
+    }
 }
 
 /// `partition_racks`: every named topic must exist and list one entry per partition.
@@ -358,6 +373,25 @@ mod tests {
             render(&case, &result),
             r#"{"assignment":{"m-1":{"t0":[0,1]},"m-2":{"t0":[2]}},"id":"x"}"#
         );
+    }
+
+    #[test]
+    fn a_cooperative_clients_owned_partitions_are_what_on_join_prepare_leaves() {
+        // m-1 left u: as the reference harness feeds Kafka, its onJoinPrepare revoked u-0
+        // before the JoinGroup, so nobody claims u-0 and m-2 gets it now. The server-side
+        // assignors read `owned` as the previous target assignment, untouched.
+        let line = r#"{"id":"x","assignor":"cooperative-sticky","topics":{"t":2,"u":1},
+            "members":[{"member_id":"m-2","topics":["t","u"],"generation":1},
+            {"member_id":"m-1","topics":["t"],"owned":{"t":[0,1],"u":[0]},"generation":1}]}"#;
+        let case = parse_case(line).unwrap();
+        let m1 = &case.group.members[1];
+        assert_eq!(m1.owned.len(), 2);
+        let result = case.assignor.assign(&case.group).unwrap();
+        assert!(render(&case, &result)
+            .starts_with(r#"{"assignment":{"m-1":{"t":[0,1]},"m-2":{"u":[0]}}"#));
+        let server = line.replace("cooperative-sticky", "uniform");
+        let case = parse_case(&server).unwrap();
+        assert_eq!(case.group.members[1].owned.len(), 3);
     }
 
     #[test]

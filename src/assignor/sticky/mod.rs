@@ -3,8 +3,11 @@
 //!
 //! * where ownership comes from: `sticky` reads the previous assignment and generation from its
 //!   userData (EAGER: the Subscription's owned partitions are empty); `cooperative-sticky` reads
-//!   the Subscription's owned partitions, which under COOPERATIVE are what the member still owns
-//!   after `onJoinPrepare` (topics it no longer subscribes to revoked) and under EAGER are empty;
+//!   the Subscription's owned partitions as sent, which under COOPERATIVE are what the member
+//!   still owns after `onJoinPrepare` and under EAGER are empty. A member whose subscription
+//!   changed after its `onJoinPrepare` (while a JoinGroup was retried) still claims the topics
+//!   it left: the general builder drops those claims (`revocationRequired`) and
+//!   `computePartitionsTransferringOwnership` withholds them from their new owner;
 //! * generation conflicts between claims (`allSubscriptionsEqual`), [`validate`];
 //! * the constrained builder for identical subscriptions ([`constrained`]) and the general one
 //!   for mixed subscriptions ([`general`]);
@@ -65,27 +68,12 @@ impl Assignor for CooperativeStickyAssignor {
             // EAGER revokes everything before joining: ownedPartitions is empty, so the
             // assignor has no history at all (README finding 4).
             RebalanceProtocol::Eager => vec![Vec::new(); group.members.len()],
-            // onJoinPrepare revokes the partitions of topics the member left; the rest is sent
-            // (serialization sorts by topic, then partition).
+            // ownedPartitions as sent (serialization sorts by topic, then partition).
             RebalanceProtocol::Cooperative => group
                 .members
                 .iter()
                 .map(|m| {
-                    // Owned lists come grouped by topic: look each topic up once.
-                    let mut last: Option<(TopicIdx, bool)> = None;
-                    let mut owned: Vec<TopicPartition> = m
-                        .owned
-                        .iter()
-                        .copied()
-                        .filter(|tp| match last {
-                            Some((t, keep)) if t == tp.topic => keep,
-                            _ => {
-                                let keep = m.subscribes(tp.topic);
-                                last = Some((tp.topic, keep));
-                                keep
-                            }
-                        })
-                        .collect();
+                    let mut owned = m.owned.clone();
                     if !owned.is_sorted() {
                         owned.sort_unstable();
                     }

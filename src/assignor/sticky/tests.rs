@@ -93,10 +93,11 @@ fn eager_cooperative_sticky_ignores_ownership() {
 
 #[test]
 fn cooperative_details_follow_the_client() {
-    // b left topic u: onJoinPrepare already revoked u-0, so nobody claims it and a gets it at
-    // once; b keeps t, and nothing is left for b to revoke when the assignment arrives.
+    // b left topic u and its onJoinPrepare revoked u-0, so its ownedPartitions no longer hold
+    // it: nobody claims u-0 and a gets it at once; b keeps t, and nothing is left for b to
+    // revoke when the assignment arrives.
     let mut g = group(&[("t", 2), ("u", 1)], &[("a", &["t", "u"]), ("b", &["t"])]);
-    g.members[1].owned = vec![tp(&g, "t", 0), tp(&g, "t", 1), tp(&g, "u", 0)];
+    g.members[1].owned = vec![tp(&g, "t", 0), tp(&g, "t", 1)];
     g.members[1].generation = Some(1);
     g.members[0].generation = Some(1);
     let r = cooperative(&g);
@@ -108,6 +109,27 @@ fn cooperative_details_follow_the_client() {
     assert!(c.withheld.concat().is_empty());
     assert!(c.revoked.concat().is_empty());
     assert_eq!(c.rejoin_requested_by, Vec::<usize>::new());
+}
+
+#[test]
+fn a_claim_on_a_topic_the_member_left_is_withheld_from_its_new_owner() {
+    // b's subscription changed after its onJoinPrepare (its JoinGroup was being retried), so
+    // its ownedPartitions still hold u-0 (ConsumerCoordinator.metadata() sends
+    // assignedPartitionsList): the general builder drops the claim (revocationRequired), and
+    // computePartitionsTransferringOwnership withholds u-0 from a until b has revoked it.
+    let mut g = group(&[("t", 2), ("u", 1)], &[("a", &["t", "u"]), ("b", &["t"])]);
+    g.members[1].owned = vec![tp(&g, "t", 0), tp(&g, "t", 1), tp(&g, "u", 0)];
+    g.members[1].generation = Some(1);
+    g.members[0].generation = Some(1);
+    let r = cooperative(&g);
+    let c = r.cooperative.unwrap();
+    assert_eq!(c.algorithm, "general");
+    let a = named(&g, &r.assignment);
+    assert!(a[0].1.is_empty());
+    assert_eq!(a[1].1, ["t-0", "t-1"]);
+    assert_eq!(named(&g, &c.withheld)[0].1, ["u-0"]);
+    assert_eq!(named(&g, &c.revoked)[1].1, ["u-0"]);
+    assert_eq!(c.rejoin_requested_by, [1]);
 }
 
 /// A random group without conflicting claims: topics, members with subscriptions (all the same
