@@ -530,7 +530,9 @@ impl ConsumerGroup {
             // `updateCurrentAssignment`: a dropped topic's partitions leave the current
             // assignment at once, before any new target, but stay held, pending revocation,
             // until the member's heartbeat no longer reports them (UNREVOKED_PARTITIONS):
-            // handing them on before would give them two owners.
+            // handing them on before would give them two owners. What is already pending
+            // revocation stays so whatever the subscription: only the member's report that it
+            // no longer owns them releases them (reconciliation).
             let topic_names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
             let subscribed = |tp: &TopicPartition| {
                 topics
@@ -549,8 +551,6 @@ impl ConsumerGroup {
             if dropped.iter().any(still_owned) {
                 updated.pending_revocation.extend(dropped);
                 updated.state = MemberState::UnrevokedPartitions;
-            } else {
-                updated.pending_revocation.retain(subscribed);
             }
         }
         let reconciled = self.update_and_reconcile(

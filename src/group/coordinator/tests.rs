@@ -861,3 +861,105 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
         }
     }
 }
+
+// ---- The consumer protocol's reconciliation ----
+
+/// A consumer-group coordinator over "orders" (partition 0) and "audit" (partition 1), assigning
+/// at every epoch bump.
+fn two_topic_consumer_group() -> Harness {
+    let mut h = Harness::new();
+    let config = crate::group::consumer_group::ConsumerGroupConfig {
+        assignment_interval_ms: 0,
+        ..Default::default()
+    };
+    let topic = |name: &str, id: u8, first: usize| ConsumerTopic {
+        name: name.into(),
+        id: crate::java::Uuid::from_bytes([id; 16]),
+        partitions: 1,
+        first,
+    };
+    h.coordinator = Coordinator::new(
+        CoordinatorConfig::with_initial_delay(3000),
+        Stream::derive(1, "member-ids"),
+    )
+    .with_consumer_support(config, vec![topic("orders", 7, 0), topic("audit", 8, 1)]);
+    h
+}
+
+fn consumer_heartbeat(
+    member_id: &str,
+    member_epoch: i32,
+    topics: Option<&[&str]>,
+    owned: Option<Vec<usize>>,
+) -> Request {
+    Request::ConsumerGroupHeartbeat {
+        member_id: member_id.to_string(),
+        member_epoch,
+        instance_id: None,
+        rebalance_timeout_ms: if member_epoch == 0 {
+            REBALANCE_MS as i32
+        } else {
+            -1
+        },
+        subscribed_topic_names: topics.map(|t| t.iter().map(|s| s.to_string()).collect()),
+        server_assignor: None,
+        owned,
+    }
+}
+
+/// (member epoch, assignment if sent) of a ConsumerGroupHeartbeat answer.
+fn epoch_and_assignment(r: &Response) -> (i32, Option<Vec<usize>>) {
+    match r {
+        Response::ConsumerGroupHeartbeat {
+            error: ErrorCode::None,
+            member_epoch,
+            assignment,
+            ..
+        } => (*member_epoch, assignment.clone()),
+        other => panic!("not a successful heartbeat answer: {other:?}"),
+    }
+}
+
+/// `CurrentAssignmentBuilder.updateCurrentAssignment`: a member that drops a topic while a
+/// partition of it is already pending revocation keeps that partition held until its heartbeat
+/// no longer reports it; only then does the partition move on (handing it over at the
+/// subscription change gave it two owners: fuzz seeds 28606 and 56070).
+#[test]
+fn a_partition_pending_revocation_stays_held_when_its_owner_drops_the_topic() {
+    let both: &[&str] = &["orders", "audit"];
+    let mut h = two_topic_consumer_group();
+    let (a_epoch, assignment) =
+        epoch_and_assignment(&h.ask(10, 0, consumer_heartbeat("a", 0, Some(both), Some(vec![]))));
+    assert_eq!(assignment, Some(vec![0, 1]));
+    let (b_epoch, _) =
+        epoch_and_assignment(&h.ask(20, 1, consumer_heartbeat("b", 0, Some(both), Some(vec![]))));
+    assert!(b_epoch > a_epoch);
+    // a must give one partition to b: it stays at its epoch until it has revoked it.
+    let (epoch, kept) = epoch_and_assignment(&h.ask(
+        30,
+        0,
+        consumer_heartbeat("a", a_epoch, None, Some(vec![0, 1])),
+    ));
+    let kept = kept.expect("a smaller assignment");
+    assert_eq!((epoch, kept.len()), (a_epoch, 1));
+    let revoking = 1 - kept[0];
+    let kept_topic = ["orders", "audit"][kept[0]];
+    // a drops the topic of the partition it is revoking, still owning it.
+    let dropping = consumer_heartbeat("a", a_epoch, Some(&[kept_topic]), Some(vec![0, 1]));
+    h.ask(40, 0, dropping);
+    let (_, b_assignment) =
+        epoch_and_assignment(&h.ask(50, 1, consumer_heartbeat("b", b_epoch, None, Some(vec![]))));
+    assert!(
+        !b_assignment.unwrap_or_default().contains(&revoking),
+        "handed to b while a still owns it"
+    );
+    // a reports it revoked: the partition is released, and b gets it.
+    h.ask(
+        60,
+        0,
+        consumer_heartbeat("a", a_epoch, None, Some(kept.clone())),
+    );
+    let (_, b_assignment) =
+        epoch_and_assignment(&h.ask(70, 1, consumer_heartbeat("b", b_epoch, None, Some(vec![]))));
+    assert_eq!(b_assignment, Some(vec![revoking]));
+}
