@@ -259,7 +259,22 @@ fn cluster_fault_regressions_pass() {
     // 7027045 and 44340: a member refused INCONSISTENT_GROUP_PROTOCOL after a fail-over (Kafka's
     // answer, excused) was the last one running, or the only one on its topics: the settle
     // check called the Empty group unsettled, and its topics were expected owned.
-    for seed in [830, 298, 1, 14380, 1891, 7643, 7027045, 44340] {
+    // 44788: a commitSync made while no coordinator was known went to the group's first
+    // coordinator, dead and hung, and blocked the poll loop for good (Kafka fails it at once,
+    // COORDINATOR_NOT_AVAILABLE, and sends it again once the coordinator is found).
+    // 85140: a cooperative member's subscription changed while its JoinGroup was retried, so it
+    // still claimed a partition of the topic it left; the assignor dropped the claim and handed
+    // the partition on in the same generation (Kafka's leader withholds it).
+    // 68452: a SyncGroup answer held by a network partition arrived 12 s later, after the group
+    // had moved on; Kafka's heartbeat thread gives up on the coordinator after a session without
+    // an answer and the connection, with that answer, is closed.
+    // 67304: that closed connection's answers on their way back are lost, and their requests
+    // fail: a commitSync whose answer was held stayed blocked.
+    // 28606: a KIP-848 member dropped a topic while a partition of it was pending revocation,
+    // and the coordinator released the partition before the member had.
+    for seed in [
+        830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606,
+    ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(
             case,

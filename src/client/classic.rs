@@ -54,6 +54,11 @@ pub(super) struct ClassicMembership {
     /// sent, and when it last sent.
     pub(super) heartbeat_enabled: bool,
     pub(super) last_heartbeat_sent: SimTime,
+    /// The heartbeat thread's session timer (`Heartbeat.sessionTimer`): when it passes with no
+    /// heartbeat answered since, the thread gives up on the coordinator. Reset when the thread
+    /// is enabled, when a heartbeat is answered (NONE or REBALANCE_IN_PROGRESS) and when the
+    /// coordinator is found.
+    pub(super) session_deadline: SimTime,
     /// The generation each heartbeat in flight was sent with, oldest first (a connection
     /// answers in order): an error is acted on only if the generation has not changed since.
     pub(super) heartbeats_in_flight: VecDeque<i32>,
@@ -82,6 +87,7 @@ impl ClassicMembership {
             inbox: VecDeque::new(),
             heartbeat_enabled: false,
             last_heartbeat_sent: SimTime::ZERO,
+            session_deadline: SimTime::ZERO,
             heartbeats_in_flight: VecDeque::new(),
             heartbeat_answers: VecDeque::new(),
             join_retry: false,

@@ -13,7 +13,30 @@ impl Consumer {
         let now = env.now();
         if now - self.last_auto_commit >= Duration::from_millis(g.auto_commit_interval_ms) {
             self.last_auto_commit = now;
+            self.commit_async(env);
+        }
+    }
+
+    /// `commitAsync` of the current positions: sent now if the coordinator is known, else
+    /// once the lookup finds it.
+    pub(super) fn commit_async(&mut self, env: &mut ClientEnv) {
+        if self.membership.coordinator.is_some() || self.membership.generation.is_none() {
             self.send_commit(env);
+            return;
+        }
+        self.async_commits_waiting
+            .push(self.positions.iter().collect());
+        self.lookup_coordinator(env);
+    }
+
+    /// The coordinator is found: the asynchronous commits waiting for it go out, in order.
+    pub(super) fn send_waiting_async_commits(&mut self, env: &mut ClientEnv) {
+        let Some(generation) = self.membership.generation else {
+            self.async_commits_waiting.clear();
+            return;
+        };
+        for offsets in std::mem::take(&mut self.async_commits_waiting) {
+            self.send_offsets(env, generation, offsets);
         }
     }
 
@@ -24,13 +47,16 @@ impl Consumer {
             return false;
         };
         let offsets = self.positions.iter().collect();
-        let request = Request::OffsetCommit {
+        self.send_offsets(env, generation, offsets);
+        true
+    }
+
+    fn send_offsets(&self, env: &mut ClientEnv, generation: i32, offsets: Vec<(usize, u64)>) {
+        env.send(Request::OffsetCommit {
             member_id: self.membership.member_id.clone(),
             generation,
             offsets,
-        };
-        env.send(request);
-        true
+        });
     }
 
     pub(super) fn block_on_commit(&mut self, after: AfterCommit) {

@@ -62,6 +62,7 @@ impl Consumer {
             return self.lookup_failed(env);
         }
         self.membership.coordinator = Some(broker);
+        self.reset_session_timer(env);
         if self.coordinator_lost {
             self.coordinator_lost = false;
             log!(
@@ -75,6 +76,7 @@ impl Consumer {
             });
         }
         // What waited for the coordinator goes on.
+        self.send_waiting_async_commits(env);
         if std::mem::take(&mut self.retry_commit)
             && self.after_commit.is_some()
             && !self.send_commit(env)
@@ -101,6 +103,8 @@ impl Consumer {
     /// goes on without it once its timeout has passed.
     pub(super) fn lookup_failed(&mut self, env: &mut ClientEnv) {
         self.membership.finding_coordinator = false;
+        // The asynchronous commits chained on this lookup fail (RetriableCommitFailedException).
+        self.async_commits_waiting.clear();
         let now = env.now();
         self.retry_lookup(env);
         if let Some(since) = self.waiting_for_coordinator {
@@ -138,14 +142,18 @@ impl Consumer {
         }
     }
 
-    fn mark_coordinator_unknown(&mut self, env: &mut ClientEnv, error: ErrorCode) {
+    pub(super) fn mark_coordinator_unknown(
+        &mut self,
+        env: &mut ClientEnv,
+        error: ErrorCode,
+        cause: &str,
+    ) {
         if self.membership.coordinator.take().is_some() && !self.coordinator_lost {
             self.coordinator_lost = true;
             log!(
                 env,
-                "{} marks the coordinator unknown ({})",
-                self.name(),
-                error.name()
+                "{} marks the coordinator unknown ({cause})",
+                self.name()
             );
             env.fact(Fact::CoordinatorUnknown {
                 member: self.idx,
@@ -171,7 +179,7 @@ impl Consumer {
             kind.name(),
             error.name()
         );
-        self.mark_coordinator_unknown(env, error);
+        self.mark_coordinator_unknown(env, error, error.name());
         // The coordinator is looked for again after the backoff (`joinGroupIfNeeded`,
         // `commitOffsetsSync` and the heartbeat thread sleep `retry.backoff.ms` first).
         let now = env.now();

@@ -2,7 +2,11 @@
 //! `heartbeat_interval_ms` while enabled; responses read only on its passes (every
 //! `retry_backoff_ms`), so a REBALANCE_IN_PROGRESS is noticed on the pass after it arrives and
 //! acted on at the next `poll()`; disabled from the JoinGroup until its response is handled;
-//! a LeaveGroup when the poll interval (`max_poll_interval_ms`) expires.
+//! a LeaveGroup when the poll interval (`max_poll_interval_ms`) expires; and when no heartbeat
+//! has been answered for `session_timeout_ms`, it gives up on the coordinator: marks it
+//! unknown and disconnects, so what was in flight to it fails and is sent again once
+//! FindCoordinator names one ("session timed out without receiving a heartbeat response",
+//! `AbstractCoordinator.HeartbeatThread`).
 
 use super::*;
 use crate::facts::RejoinCause;
@@ -13,6 +17,7 @@ impl Consumer {
         self.membership.heartbeat_enabled = true;
         let now = env.now();
         self.membership.last_heartbeat_sent = now;
+        self.reset_session_timer(env);
         self.last_poll = now;
         let at = now + Duration::from_millis(self.settings().heartbeat_interval_ms);
         env.set_timer(ClientTimer::Heartbeat, at);
@@ -23,6 +28,13 @@ impl Consumer {
         self.membership.heartbeat_enabled = false;
         env.cancel_timer(ClientTimer::Heartbeat);
         env.cancel_timer(ClientTimer::PollTimer);
+        env.cancel_timer(ClientTimer::SessionCheck);
+    }
+
+    /// `Heartbeat.resetSessionTimeout`.
+    pub(super) fn reset_session_timer(&mut self, env: &ClientEnv) {
+        let session = Duration::from_millis(self.settings().session_timeout_ms);
+        self.membership.session_deadline = env.now() + session;
     }
 
     pub(super) fn send_heartbeat(&mut self, env: &mut ClientEnv) {
@@ -37,6 +49,17 @@ impl Consumer {
             env.set_timer(ClientTimer::Heartbeat, now + backoff);
             return;
         }
+        // The session timer is checked before a heartbeat is sent, once the answers received
+        // are handled.
+        if now >= self.membership.session_deadline {
+            self.read_heartbeat_answers(env);
+            if !self.membership.heartbeat_enabled {
+                return;
+            }
+            if now >= self.membership.session_deadline {
+                return self.session_expired(env);
+            }
+        }
         self.membership.last_heartbeat_sent = now;
         if let Some(generation) = self.membership.generation {
             self.membership.heartbeats_in_flight.push_back(generation);
@@ -49,6 +72,45 @@ impl Consumer {
         }
         let at = now + Duration::from_millis(self.settings().heartbeat_interval_ms);
         env.set_timer(ClientTimer::Heartbeat, at);
+        // The session timer passes before the next heartbeat unless one is answered first: the
+        // pass after it checks. (With a session more than twice the interval, an answered
+        // heartbeat always pushes it past the next one, so a healthy member arms no check.)
+        let deadline = self.membership.session_deadline;
+        if deadline < at {
+            let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+            env.set_timer(ClientTimer::SessionCheck, next_pass(now, backoff, deadline));
+        }
+    }
+
+    /// A heartbeat-thread pass at the session timer: the answers received are handled first
+    /// (`pollNoWakeup`), then the timer is checked.
+    pub(super) fn check_session(&mut self, env: &mut ClientEnv) {
+        if !self.membership.heartbeat_enabled || self.membership.coordinator.is_none() {
+            return;
+        }
+        self.read_heartbeat_answers(env);
+        if self.membership.heartbeat_enabled
+            && self.membership.coordinator.is_some()
+            && env.now() >= self.membership.session_deadline
+        {
+            self.session_expired(env);
+        }
+    }
+
+    /// No heartbeat answered for a session timeout: the coordinator is marked unknown and its
+    /// connection closed; the thread's next pass looks for it.
+    fn session_expired(&mut self, env: &mut ClientEnv) {
+        let Some(broker) = self.membership.coordinator else {
+            return;
+        };
+        self.mark_coordinator_unknown(
+            env,
+            ErrorCode::Disconnected,
+            "session timed out without a heartbeat answer",
+        );
+        env.disconnect(broker);
+        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+        env.set_timer(ClientTimer::Heartbeat, env.now() + backoff);
     }
 
     /// Every heartbeat answer received so far is handled, oldest first; whether one asks for a
@@ -71,6 +133,10 @@ impl Consumer {
         error: ErrorCode,
         sent_generation: i32,
     ) -> bool {
+        // `receiveHeartbeat`: the session timer restarts.
+        if matches!(error, ErrorCode::None | ErrorCode::RebalanceInProgress) {
+            self.reset_session_timer(env);
+        }
         match error {
             ErrorCode::None => false,
             ErrorCode::RebalanceInProgress => {

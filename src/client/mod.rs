@@ -61,6 +61,9 @@ pub enum ClientEffect {
         timer: ClientTimer,
         at: SimTime,
     },
+    /// Close the connection to this broker (`NetworkClient.disconnect`): what is in flight on
+    /// it fails, answers on their way are lost.
+    Disconnect(u32),
     Fact(Fact),
 }
 
@@ -118,6 +121,10 @@ impl ClientEnv<'_> {
         self.out.push(ClientEffect::Fact(fact));
     }
 
+    fn disconnect(&mut self, broker: u32) {
+        self.out.push(ClientEffect::Disconnect(broker));
+    }
+
     fn logging(&self) -> bool {
         self.out.logging()
     }
@@ -150,11 +157,14 @@ pub enum ClientTimer {
     FindCoordinator,
     /// The poll that looks for the coordinator reaches its timeout.
     CoordinatorWait,
+    /// The heartbeat thread's pass that finds its session timer passed, unless a heartbeat is
+    /// answered first.
+    SessionCheck,
 }
 
 impl ClientTimer {
     /// How many keyed timers a member has.
-    pub const KEYS: usize = 4;
+    pub const KEYS: usize = 5;
 
     /// The key of a cancellable timer (one pending per member and key); `None` for one-shots.
     pub fn key(&self) -> Option<usize> {
@@ -163,6 +173,7 @@ impl ClientTimer {
             ClientTimer::BatchDone => Some(1),
             ClientTimer::Heartbeat => Some(2),
             ClientTimer::PollTimer => Some(3),
+            ClientTimer::SessionCheck => Some(4),
             ClientTimer::HeartbeatRead
             | ClientTimer::CallbackDone
             | ClientTimer::MetadataRefresh
@@ -270,6 +281,10 @@ pub struct Consumer {
     /// A synchronous commit or an OffsetFetch failed: sent again once the coordinator is known.
     retry_commit: bool,
     retry_offsets: bool,
+    /// Asynchronous commits made while the coordinator was unknown, oldest first: sent once
+    /// FindCoordinator names one, dropped if the lookup fails (`commitOffsetsAsync` chains them
+    /// on the lookup in progress).
+    async_commits_waiting: Vec<Vec<(usize, u64)>>,
     /// The partitions of the OffsetFetch in flight.
     offsets_requested: Vec<usize>,
 }
@@ -308,6 +323,7 @@ impl Consumer {
             skip_coordinator_once: false,
             coordinator_lost: false,
             retry_commit: false,
+            async_commits_waiting: Vec::new(),
             retry_offsets: false,
             offsets_requested: Vec::new(),
         }
@@ -496,6 +512,7 @@ impl Consumer {
                 }
             }
             ClientTimer::CoordinatorWait => self.stop_waiting_for_coordinator(env),
+            ClientTimer::SessionCheck => self.check_session(env),
         }
     }
 

@@ -242,9 +242,7 @@ impl Consumer {
                 self.block_on_commit(AfterCommit::Resume);
                 return;
             }
-            CommitAfterBatch::Async => {
-                self.send_commit(env);
-            }
+            CommitAfterBatch::Async => self.commit_async(env),
             _ => {}
         }
         self.poll(env);

@@ -32,6 +32,8 @@ struct Harness {
     armed: u64,
     sent: Vec<(SimTime, Request)>,
     facts: Vec<Fact>,
+    /// Connections the member closed (`ClientEffect::Disconnect`), when.
+    disconnects: Vec<(SimTime, u32)>,
 }
 
 impl Harness {
@@ -59,6 +61,7 @@ impl Harness {
             armed: 0,
             sent: Vec::new(),
             facts: Vec::new(),
+            disconnects: Vec::new(),
             scenario,
             partitions,
             logs,
@@ -94,6 +97,7 @@ impl Harness {
                 ClientEffect::CancelTimer(timer) => self.keyed[timer.key().unwrap()] = None,
                 ClientEffect::After { timer, at } => self.one_shots.push((at, self.armed, timer)),
                 ClientEffect::Fact(fact) => self.facts.push(fact),
+                ClientEffect::Disconnect(broker) => self.disconnects.push((self.now, broker)),
             }
         }
     }
@@ -1178,4 +1182,49 @@ fn the_ready_heap_follows_partitions_inserted_and_removed_in_the_middle() {
         assert_eq!(fetched, p != 2, "partition {p} fetched: {fetched}");
     }
     assert_eq!(scanned, batches(0));
+}
+
+#[test]
+fn a_heartbeat_thread_with_no_answer_for_a_session_gives_up_on_the_coordinator() {
+    // AbstractCoordinator.HeartbeatThread: "session timed out without receiving a heartbeat
+    // response" marks the coordinator unknown and disconnects, so what was in flight to it
+    // fails and goes out again once FindCoordinator names one.
+    let group = "assignors = [\"range\"]\nsession_timeout_ms = 10000";
+    let mut h = Harness::new(group, "");
+    join_group(&mut h);
+    // Enabled at 20 ms: the session timer runs to 10,020 unless a heartbeat is answered.
+    h.run_until(10_019);
+    let heartbeats = h
+        .take_sent()
+        .iter()
+        .filter(|r| matches!(r, Request::Heartbeat { .. }))
+        .count();
+    assert_eq!(heartbeats, 3, "at 3020, 6020 and 9020, none answered");
+    assert!(h.disconnects.is_empty());
+    assert_eq!(h.consumer.coordinator(), Some(0));
+    h.run_until(10_020);
+    assert_eq!(h.disconnects, [(SimTime::from_millis(10_020), 0)]);
+    assert_eq!(h.consumer.coordinator(), None);
+    assert!(h
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::CoordinatorUnknown { member: 0, .. })));
+
+    // Answered heartbeats restart the timer: no check is even armed, nothing closes.
+    let mut h = Harness::new(group, "");
+    join_group(&mut h);
+    for t in [3020, 6020, 9020, 12_020, 15_020, 18_020] {
+        h.respond(
+            t + 3,
+            Response::Heartbeat {
+                error: ErrorCode::None,
+            },
+        );
+    }
+    // Up to the last heartbeat answered + the session (28,023), a check is never armed.
+    h.run_until(27_000);
+    let check = ClientTimer::SessionCheck.key().unwrap();
+    assert!(h.keyed[check].is_none());
+    assert!(h.disconnects.is_empty());
+    assert_eq!(h.consumer.coordinator(), Some(0));
 }

@@ -126,12 +126,15 @@ impl<E> EventQueue<E> {
         TimerId { slot, seq }
     }
 
-    pub fn cancel(&mut self, id: TimerId) {
+    /// Cancels the event if it is still pending; whether it was.
+    pub fn cancel(&mut self, id: TimerId) -> bool {
         if let Some(entry) = self.slots.get_mut(id.slot as usize) {
             if entry.as_ref().is_some_and(|(seq, _)| *seq == id.seq) {
                 *entry = None;
+                return true;
             }
         }
+        false
     }
 
     /// The next key, and whether it is the far heap's top.

@@ -25,6 +25,16 @@ pub(super) struct InFlight {
     pub deadline: SimTime,
 }
 
+/// An answer on its way back to the client.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct InTransit {
+    pub arrives: SimTime,
+    /// Its `AtClient` event, cancelled if the connection closes first.
+    pub event: TimerId,
+    /// What it answers, failed instead if the connection closes first.
+    pub kind: RequestKind,
+}
+
 impl World<'_> {
     /// The coordinator's moves and the fetch gaps, as events.
     pub(super) fn schedule_cluster_faults(&mut self) {
@@ -58,7 +68,11 @@ impl World<'_> {
     }
 
     /// A member sends a request: to any live broker it can reach for FindCoordinator, else to
-    /// the coordinator it knows.
+    /// the coordinator it knows. With none known, nothing goes out: the client's
+    /// `checkAndGetCoordinator` finds no node, so the request fails at once with
+    /// COORDINATOR_NOT_AVAILABLE (`RequestFuture.coordinatorNotAvailable()`: a `commitSync` or
+    /// an OffsetFetch waits for the coordinator and is sent again), and a LeaveGroup is not
+    /// sent at all (`maybeLeaveGroup` only leaves through a known coordinator).
     pub(super) fn send(&mut self, from: ClientRef, request: Request) {
         let now = self.now();
         let availability = &self.cluster.availability;
@@ -69,9 +83,10 @@ impl World<'_> {
                         && availability.cut_until(from.member, b, now).is_none()
                 })
                 .unwrap_or(BOOTSTRAP_BROKER),
-            _ => self.members[from.member]
-                .coordinator()
-                .unwrap_or(self.cluster.coordinator_broker),
+            _ => match self.members[from.member].coordinator() {
+                Some(broker) => broker,
+                None => return self.no_coordinator(from, request.kind()),
+            },
         };
         let g = &self.scenario.group;
         let timeout_ms = match &request {
@@ -103,6 +118,20 @@ impl World<'_> {
             }
             None => self.time_out(from, broker, entry.deadline),
         }
+    }
+
+    /// A request for the coordinator while the member knows none: see `send`.
+    fn no_coordinator(&mut self, from: ClientRef, kind: RequestKind) {
+        if kind == RequestKind::LeaveGroup {
+            return;
+        }
+        let response = Box::new(Response::Failed {
+            request: kind,
+            error: ErrorCode::CoordinatorNotAvailable,
+        });
+        let now = self.now();
+        self.queue
+            .schedule(now, Event::AtClient { to: from, response });
     }
 
     /// When a message sent now on `from`'s connection to `broker` arrives: the network's
@@ -223,7 +252,15 @@ impl World<'_> {
             Some(_) if kind == RequestKind::LeaveGroup => {}
             Some(at) => {
                 let response = Box::new(response);
-                self.queue.schedule(at, Event::AtClient { to, response });
+                let id = self.queue.schedule(at, Event::AtClient { to, response });
+                let now = self.now();
+                let transit = self.in_transit.entry((to, broker)).or_default();
+                transit.retain(|t| t.arrives >= now);
+                transit.push(InTransit {
+                    arrives: at,
+                    event: id,
+                    kind,
+                });
             }
             None => {
                 self.in_flight
@@ -273,6 +310,36 @@ impl World<'_> {
         for entry in queue {
             let response = Box::new(Response::Failed {
                 request: entry.kind,
+                error: ErrorCode::Disconnected,
+            });
+            self.queue.schedule(
+                now,
+                Event::AtClient {
+                    to: client,
+                    response,
+                },
+            );
+        }
+    }
+
+    /// The client closes its connection to `broker` (`NetworkClient.disconnect`): every
+    /// request it has not had the answer to fails now with a disconnect, those whose answers
+    /// were on their way back first (the answers are lost with the connection).
+    pub(super) fn disconnect(&mut self, client: ClientRef, broker: u32) {
+        let transit = self
+            .in_transit
+            .remove(&(client, broker))
+            .unwrap_or_default();
+        let lost = transit
+            .into_iter()
+            .filter(|t| self.queue.cancel(t.event))
+            .map(|t| t.kind);
+        let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
+        let failed: Vec<RequestKind> = lost.chain(unanswered.iter().map(|e| e.kind)).collect();
+        let now = self.now();
+        for request in failed {
+            let response = Box::new(Response::Failed {
+                request,
                 error: ErrorCode::Disconnected,
             });
             self.queue.schedule(

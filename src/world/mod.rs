@@ -29,7 +29,7 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
-use faults::InFlight;
+use faults::{InFlight, InTransit};
 use net::{Connection, Direction, Network};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -191,6 +191,9 @@ struct World<'s> {
     coordinator_loading_until: SimTime,
     /// Requests in flight on each connection (client, broker), oldest first, when `faults`.
     in_flight: BTreeMap<(ClientRef, u32), VecDeque<InFlight>>,
+    /// Answers on their way back on each connection, when `faults`: a connection the client
+    /// closes loses them.
+    in_transit: BTreeMap<(ClientRef, u32), Vec<InTransit>>,
     /// Keyed records are generated this far ahead of simulated time.
     keyed_horizon: Duration,
     /// When the keyed logs were last trimmed.
@@ -285,6 +288,7 @@ impl<'s> World<'s> {
             coordinator_home: Some(coordinator_home),
             coordinator_loading_until: SimTime::ZERO,
             in_flight: BTreeMap::new(),
+            in_transit: BTreeMap::new(),
             // A consumer reads a partition's next append time to choose its wake, up to the
             // fetch's max wait ahead (`client::fetch`): past this, "not before" is as good.
             keyed_horizon: Duration::from_millis(scenario.group.fetch_max_wait_ms + KEYED_STEP_MS),
@@ -798,6 +802,10 @@ impl<'s> World<'s> {
                     self.queue
                         .schedule(at, Event::ClientTimer { to: me, timer });
                 }
+                // Only a heartbeat thread whose answers stopped coming disconnects, and answers
+                // stop only under broker or network faults, where connections are tracked.
+                ClientEffect::Disconnect(broker) if self.faults => self.disconnect(me, broker),
+                ClientEffect::Disconnect(_) => {}
                 ClientEffect::Fact(ref fact) => self.observers.observe(now, fact),
             }
         }
