@@ -404,3 +404,122 @@ member = "c3"
     assert!(on_time.invariants.violations.is_empty());
     assert!(on_time.invariants.zombie_processing.is_empty());
 }
+
+/// Found by `cgsim fuzz --cluster-faults` (seed 73629, shrunk; seeds 7010961 and 7029777 take
+/// the same path): Kafka's own race under KIP-848. A latency spike holds c3's heartbeat, so
+/// the answer giving it t0-3..t0-5 at epoch 7 arrives before it has acknowledged its epoch-6
+/// assignment. Its next heartbeat carries epoch 7 (`onHeartbeatSuccess` updates the epoch at
+/// once) with the owned partitions of its last completed reconciliation (t0-0..t0-2:
+/// `currentAssignment` changes only when the callbacks are done), sent while its 1 s
+/// onPartitionsAssigned for t0-3..t0-5 runs. c2 has rejoined meanwhile and the target at epoch
+/// 8 moves t0-3..t0-5 to it: `CurrentAssignmentBuilder.ownsRevokedPartitions` finds none of
+/// them in what c3 reported, so c3 moves to epoch 8 without revoking and c2 is handed the
+/// partitions while c3 takes them. The checker reports the double ownership, as it should.
+#[test]
+fn a_kip_848_heartbeat_sent_during_an_assign_callback_lets_the_coordinator_hand_its_partitions_on()
+{
+    let text = |spike: bool| {
+        let spike = if spike {
+            "[[timeline]]\nat_ms = 5237\naction = \"latency_spike\"\nlatency_ms = 735\nduration_ms = 8665\n\n"
+        } else {
+            ""
+        };
+        format!(
+            r#"
+name = "kip848-ack-race"
+seed = 73629
+duration_ms = 43902
+lag_sample_ms = 10000
+
+[cluster]
+brokers = 3
+request_latency_ms = {{ min = 1, max = 3 }}
+
+[group]
+protocol = "consumer"
+remote_assignor = "range"
+consumer_heartbeat_interval_ms = 1000
+consumer_session_timeout_ms = 12000
+consumer_assignment_interval_ms = 1000
+session_timeout_ms = 12000
+heartbeat_interval_ms = 2200
+max_poll_interval_ms = 5000
+initial_rebalance_delay_ms = 0
+max_poll_records = 5
+record_processing_us = 0
+enable_auto_commit = true
+auto_commit_interval_ms = 2000
+commit_after_batch = "none"
+commit_on_revoke = false
+auto_offset_reset = "latest"
+on_partitions_revoked_ms = 0
+on_partitions_assigned_ms = 1000
+metadata_max_age_ms = 3000
+
+[[topics]]
+name = "t0"
+partitions = 5
+
+[[members]]
+name = "c1"
+record_processing_us = 3626
+
+[[members]]
+name = "c2"
+
+[[members]]
+name = "c3"
+
+[[producers]]
+topic = "t0"
+records_per_sec = 14
+
+[[timeline]]
+at_ms = 4727
+action = "add_partitions"
+topic = "t0"
+partitions = 6
+
+{spike}[[timeline]]
+at_ms = 5537
+action = "leave"
+member = "c1"
+
+[[timeline]]
+at_ms = 6922
+action = "join"
+member = "c3"
+
+[[timeline]]
+at_ms = 7795
+action = "leave"
+member = "c2"
+
+[[timeline]]
+at_ms = 10682
+action = "restart"
+member = "c2""#
+        )
+    };
+    let violations = |spike: bool| {
+        let s = load_str(
+            "kip848-ack-race.toml",
+            &text(spike),
+            &LoadOptions::default(),
+        )
+        .expect("valid");
+        let r = run(&s, RunOptions::default()).report;
+        r.invariants
+            .violations
+            .iter()
+            .map(|v| format!("{} at {} ms: {}", v.kind, v.at_ms, v.detail))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        violations(true),
+        (3..6)
+            .map(|p| format!("double_ownership at 14370 ms: t0-{p} owned by c3 and c2"))
+            .collect::<Vec<_>>()
+    );
+    assert!(violations(false).is_empty());
+}
