@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 pub struct Handover {
     /// Each member's last report of what it owns.
     reported: BTreeMap<usize, Vec<usize>>,
+    /// Each member's assignment as last sent: an answer repeats the whole assignment, and only
+    /// what it adds is handed over then.
+    sent: BTreeMap<usize, Vec<usize>>,
 }
 
 impl Handover {
@@ -23,7 +26,9 @@ impl Handover {
                 self.reported.insert(*member, partitions.clone());
             }
             Fact::AssignmentSent { member, partitions } => {
-                for &p in partitions {
+                let before = self.sent.insert(*member, partitions.clone());
+                let before = before.unwrap_or_default();
+                for &p in partitions.iter().filter(|p| !before.contains(p)) {
                     let holder = self
                         .reported
                         .iter()
@@ -40,6 +45,7 @@ impl Handover {
             }
             Fact::MemberRemoved { member, .. } => {
                 self.reported.remove(member);
+                self.sent.remove(member);
             }
             _ => {}
         }

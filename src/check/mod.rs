@@ -178,7 +178,9 @@ impl Checks {
         match fact {
             Fact::Processed {
                 member, partition, ..
-            } if self.ownership.owner(*partition) == Some(*member) => {}
+            } if self.ownership.owner(*partition) == Some(*member) => {
+                self.ownership.processed_by_owner(*partition)
+            }
             Fact::OffsetCommitted { .. } | Fact::CommittedRead { .. } => {
                 let mut found = findings!(self);
                 self.offsets.observe(now, fact, &mut found);

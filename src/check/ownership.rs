@@ -25,6 +25,12 @@ pub struct Ownership {
     /// `onPartitionsAssigned` is still running.
     reported_unowned: Vec<bool>,
     processed_by_owner: Vec<bool>,
+    /// Per partition: the member the coordinator last sent it to (KIP-848).
+    sent_to: Vec<Option<usize>>,
+    /// Per partition: the member whose heartbeat, received after the partition was sent to
+    /// it, left it out (its `onPartitionsAssigned` had not run yet): if it then takes the
+    /// partition, the coordinator may already have freed it.
+    reported_before_taken: Vec<Option<usize>>,
 }
 
 impl Ownership {
@@ -35,12 +41,19 @@ impl Ownership {
             member_ids: Vec::new(),
             reported_unowned: vec![false; partitions],
             processed_by_owner: vec![false; partitions],
+            sent_to: vec![None; partitions],
+            reported_before_taken: vec![None; partitions],
         }
     }
 
     /// Who owns partition `p` now.
     pub fn owner(&self, p: usize) -> Option<usize> {
         self.owner[p]
+    }
+
+    /// Its owner processed a batch of partition `p` (the one thing an owner's batch tells).
+    pub fn processed_by_owner(&mut self, p: usize) {
+        self.processed_by_owner[p] = true;
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
@@ -111,11 +124,22 @@ impl Ownership {
             // Kafka's heartbeat reports `currentAssignment`, which takes a reconciliation's
             // partitions only once its callbacks have completed (AbstractMembershipManager
             // .revokeAndAssign).
+            // A heartbeat may also come before the callback starts (sent while the assignment
+            // waited for the poll loop, or delayed on the wire): the partitions sent to the
+            // member and left out of its report count as reported unowned once it takes them.
             Fact::OwnedReported { member, partitions } => {
                 for (p, o) in self.owner.iter().enumerate() {
                     if *o == Some(*member) {
                         self.reported_unowned[p] = !partitions.contains(&p);
+                    } else if self.sent_to[p] == Some(*member) {
+                        self.reported_before_taken[p] =
+                            (!partitions.contains(&p)).then_some(*member);
                     }
+                }
+            }
+            Fact::AssignmentSent { member, partitions } => {
+                for &p in partitions {
+                    self.sent_to[p] = Some(*member);
                 }
             }
             Fact::Processed {
@@ -177,7 +201,7 @@ impl Ownership {
             }
             self.owner[p] = Some(m);
             self.released[p].remove(&m);
-            self.reported_unowned[p] = false;
+            self.reported_unowned[p] = self.reported_before_taken[p].take() == Some(m);
             self.processed_by_owner[p] = false;
         }
     }

@@ -487,3 +487,75 @@ fn a_kept_partition_after_a_missed_rejoin_is_owned_again() {
     assert_eq!(inv.violations.len(), 1, "{:?}", inv.violations);
     assert_eq!(inv.violations[0].detail, "t-0 owned by c1 and c2");
 }
+
+/// An answer repeats the member's whole assignment: only what it adds is handed over then. A
+/// partition already sent to c2 is not handed over again when c1, which the coordinator moved
+/// on from it, reports it afterwards (seed 7010961).
+#[test]
+fn assigned_before_released_checks_only_what_an_answer_adds() {
+    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
+        member,
+        partitions: partitions.to_vec(),
+    };
+    let sent = |member: usize, partitions: &[usize]| Fact::AssignmentSent {
+        member,
+        partitions: partitions.to_vec(),
+    };
+    let mut c = checks();
+    c.observe(at(1), &reported(0, &[]));
+    c.observe(at(2), &sent(1, &[0]));
+    c.observe(at(3), &reported(0, &[0, 1]));
+    // t-0 was c2's already; t-1 is new to it while c1 reports it.
+    c.observe(at(4), &sent(1, &[0, 1]));
+    let inv = c.finish();
+    let details: Vec<&str> = inv.violations.iter().map(|v| v.detail.as_str()).collect();
+    assert_eq!(
+        details,
+        ["t-1 given to c2 while c1 still reports owning it"]
+    );
+}
+
+/// KIP-848: the heartbeat that lets the coordinator move a member on may come before the
+/// member's `onPartitionsAssigned` starts (sent while the assignment waited, or held on the
+/// wire): partitions sent to it and left out of that report count as reported unowned once it
+/// takes them, as when the report comes during the callback (seed 73629). Processed, they are
+/// two owners again.
+#[test]
+fn a_partition_reported_unowned_before_its_callback_started_may_move_on() {
+    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
+        member,
+        partitions: partitions.to_vec(),
+    };
+    let sent = |member: usize, partitions: &[usize]| Fact::AssignmentSent {
+        member,
+        partitions: partitions.to_vec(),
+    };
+    let mut c = checks();
+    c.observe(at(1), &sent(0, &[0, 1]));
+    // c1's heartbeat reports neither before its callback for them starts.
+    c.observe(at(2), &reported(0, &[]));
+    c.observe(at(3), &assigned(0, &[0, 1]));
+    c.observe(at(4), &sent(1, &[0]));
+    c.observe(at(4), &assigned(1, &[0]));
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    // t-1 was reported before it was sent to c1 again: that report does not count.
+    c.observe(at(5), &sent(0, &[1]));
+    c.observe(
+        at(6),
+        &Fact::Processed {
+            member: 0,
+            partition: 1,
+            from: 0,
+            to: 1,
+        },
+    );
+    c.observe(at(7), &assigned(1, &[1]));
+    let inv = c.finish();
+    let kinds: Vec<(u64, &str)> = inv
+        .violations
+        .iter()
+        .map(|v| (v.at_ms, v.kind.as_str()))
+        .collect();
+    assert_eq!(kinds, [(7, "double_ownership")], "{:?}", inv.violations);
+    assert!(inv.covered.contains(&"moved_in_callback".to_string()));
+}

@@ -370,6 +370,17 @@ impl Consumer {
         heartbeat_interval_ms: i32,
         assignment: Option<Vec<usize>>,
     ) {
+        // The answer to the leave a poll timeout sent (epoch -1, or -2 for a static member):
+        // Kafka sends that one with its answer ignored ("we can ignore the leave response
+        // because we can join before or after receiving the response",
+        // AbstractHeartbeatRequestManager), so a member that has rejoined meanwhile takes
+        // neither its epoch nor the end of the join heartbeat in flight from it.
+        if error == ErrorCode::None
+            && member_epoch < 0
+            && self.kip848().state != MemberState::Leaving
+        {
+            return;
+        }
         let owned = self.owned.clone();
         if error != ErrorCode::None {
             env.fact(Fact::HeartbeatFailed {

@@ -1228,3 +1228,64 @@ fn a_heartbeat_thread_with_no_answer_for_a_session_gives_up_on_the_coordinator()
     assert!(h.disconnects.is_empty());
     assert_eq!(h.consumer.coordinator(), Some(0));
 }
+
+#[test]
+fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
+    // The poll timeout's leave (epoch -1) goes out with its answer ignored
+    // (AbstractHeartbeatRequestManager: "we can ignore the leave response because we can join
+    // before or after receiving the response"). Answered after the member has rejoined, it
+    // changes nothing: its epoch stays the join's, and it heartbeats on as a joining member.
+    let mut h = Harness::new(
+        "protocol = \"consumer\"\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
+    );
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.respond(
+        16,
+        Response::OffsetFetch {
+            committed: (0..2).map(|p| (p, None)).collect(),
+        },
+    );
+    h.run_until(1_000);
+    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    h.run_until(5_011);
+    h.respond(5_015, consumer_heartbeat_ok(2, None));
+    // The poll timer expires at about 11 s: the leave goes out, unanswered for now.
+    h.run_until(11_400);
+    let leave = |r: &Request| {
+        matches!(
+            r,
+            Request::ConsumerGroupHeartbeat {
+                member_epoch: -1,
+                ..
+            }
+        )
+    };
+    assert!(h.take_sent().iter().any(leave));
+    // The stall ends at 21 s: the member polls and rejoins with epoch 0.
+    h.run_until(22_000);
+    let rejoined = h.take_sent().into_iter().any(|r| {
+        matches!(
+            r,
+            Request::ConsumerGroupHeartbeat {
+                member_epoch: 0,
+                ..
+            }
+        )
+    });
+    assert!(rejoined);
+    // The leave's answer arrives now; the join's is still to come.
+    h.respond(22_100, consumer_heartbeat_ok(-1, None));
+    h.run_until(30_000);
+    let sent = h.take_sent();
+    assert!(!sent.iter().any(leave), "left again: {sent:?}");
+    h.respond(30_010, consumer_heartbeat_ok(4, Some(vec![0, 1, 2, 3])));
+    assert!(h.facts.contains(&Fact::Assigned {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+}

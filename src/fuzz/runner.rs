@@ -282,6 +282,9 @@ pub fn left_unassigned_by_static_leader(
 /// it owns nothing, so it has nothing to revoke and no reason to rejoin, and neither has anyone
 /// else. When the run ends in that generation with no rebalance since, these are the
 /// partitions no member synced in it whose owner when its join completed was so replaced.
+/// A coordinator that loads the group after a fail-over has it Stable at the generation it
+/// last stored, whatever rebalance the old one had started since (the follow-up itself, say):
+/// that generation is the last one again.
 pub fn withheld_for_a_follow_up_that_never_came(
     scenario: &Scenario,
     facts: &[(SimTime, Fact)],
@@ -295,6 +298,8 @@ pub fn withheld_for_a_follow_up_that_never_came(
     let mut generation = None;
     let mut stable = false;
     let mut replaced = BTreeSet::new();
+    // The last generation that went Stable, as the coordinator stored it (GROUP_METADATA).
+    let mut stored: Option<(i32, Vec<Option<usize>>, BTreeSet<usize>)> = None;
     let release = |owner: &mut Vec<Option<usize>>, member: usize, parts: &[usize]| {
         for &p in parts {
             if owner[p] == Some(member) {
@@ -324,13 +329,36 @@ pub fn withheld_for_a_follow_up_that_never_came(
                 replaced.clear();
                 stable = false;
             }
-            Fact::GroupStable { generation: g } => stable = generation == Some(*g),
+            Fact::GroupStable { generation: g } => {
+                stable = generation == Some(*g);
+                if stable {
+                    stored = Some((*g, owners_at_join.clone(), synced.clone()));
+                }
+            }
+            Fact::GroupEmpty => stored = None,
+            Fact::CoordinatorLoaded => {
+                stable = stored.is_some();
+                if let Some((g, owners, given)) = &stored {
+                    generation = Some(*g);
+                    owners_at_join.clone_from(owners);
+                    synced.clone_from(given);
+                }
+                replaced.clear();
+            }
             Fact::SyncGroupAnswered {
                 generation: g,
                 error: crate::group::messages::ErrorCode::None,
                 assignment,
                 ..
-            } if generation == Some(*g) => synced.extend(assignment.iter().copied()),
+            } if generation == Some(*g) => {
+                synced.extend(assignment.iter().copied());
+                // Answers to the other members may follow the leader's, which made it Stable.
+                if let Some((stored_generation, _, given)) = &mut stored {
+                    if *stored_generation == *g {
+                        given.extend(assignment.iter().copied());
+                    }
+                }
+            }
             Fact::MemberReplaced { member, .. } if stable => {
                 replaced.insert(*member);
             }
