@@ -30,6 +30,30 @@ fn at(ms: u64) -> SimTime {
     SimTime::from_millis(ms)
 }
 
+/// KIP-848: a member's heartbeat reported what it owns, as the coordinator received it.
+fn reported(member: usize, partitions: &[usize]) -> Fact {
+    Fact::OwnedReported {
+        member,
+        partitions: partitions.to_vec(),
+    }
+}
+
+/// KIP-848: the coordinator's answer gave the member this whole assignment.
+fn sent(member: usize, partitions: &[usize]) -> Fact {
+    Fact::AssignmentSent {
+        member,
+        partitions: partitions.to_vec(),
+    }
+}
+
+/// Each violation found, as (at ms, property).
+fn kinds(inv: &Invariants) -> Vec<(u64, &str)> {
+    inv.violations
+        .iter()
+        .map(|v| (v.at_ms, v.kind.as_str()))
+        .collect()
+}
+
 fn assigned(member: usize, partitions: &[usize]) -> Fact {
     Fact::Assigned {
         member,
@@ -243,14 +267,6 @@ fn coverage_lists_what_the_run_reached() {
 
 #[test]
 fn assigned_before_released_fires_only_while_another_member_still_reports_the_partition() {
-    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
-        member,
-        partitions: partitions.to_vec(),
-    };
-    let sent = |member: usize, partitions: &[usize]| Fact::AssignmentSent {
-        member,
-        partitions: partitions.to_vec(),
-    };
     let mut c = checks();
     c.observe(at(1), &reported(0, &[0, 1]));
     // c2 is given t-1 while c1's last heartbeat still lists it: the KIP-848 rule is broken.
@@ -269,11 +285,7 @@ fn assigned_before_released_fires_only_while_another_member_still_reports_the_pa
     );
     c.observe(at(6), &sent(1, &[0, 1]));
     let inv = c.finish();
-    let kinds: Vec<(u64, &str)> = inv
-        .violations
-        .iter()
-        .map(|v| (v.at_ms, v.kind.as_str()))
-        .collect();
+    let kinds = kinds(&inv);
     assert_eq!(
         kinds,
         [(2, "assigned_before_released")],
@@ -308,11 +320,7 @@ fn committed_offset_lost_fires_when_a_read_is_below_the_last_commit() {
     c.observe(at(5), &read(None));
     c.observe(at(6), &read(Some(39)));
     let inv = c.finish();
-    let kinds: Vec<(u64, &str)> = inv
-        .violations
-        .iter()
-        .map(|v| (v.at_ms, v.kind.as_str()))
-        .collect();
+    let kinds = kinds(&inv);
     assert_eq!(
         kinds,
         [(5, "committed_offset_lost"), (6, "committed_offset_lost")]
@@ -422,10 +430,6 @@ fn a_static_member_the_join_completed_without_owns_nothing_after_it() {
 /// owners (seed 59943). Once the first member has processed the partition, it is two owners.
 #[test]
 fn a_partition_moved_on_during_its_assign_callback_is_not_two_owners_unless_processed() {
-    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
-        member,
-        partitions: partitions.to_vec(),
-    };
     let processed = |member: usize, partition: usize| Fact::Processed {
         member,
         partition,
@@ -445,11 +449,7 @@ fn a_partition_moved_on_during_its_assign_callback_is_not_two_owners_unless_proc
     c.observe(at(6), &processed(0, 1));
     c.observe(at(7), &assigned(1, &[1]));
     let inv = c.finish();
-    let kinds: Vec<(u64, &str)> = inv
-        .violations
-        .iter()
-        .map(|v| (v.at_ms, v.kind.as_str()))
-        .collect();
+    let kinds = kinds(&inv);
     assert_eq!(
         kinds,
         [(4, "processed_after_revoke"), (7, "double_ownership")],
@@ -493,14 +493,6 @@ fn a_kept_partition_after_a_missed_rejoin_is_owned_again() {
 /// on from it, reports it afterwards (seed 7010961).
 #[test]
 fn assigned_before_released_checks_only_what_an_answer_adds() {
-    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
-        member,
-        partitions: partitions.to_vec(),
-    };
-    let sent = |member: usize, partitions: &[usize]| Fact::AssignmentSent {
-        member,
-        partitions: partitions.to_vec(),
-    };
     let mut c = checks();
     c.observe(at(1), &reported(0, &[]));
     c.observe(at(2), &sent(1, &[0]));
@@ -522,14 +514,6 @@ fn assigned_before_released_checks_only_what_an_answer_adds() {
 /// two owners again.
 #[test]
 fn a_partition_reported_unowned_before_its_callback_started_may_move_on() {
-    let reported = |member: usize, partitions: &[usize]| Fact::OwnedReported {
-        member,
-        partitions: partitions.to_vec(),
-    };
-    let sent = |member: usize, partitions: &[usize]| Fact::AssignmentSent {
-        member,
-        partitions: partitions.to_vec(),
-    };
     let mut c = checks();
     c.observe(at(1), &sent(0, &[0, 1]));
     // c1's heartbeat reports neither before its callback for them starts.
@@ -551,11 +535,7 @@ fn a_partition_reported_unowned_before_its_callback_started_may_move_on() {
     );
     c.observe(at(7), &assigned(1, &[1]));
     let inv = c.finish();
-    let kinds: Vec<(u64, &str)> = inv
-        .violations
-        .iter()
-        .map(|v| (v.at_ms, v.kind.as_str()))
-        .collect();
+    let kinds = kinds(&inv);
     assert_eq!(kinds, [(7, "double_ownership")], "{:?}", inv.violations);
     assert!(inv.covered.contains(&"moved_in_callback".to_string()));
 }

@@ -728,12 +728,9 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     assert!(owned.is_empty());
 }
 
-#[test]
-fn a_stale_kip_848_member_ignores_the_answer_to_a_heartbeat_sent_before_its_poll_timeout() {
-    // A heartbeat in flight when the poll timer expires is answered with a new assignment; the
-    // member is STALE by then (it left and gave up what it owned), and Kafka ignores the answer
-    // (ConsumerMembershipManager.onHeartbeatSuccess: isNotInGroup), so it reconciles nothing and
-    // rejoins with epoch 0 once it polls again.
+/// A KIP-848 member owning orders-0 and orders-1 at epoch 2, busy, that stalls at 1 s for 20 s
+/// with a 10 s poll interval; its heartbeat of 5,011 ms is answered.
+fn kip_848_member_stalled_past_its_poll_interval() -> Harness {
     let mut h = Harness::new(
         "protocol = \"consumer\"\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
         "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
@@ -753,6 +750,16 @@ fn a_stale_kip_848_member_ignores_the_answer_to_a_heartbeat_sent_before_its_poll
     h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
     h.run_until(5_011);
     h.respond(5_015, consumer_heartbeat_ok(2, None));
+    h
+}
+
+#[test]
+fn a_stale_kip_848_member_ignores_the_answer_to_a_heartbeat_sent_before_its_poll_timeout() {
+    // A heartbeat in flight when the poll timer expires is answered with a new assignment; the
+    // member is STALE by then (it left and gave up what it owned), and Kafka ignores the answer
+    // (ConsumerMembershipManager.onHeartbeatSuccess: isNotInGroup), so it reconciles nothing and
+    // rejoins with epoch 0 once it polls again.
+    let mut h = kip_848_member_stalled_past_its_poll_interval();
     // The next heartbeat goes at 10,015 and is still unanswered when the poll timer expires.
     h.run_until(10_020);
     h.take_sent();
@@ -1235,25 +1242,7 @@ fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
     // (AbstractHeartbeatRequestManager: "we can ignore the leave response because we can join
     // before or after receiving the response"). Answered after the member has rejoined, it
     // changes nothing: its epoch stays the join's, and it heartbeats on as a joining member.
-    let mut h = Harness::new(
-        "protocol = \"consumer\"\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
-        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
-    );
-    h.call(|c, env| c.start(env, 1, None));
-    h.run_until(0);
-    h.respond(0, Response::FindCoordinator { broker: 0 });
-    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
-    h.respond(15, consumer_heartbeat_ok(2, None));
-    h.respond(
-        16,
-        Response::OffsetFetch {
-            committed: (0..2).map(|p| (p, None)).collect(),
-        },
-    );
-    h.run_until(1_000);
-    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
-    h.run_until(5_011);
-    h.respond(5_015, consumer_heartbeat_ok(2, None));
+    let mut h = kip_848_member_stalled_past_its_poll_interval();
     // The poll timer expires at about 11 s: the leave goes out, unanswered for now.
     h.run_until(11_400);
     let leave = |r: &Request| {

@@ -91,15 +91,27 @@ fn eager_cooperative_sticky_ignores_ownership() {
     assert!(r.cooperative.is_none());
 }
 
+/// a on t and u, b on t only (it left u), both of generation 1; b's ownedPartitions `owned`.
+fn b_left_topic_u(owned: &[&str]) -> GroupSpec {
+    let mut g = group(&[("t", 2), ("u", 1)], &[("a", &["t", "u"]), ("b", &["t"])]);
+    g.members[1].owned = owned
+        .iter()
+        .map(|name| {
+            let (topic, p) = name.split_once('-').expect("topic-partition");
+            tp(&g, topic, p.parse().expect("a partition number"))
+        })
+        .collect();
+    g.members[1].generation = Some(1);
+    g.members[0].generation = Some(1);
+    g
+}
+
 #[test]
 fn cooperative_details_follow_the_client() {
     // b left topic u and its onJoinPrepare revoked u-0, so its ownedPartitions no longer hold
     // it: nobody claims u-0 and a gets it at once; b keeps t, and nothing is left for b to
     // revoke when the assignment arrives.
-    let mut g = group(&[("t", 2), ("u", 1)], &[("a", &["t", "u"]), ("b", &["t"])]);
-    g.members[1].owned = vec![tp(&g, "t", 0), tp(&g, "t", 1)];
-    g.members[1].generation = Some(1);
-    g.members[0].generation = Some(1);
+    let g = b_left_topic_u(&["t-0", "t-1"]);
     let r = cooperative(&g);
     let c = r.cooperative.unwrap();
     assert_eq!(c.algorithm, "general");
@@ -117,10 +129,7 @@ fn a_claim_on_a_topic_the_member_left_is_withheld_from_its_new_owner() {
     // its ownedPartitions still hold u-0 (ConsumerCoordinator.metadata() sends
     // assignedPartitionsList): the general builder drops the claim (revocationRequired), and
     // computePartitionsTransferringOwnership withholds u-0 from a until b has revoked it.
-    let mut g = group(&[("t", 2), ("u", 1)], &[("a", &["t", "u"]), ("b", &["t"])]);
-    g.members[1].owned = vec![tp(&g, "t", 0), tp(&g, "t", 1), tp(&g, "u", 0)];
-    g.members[1].generation = Some(1);
-    g.members[0].generation = Some(1);
+    let g = b_left_topic_u(&["t-0", "t-1", "u-0"]);
     let r = cooperative(&g);
     let c = r.cooperative.unwrap();
     assert_eq!(c.algorithm, "general");
