@@ -49,16 +49,11 @@ impl Consumer {
             env.set_timer(ClientTimer::Heartbeat, now + backoff);
             return;
         }
-        // The session timer is checked before a heartbeat is sent, once the answers received
-        // are handled.
-        if now >= self.membership.session_deadline {
-            self.read_heartbeat_answers(env);
-            if !self.membership.heartbeat_enabled {
-                return;
-            }
-            if now >= self.membership.session_deadline {
-                return self.session_expired(env);
-            }
+        // The session timer is checked before a heartbeat is sent.
+        if now >= self.membership.session_deadline
+            && (self.session_timed_out(env) || !self.membership.heartbeat_enabled)
+        {
+            return;
         }
         self.membership.last_heartbeat_sent = now;
         if let Some(generation) = self.membership.generation {
@@ -82,27 +77,25 @@ impl Consumer {
         }
     }
 
-    /// A heartbeat-thread pass at the session timer: the answers received are handled first
-    /// (`pollNoWakeup`), then the timer is checked.
+    /// The heartbeat thread's pass armed at the session timer.
     pub(super) fn check_session(&mut self, env: &mut ClientEnv) {
-        if !self.membership.heartbeat_enabled || self.membership.coordinator.is_none() {
-            return;
-        }
-        self.read_heartbeat_answers(env);
-        if self.membership.heartbeat_enabled
-            && self.membership.coordinator.is_some()
-            && env.now() >= self.membership.session_deadline
-        {
-            self.session_expired(env);
+        if self.membership.heartbeat_enabled && self.membership.coordinator.is_some() {
+            self.session_timed_out(env);
         }
     }
 
-    /// No heartbeat answered for a session timeout: the coordinator is marked unknown and its
-    /// connection closed; the thread's next pass looks for it.
-    fn session_expired(&mut self, env: &mut ClientEnv) {
+    /// A pass's session check: the answers received are handled first (`pollNoWakeup`); if
+    /// the timer has still passed, no heartbeat was answered for a session timeout, and the
+    /// coordinator is marked unknown and its connection closed (the thread's next pass looks
+    /// for it). Whether it had passed.
+    fn session_timed_out(&mut self, env: &mut ClientEnv) -> bool {
+        self.read_heartbeat_answers(env);
         let Some(broker) = self.membership.coordinator else {
-            return;
+            return false;
         };
+        if !self.membership.heartbeat_enabled || env.now() < self.membership.session_deadline {
+            return false;
+        }
         self.mark_coordinator_unknown(
             env,
             ErrorCode::Disconnected,
@@ -111,6 +104,7 @@ impl Consumer {
         env.disconnect(broker);
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         env.set_timer(ClientTimer::Heartbeat, env.now() + backoff);
+        true
     }
 
     /// Every heartbeat answer received so far is handled, oldest first; whether one asks for a

@@ -298,7 +298,8 @@ pub fn withheld_for_a_follow_up_that_never_came(
     let mut generation = None;
     let mut stable = false;
     let mut replaced = BTreeSet::new();
-    // The last generation that went Stable, as the coordinator stored it (GROUP_METADATA).
+    // The last generation that went Stable, as the coordinator stored it (GROUP_METADATA),
+    // kept when a rebalance starts past it.
     let mut stored: Option<(i32, Vec<Option<usize>>, BTreeSet<usize>)> = None;
     let release = |owner: &mut Vec<Option<usize>>, member: usize, parts: &[usize]| {
         for &p in parts {
@@ -319,6 +320,9 @@ pub fn withheld_for_a_follow_up_that_never_came(
             | Fact::Lost { member, partitions } => release(&mut owner, *member, partitions),
             Fact::Crashed { member, owned } => release(&mut owner, *member, owned),
             Fact::RebalanceStarted { .. } => {
+                if stable {
+                    stored = generation.map(|g| (g, owners_at_join.clone(), synced.clone()));
+                }
                 generation = None;
                 stable = false;
             }
@@ -329,19 +333,14 @@ pub fn withheld_for_a_follow_up_that_never_came(
                 replaced.clear();
                 stable = false;
             }
-            Fact::GroupStable { generation: g } => {
-                stable = generation == Some(*g);
-                if stable {
-                    stored = Some((*g, owners_at_join.clone(), synced.clone()));
-                }
-            }
+            Fact::GroupStable { generation: g } => stable = generation == Some(*g),
             Fact::GroupEmpty => stored = None,
             Fact::CoordinatorLoaded => {
-                stable = stored.is_some();
-                if let Some((g, owners, given)) = &stored {
+                if let Some((g, owners, given)) = stored.as_ref().filter(|_| !stable) {
                     generation = Some(*g);
                     owners_at_join.clone_from(owners);
                     synced.clone_from(given);
+                    stable = true;
                 }
                 replaced.clear();
             }
@@ -350,15 +349,7 @@ pub fn withheld_for_a_follow_up_that_never_came(
                 error: crate::group::messages::ErrorCode::None,
                 assignment,
                 ..
-            } if generation == Some(*g) => {
-                synced.extend(assignment.iter().copied());
-                // Answers to the other members may follow the leader's, which made it Stable.
-                if let Some((stored_generation, _, given)) = &mut stored {
-                    if *stored_generation == *g {
-                        given.extend(assignment.iter().copied());
-                    }
-                }
-            }
+            } if generation == Some(*g) => synced.extend(assignment.iter().copied()),
             Fact::MemberReplaced { member, .. } if stable => {
                 replaced.insert(*member);
             }
