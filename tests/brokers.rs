@@ -302,13 +302,16 @@ fn cluster_fault_regressions_pass() {
 /// rebalance c3's expiry started. The coordinator keeps a static member that has not rejoined
 /// (KIP-345: only dynamic ones are removed when the join phase completes) with the metadata of
 /// its last JoinGroup, which owned nothing, so the leader hands t0-1 to the restarted c3 while
-/// c2 still processes it. c2's late JoinGroup with changed metadata starts the next
-/// rebalance; there the cooperative assignor keeps t0-1 with c3, which claims it from a later
-/// generation, and c2's revoke commit, in that valid generation, lands below c3's. Kafka's
-/// own offset regression: the fuzzer draws no latency spikes for classic static members, as
-/// it cuts none off, and this pins the path instead.
+/// c2 still processes it: Kafka's own double processing, which the fuzzer avoids by drawing no
+/// latency spikes for classic static members, as it cuts none off; this pins the path
+/// instead. c2's late JoinGroup starts the next rebalance, where the cooperative assignor
+/// keeps t0-1 with c3 (it claims it from a later generation) and c2 revokes it. c2 went on
+/// processing t0-1 all through its join phase (the JoinGroup does not block `poll()`), so its
+/// revoke commit is not behind c3's. (Before the poll went on after onJoinPrepare's commit,
+/// c2 sat idle from its JoinGroup to its answer and that commit landed below c3's.)
 #[test]
-fn a_static_member_whose_rejoin_a_latency_spike_delays_loses_its_partition_and_commits_behind() {
+fn a_static_member_whose_rejoin_a_latency_spike_delays_has_its_partition_handed_on_as_it_processes()
+{
     let text = |spike: bool| {
         let spike = if spike {
             "[[timeline]]\nat_ms = 18033\naction = \"latency_spike\"\nlatency_ms = 1537\nduration_ms = 7616\n"
@@ -386,18 +389,10 @@ member = "c3"
         run(&s, RunOptions::default()).report
     };
     let delayed = report(true);
-    let kinds: Vec<(&str, &str)> = delayed
-        .invariants
-        .violations
-        .iter()
-        .map(|v| (v.kind.as_str(), v.detail.as_str()))
-        .collect();
-    assert_eq!(
-        kinds,
-        [(
-            "offset_regression",
-            "c2 committed 121 for t0-1 below the committed 154"
-        )]
+    assert!(
+        delayed.invariants.violations.is_empty(),
+        "{:?}",
+        delayed.invariants.violations
     );
     let zombie = &delayed.invariants.zombie_processing;
     assert!(

@@ -193,11 +193,13 @@ fn cooperative_members_rebalance_twice_without_stopping() {
         let m = member(&r, name);
         assert_eq!(m.rebalance_total, 3, "{name}");
         assert_eq!(r.pauses.stop_the_world_ms.per[name], 0, "{name}");
-        // A cooperative member is in a batch (up to 100 records of 2 ms) when its SyncGroup
-        // answer comes, a few ms after it was sent with the JoinGroup answer's handling; the
-        // heartbeat thread, enabled then, reads it on its first pass, retry.backoff.ms (100)
-        // later, before the batch ends: sync-time 100, not the batch's length.
-        assert_eq!(m.sync_time_max, Some(100), "{name}");
+        // A cooperative member goes on processing through the join phase (the JoinGroup does
+        // not block `poll()`), so it has no backlog when its SyncGroup answer comes: it is
+        // waiting in poll and handles the answer as it arrives. sync-time is the SyncGroup's
+        // round trip, a few ms; had a batch been running, the heartbeat thread would have
+        // read the answer on its next pass, retry.backoff.ms (100) later.
+        let sync_time = m.sync_time_max.expect("synced");
+        assert!((2..=10).contains(&sync_time), "{name}: {sync_time}");
     }
     assert_eq!(r.rebalances.count, 2);
 }

@@ -248,12 +248,15 @@ impl Consumer {
             } if self.membership.phase == Phase::AwaitingSync => {
                 match error {
                     ErrorCode::None => {
+                        // STABLE from here (SyncGroupResponseHandler), before onJoinComplete:
+                        // the listener's commit goes out in the new generation.
+                        self.membership.phase = Phase::Stable;
                         // Empty bytes (a member the leader left out) is an empty assignment.
                         let assignment = assignment.unwrap_or_default();
                         let revokes = self.owned.iter().any(|p| !assignment.contains(p));
                         if revokes
                             && env.scenario.group.commit_on_revoke
-                            && self.membership.generation.is_some()
+                            && self.generation_if_stable().is_some()
                         {
                             // The rebalance listener commits before giving partitions up.
                             self.send_commit(env);

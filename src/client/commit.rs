@@ -20,7 +20,7 @@ impl Consumer {
     /// `commitAsync` of the current positions: sent now if the coordinator is known, else
     /// once the lookup finds it.
     pub(super) fn commit_async(&mut self, env: &mut ClientEnv) {
-        if self.membership.coordinator.is_some() || self.membership.generation.is_none() {
+        if self.membership.coordinator.is_some() || self.generation_if_stable().is_none() {
             self.send_commit(env);
             return;
         }
@@ -31,7 +31,7 @@ impl Consumer {
 
     /// The coordinator is found: the asynchronous commits waiting for it go out, in order.
     pub(super) fn send_waiting_async_commits(&mut self, env: &mut ClientEnv) {
-        let Some(generation) = self.membership.generation else {
+        let Some(generation) = self.generation_if_stable() else {
             self.async_commits_waiting.clear();
             return;
         };
@@ -40,10 +40,23 @@ impl Consumer {
         }
     }
 
+    /// The generation a commit goes out in (`generationIfStable`). A classic member whose
+    /// JoinGroup or SyncGroup is unanswered has none: Kafka fails its commit before sending
+    /// it (RebalanceInProgressException), as it does a member out of every generation
+    /// (CommitFailedException), so a member processing through a cooperative rebalance
+    /// commits nothing until its SyncGroup is answered. A KIP-848 member commits in its epoch.
+    pub(super) fn generation_if_stable(&self) -> Option<i32> {
+        let classic = self.consumer_membership.is_none();
+        if classic && self.membership.phase != Phase::Stable {
+            return None;
+        }
+        self.membership.generation
+    }
+
     /// Sends an OffsetCommit of the current positions; whether there was a generation to
     /// commit in.
     pub(super) fn send_commit(&mut self, env: &mut ClientEnv) -> bool {
-        let Some(generation) = self.membership.generation else {
+        let Some(generation) = self.generation_if_stable() else {
             return false;
         };
         let offsets = self.positions.iter().collect();
@@ -70,7 +83,7 @@ impl Consumer {
     pub(super) fn auto_commit_sync(&mut self, env: &mut ClientEnv, after: AfterCommit) -> bool {
         let commits = env.scenario.group.enable_auto_commit
             && !self.positions.is_empty()
-            && self.membership.generation.is_some();
+            && self.generation_if_stable().is_some();
         if commits {
             self.send_commit(env);
             self.block_on_commit(after);

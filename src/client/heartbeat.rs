@@ -213,13 +213,14 @@ impl Consumer {
             );
         }
         self.disable_heartbeat(env);
-        // MUTANT(fenced-commit): the member keeps the generation it had, so the commit after its
-        // zombie batch goes out as the old generation's.
+        // MUTANT(fenced-commit): the member keeps the generation it had, and believes itself
+        // still in it until its next poll, so the commit after its zombie batch goes out as
+        // the old generation's.
         if env.scenario.mutant != Some(Mutant::FencedCommit) {
             self.reset_generation(true);
+            self.membership.phase = Phase::Unjoined;
         }
         self.membership.membership_lost = true;
-        self.membership.phase = Phase::Unjoined;
     }
 }
 

@@ -643,7 +643,13 @@ impl Consumer {
             // its wakeup() ends the poll there (ConsumerCoordinator.maybeAutoCommitOffsetsSync
             // rethrows the WakeupException), so the member closes instead of rejoining.
             AfterCommit::Join if self.closing => self.begin_close(env),
-            AfterCommit::Join => self.prepare_and_join(env),
+            // The JoinGroup goes out and the same poll goes on fetching: the join does not
+            // block it (`ensureActiveGroup` with a zero timer), so a cooperative member
+            // processes what it keeps all through the join phase.
+            AfterCommit::Join => {
+                self.prepare_and_join(env);
+                self.poll(env)
+            }
             AfterCommit::Close => self.finish_close(env),
             AfterCommit::CompleteJoin(assignment) => {
                 // The poll loop goes on after onJoinComplete (a callback that takes time

@@ -237,7 +237,7 @@ impl Consumer {
             env.fact(Fact::StallEnded { member: self.idx });
         }
         match env.scenario.group.commit_after_batch {
-            CommitAfterBatch::Sync if self.membership.generation.is_some() => {
+            CommitAfterBatch::Sync if self.generation_if_stable().is_some() => {
                 self.send_commit(env);
                 self.block_on_commit(AfterCommit::Resume);
                 return;

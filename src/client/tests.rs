@@ -453,6 +453,62 @@ fn a_cooperative_member_revokes_only_what_it_lost_and_rejoins_for_the_follow_up(
     assert_eq!(subscription.generation, Some(2));
 }
 
+/// `generationIfStable`: a cooperative member goes on processing while its JoinGroup and then
+/// its SyncGroup are unanswered (the join does not block `poll()`, after onJoinPrepare's
+/// commit too), but Kafka fails its commits there before sending them
+/// (RebalanceInProgressException); the first auto-commit after the SyncGroup answer goes out
+/// in the new generation. Found by `cgsim fuzz --cluster-faults` (seed 182318): a static
+/// member's commit sent between its JoinGroup and SyncGroup answers landed below its
+/// successor's.
+#[test]
+fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
+    let mut h = Harness::new(
+        "assignors = [\"cooperative-sticky\"]\nauto_commit_interval_ms = 200",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
+    );
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    commit_on_join_prepare(&mut h);
+    let commits = |sent: &[Request]| -> Vec<i32> {
+        sent.iter()
+            .filter_map(|r| match r {
+                Request::OffsetCommit { generation, .. } => Some(*generation),
+                _ => None,
+            })
+            .collect()
+    };
+    let joined_at = h.now.as_millis();
+    let processed_before = h.facts.len();
+    h.run_until(joined_at + 1000);
+    // The poll that sent the JoinGroup after onJoinPrepare's commit went on fetching.
+    assert!(h.facts[processed_before..]
+        .iter()
+        .any(|f| matches!(f, Fact::Processed { .. })));
+    h.respond(
+        joined_at + 1000,
+        join_ok(2, false, Subscription::default_for_test()),
+    );
+    h.run_until(joined_at + 2000);
+    let sent = h.take_sent();
+    assert!(sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })));
+    assert!(sent.iter().any(|r| matches!(r, Request::SyncGroup { .. })));
+    assert_eq!(commits(&sent), Vec::<i32>::new(), "{sent:?}");
+    // It processed through both waits: the commits were due, not idle.
+    assert!(h.facts[processed_before..]
+        .iter()
+        .any(|f| matches!(f, Fact::Processed { .. })));
+    h.respond(joined_at + 2000, sync_ok(vec![0, 1, 2, 3]));
+    h.run_until(joined_at + 2300);
+    assert_eq!(commits(&h.take_sent()), vec![2]);
+}
+
 #[test]
 fn closing_commits_revokes_everything_and_leaves() {
     let mut h = Harness::new(

@@ -762,16 +762,16 @@ mod tests {
             let q = format!("scenario=scale-out&variants=cooperative&at={ms}");
             instant(&Spec::parse(&q, &dir()).unwrap(), &runner).unwrap()
         };
-        // The follow-up (generation 3) ends at 63153 ms: the group is Stable, and the members
+        // The follow-up (generation 3) ends at 63150 ms: the group is Stable, and the members
         // take their new partitions as each reads its SyncGroup answer, c5 first.
-        let v = at(63153);
+        let v = at(63150);
         let state = &v["variants"][0]["state"];
         assert_eq!(state["coordinator"]["state"], "Stable");
         assert_eq!(state["coordinator"]["generation"], 3);
         assert_eq!(state["partitions"][20]["owner"], Value::Null);
         assert_eq!(state["members"][0]["state"], "COMPLETING_REBALANCE");
         // A second later every partition has the owner the report ends with.
-        let v = at(64153);
+        let v = at(64150);
         let state = &v["variants"][0]["state"];
         assert_eq!(state["members"][0]["state"], "STABLE");
         assert_eq!(state["members"][0]["generation"], 3);
