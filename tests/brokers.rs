@@ -278,9 +278,11 @@ fn cluster_fault_regressions_pass() {
     // report came before the callback started), counted as `moved_in_callback`.
     // 90341: a cooperative follow-up lost with the coordinator (Kafka's own, the partition
     // stays unowned), counted as `stranded_withheld`.
+    // 193386: the same stranding with the revoking owner's instance replaced while Stable
+    // before a coordinator fail-over; the loaded group keeps the written replacement.
     for seed in [
         830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606, 7029777,
-        73629, 7010961, 90341,
+        73629, 7010961, 90341, 193386,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

@@ -284,7 +284,7 @@ pub fn left_unassigned_by_static_leader(
 /// partitions no member synced in it whose owner when its join completed was so replaced.
 /// A coordinator that loads the group after a fail-over has it Stable at the generation it
 /// last stored, whatever rebalance the old one had started since (the follow-up itself, say):
-/// that generation is the last one again.
+/// that generation is the last one again, with the replacements written in it.
 pub fn withheld_for_a_follow_up_that_never_came(
     scenario: &Scenario,
     facts: &[(SimTime, Fact)],
@@ -299,8 +299,10 @@ pub fn withheld_for_a_follow_up_that_never_came(
     let mut stable = false;
     let mut replaced = BTreeSet::new();
     // The last generation that went Stable, as the coordinator stored it (GROUP_METADATA),
-    // kept when a rebalance starts past it.
-    let mut stored: Option<(i32, Vec<Option<usize>>, BTreeSet<usize>)> = None;
+    // kept when a rebalance starts past it: its owners at the join, what its SyncGroups gave
+    // out, and its static members replaced while it was Stable (each replacement is written
+    // before the new process is answered).
+    let mut stored: Option<(i32, Vec<Option<usize>>, BTreeSet<usize>, BTreeSet<usize>)> = None;
     let release = |owner: &mut Vec<Option<usize>>, member: usize, parts: &[usize]| {
         for &p in parts {
             if owner[p] == Some(member) {
@@ -321,7 +323,8 @@ pub fn withheld_for_a_follow_up_that_never_came(
             Fact::Crashed { member, owned } => release(&mut owner, *member, owned),
             Fact::RebalanceStarted { .. } => {
                 if stable {
-                    stored = generation.map(|g| (g, owners_at_join.clone(), synced.clone()));
+                    stored = generation
+                        .map(|g| (g, owners_at_join.clone(), synced.clone(), replaced.clone()));
                 }
                 generation = None;
                 stable = false;
@@ -335,14 +338,16 @@ pub fn withheld_for_a_follow_up_that_never_came(
             }
             Fact::GroupStable { generation: g } => stable = generation == Some(*g),
             Fact::GroupEmpty => stored = None,
+            // The loaded group is the stored generation with its written replacements: the
+            // one running if it was still Stable, else the one a rebalance had started past.
             Fact::CoordinatorLoaded => {
-                if let Some((g, owners, given)) = stored.as_ref().filter(|_| !stable) {
+                if let Some((g, owners, given, gone)) = stored.as_ref().filter(|_| !stable) {
                     generation = Some(*g);
                     owners_at_join.clone_from(owners);
                     synced.clone_from(given);
+                    replaced.clone_from(gone);
                     stable = true;
                 }
-                replaced.clear();
             }
             Fact::SyncGroupAnswered {
                 generation: g,
@@ -495,6 +500,15 @@ mod tests {
         };
         facts.push((SimTime::ZERO, next));
         assert!(withheld_for_a_follow_up_that_never_came(&s, &facts).is_empty());
+        // A coordinator fail-over after the replacement (seed 193386): the new coordinator
+        // loads the generation with the replacement written, and still nobody rebalances.
+        let mut facts = withholding_generation();
+        facts.push(replaced(0));
+        facts.push((SimTime::ZERO, Fact::CoordinatorLoaded));
+        let left: Vec<String> = withheld_for_a_follow_up_that_never_came(&s, &facts)
+            .into_iter()
+            .collect();
+        assert_eq!(left, ["t0-1"]);
     }
 
     /// A member Kafka stopped for good (refused after a fail-over) subscribes to nothing at
