@@ -34,11 +34,15 @@ pub enum Coverage {
     /// owner's new process took its static instance over in a Stable group (counted by `cgsim
     /// fuzz`, which excuses them at the end: fuzz/runner.rs).
     StrandedWithheld,
+    /// A member took an assignment after the coordinator had removed it (an answer sent
+    /// before the removal, delivered late): a zombie's claim, not a second owner
+    /// (check/ownership.rs).
+    AssignedAfterRemoval,
 }
 
 impl Coverage {
     /// Every coverage property, in declaration order (a fuzz run counts each).
-    pub const ALL: [Coverage; 10] = [
+    pub const ALL: [Coverage; 11] = [
         Coverage::Revoked,
         Coverage::FollowUp,
         Coverage::ZombieBatch,
@@ -49,6 +53,7 @@ impl Coverage {
         Coverage::StateRestore,
         Coverage::MovedInCallback,
         Coverage::StrandedWithheld,
+        Coverage::AssignedAfterRemoval,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +68,7 @@ impl Coverage {
             Coverage::StateRestore => "state_restore",
             Coverage::MovedInCallback => "moved_in_callback",
             Coverage::StrandedWithheld => "stranded_withheld",
+            Coverage::AssignedAfterRemoval => "zombie_assignment",
         }
     }
 }

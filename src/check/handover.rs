@@ -4,11 +4,19 @@
 //! lists it). Fed by what the heartbeats said (`OwnedReported`) and what the answers gave
 //! (`AssignmentSent`), as the coordinator saw them; a member that leaves or is fenced releases
 //! everything (the broker frees its partitions at once).
+//!
+//! A report counts only for what the coordinator's books still give the member: its
+//! assignment as last sent, or a partition pending revocation (taken out of its assignment
+//! while its report still listed it). A partition the coordinator moved on from while the
+//! member's report left it out (its `onPartitionsAssigned` still running:
+//! `CurrentAssignmentBuilder.ownsRevokedPartitions` finds nothing to revoke) is free, and the
+//! member's later report of it, once the callback is done, is not read again: a STABLE member
+//! at the target epoch is not reconciled (fuzz --cluster-faults seed 164757).
 
 use super::{Findings, Property};
 use crate::facts::Fact;
 use crate::sim::SimTime;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Default)]
 pub struct Handover {
@@ -17,22 +25,34 @@ pub struct Handover {
     /// Each member's assignment as last sent: an answer repeats the whole assignment, and only
     /// what it adds is handed over then.
     sent: BTreeMap<usize, Vec<usize>>,
+    /// Each member's partitions pending revocation: taken out of its assignment while it
+    /// reported them, held until a report leaves them out.
+    pending: BTreeMap<usize, BTreeSet<usize>>,
 }
 
 impl Handover {
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
         match fact {
             Fact::OwnedReported { member, partitions } => {
+                if let Some(pending) = self.pending.get_mut(member) {
+                    pending.retain(|p| partitions.contains(p));
+                }
                 self.reported.insert(*member, partitions.clone());
             }
             Fact::AssignmentSent { member, partitions } => {
                 let before = self.sent.insert(*member, partitions.clone());
                 let before = before.unwrap_or_default();
+                let reported = self.reported.get(member);
+                let pending = self.pending.entry(*member).or_default();
+                for &p in before.iter().filter(|p| !partitions.contains(p)) {
+                    if reported.is_some_and(|owned| owned.contains(&p)) {
+                        pending.insert(p);
+                    }
+                }
                 for &p in partitions.iter().filter(|p| !before.contains(p)) {
-                    let holder = self
-                        .reported
-                        .iter()
-                        .find(|(m, owned)| *m != member && owned.contains(&p));
+                    let holder = self.reported.iter().find(|(m, owned)| {
+                        *m != member && owned.contains(&p) && self.holds(**m, p)
+                    });
                     if let Some((o, _)) = holder {
                         let names = found.names;
                         let detail = format!(
@@ -46,8 +66,19 @@ impl Handover {
             Fact::MemberRemoved { member, .. } => {
                 self.reported.remove(member);
                 self.sent.remove(member);
+                self.pending.remove(member);
             }
             _ => {}
         }
+    }
+
+    /// Whether the coordinator's books still give member `m` partition `p`: in its assignment
+    /// as last sent or pending revocation. A member sent nothing yet is judged by its report
+    /// alone.
+    fn holds(&self, m: usize, p: usize) -> bool {
+        let Some(sent) = self.sent.get(&m) else {
+            return true;
+        };
+        sent.contains(&p) || self.pending.get(&m).is_some_and(|s| s.contains(&p))
     }
 }

@@ -31,6 +31,11 @@ pub struct Ownership {
     /// it, left it out (its `onPartitionsAssigned` had not run yet): if it then takes the
     /// partition, the coordinator may already have freed it.
     reported_before_taken: Vec<Option<usize>>,
+    /// Per member: the coordinator removed it and has not added it again. An assignment it
+    /// takes meanwhile (an answer the coordinator sent before the removal, delivered late) is
+    /// a zombie's: its claim counts for nothing at the coordinator, which has already handed
+    /// the partitions on, and its commits are fenced.
+    removed: Vec<bool>,
 }
 
 impl Ownership {
@@ -43,6 +48,7 @@ impl Ownership {
             processed_by_owner: vec![false; partitions],
             sent_to: vec![None; partitions],
             reported_before_taken: vec![None; partitions],
+            removed: Vec::new(),
         }
     }
 
@@ -89,6 +95,7 @@ impl Ownership {
                     self.member_ids.resize(*member + 1, None);
                 }
                 self.member_ids[*member] = Some(member_id.clone());
+                self.set_removed(*member, false);
             }
             // The coordinator removes one member id: a crashed process's old id expiring after
             // its restart joined under a new one is not the running process's removal (Kafka's
@@ -106,6 +113,9 @@ impl Ownership {
                     }
                 }
                 self.forget_releases(*member);
+                if matches!(fact, Fact::MemberRemoved { .. }) {
+                    self.set_removed(*member, true);
+                }
             }
             // A static member the join phase completed without (it did not rejoin within the
             // rebalance timeout, say stalled in a batch): Kafka keeps it in the group, but the
@@ -184,6 +194,12 @@ impl Ownership {
     /// `CurrentAssignmentBuilder` found nothing of it to revoke (`ownsRevokedPartitions`) and
     /// freed it. The first member gives it up there: it must not process it again.
     fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize], found: &mut Findings) {
+        if self.removed.get(m).copied().unwrap_or(false) {
+            if !parts.is_empty() {
+                found.reached(Coverage::AssignedAfterRemoval);
+            }
+            return;
+        }
         for &p in parts {
             let previous = self.owner[p].filter(|&o| o != m);
             if let Some(o) =
@@ -204,6 +220,13 @@ impl Ownership {
             self.reported_unowned[p] = self.reported_before_taken[p].take() == Some(m);
             self.processed_by_owner[p] = false;
         }
+    }
+
+    fn set_removed(&mut self, m: usize, removed: bool) {
+        if self.removed.len() <= m {
+            self.removed.resize(m + 1, false);
+        }
+        self.removed[m] = removed;
     }
 
     /// A member that crashed or was removed: what it processes now is a zombie's.

@@ -104,9 +104,56 @@ fn ownership_ends_at_a_crash_or_removal_by_the_coordinator() {
             member_id: "id".into(),
         },
     );
+    c.observe(
+        at(4),
+        &Fact::MemberAdded {
+            member: 1,
+            member_id: "id-2".into(),
+        },
+    );
     c.observe(at(4), &assigned(1, &[0]));
     c.observe(at(4), &assigned(0, &[1]));
     assert!(c.finish().violations.is_empty());
+}
+
+/// KIP-848 (fuzz --cluster-faults seed 125583): an answer the coordinator sent before it
+/// removed the member reaches it after its session expired (held on a cut connection). The
+/// member runs onPartitionsAssigned for partitions already handed on, but the coordinator no
+/// longer counts it: a zombie's claim, not a second owner. Once added again, it owns anew.
+#[test]
+fn an_assignment_taken_after_the_coordinator_removed_the_member_is_a_zombies() {
+    let mut c = checks();
+    let added = |member_id: &str| Fact::MemberAdded {
+        member: 0,
+        member_id: member_id.into(),
+    };
+    c.observe(at(1), &added("a"));
+    c.observe(
+        at(2),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "a".into(),
+        },
+    );
+    c.observe(at(3), &assigned(1, &[0, 1]));
+    c.observe(at(4), &assigned(0, &[0, 1]));
+    assert!(c.violations.is_empty());
+    // Its batch of t-0 is a zombie's.
+    c.observe(
+        at(5),
+        &Fact::Processed {
+            member: 0,
+            partition: 0,
+            from: 0,
+            to: 3,
+        },
+    );
+    c.observe(at(6), &added("b"));
+    c.observe(at(7), &assigned(0, &[1]));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(7, "double_ownership")]);
+    assert_eq!(inv.zombie_processing.len(), 1);
+    assert!(inv.covered.contains(&"zombie_assignment".to_string()));
 }
 
 #[test]
@@ -505,6 +552,30 @@ fn assigned_before_released_checks_only_what_an_answer_adds() {
         details,
         ["t-1 given to c2 while c1 still reports owning it"]
     );
+}
+
+/// KIP-848 (fuzz --cluster-faults seed 164757): the coordinator moved c1 on from t-1 while
+/// c1's report left it out (its onPartitionsAssigned still ran), so t-1 was free; c1's report
+/// of it once the callback is done is not read again (a STABLE member at the target epoch is
+/// not reconciled), and handing t-1 to c2 then is Kafka's rule kept. A partition taken out of
+/// an assignment while its report listed it is pending revocation until a report leaves it
+/// out.
+#[test]
+fn assigned_before_released_reads_a_report_only_for_what_the_coordinator_still_gives() {
+    let mut c = checks();
+    c.observe(at(1), &sent(0, &[0, 1]));
+    c.observe(at(2), &reported(0, &[0]));
+    c.observe(at(3), &sent(0, &[0]));
+    c.observe(at(4), &reported(0, &[0, 1]));
+    c.observe(at(5), &sent(1, &[1]));
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    // t-0 leaves c1's assignment while c1 reports it: pending revocation.
+    c.observe(at(6), &sent(0, &[]));
+    c.observe(at(7), &sent(1, &[0, 1]));
+    c.observe(at(8), &reported(0, &[]));
+    c.observe(at(9), &sent(1, &[1]));
+    c.observe(at(10), &sent(1, &[0, 1]));
+    assert_eq!(kinds(&c.finish()), [(7, "assigned_before_released")]);
 }
 
 /// KIP-848: the heartbeat that lets the coordinator move a member on may come before the
