@@ -271,6 +271,18 @@ pub fn left_unassigned_by_static_leader(
     out
 }
 
+/// A generation as the coordinator stored it (GROUP_METADATA), for
+/// [`withheld_for_a_follow_up_that_never_came`].
+struct StoredGeneration {
+    generation: i32,
+    /// Each partition's owner when its join phase completed.
+    owners_at_join: Vec<Option<usize>>,
+    /// What its SyncGroups gave out.
+    synced: BTreeSet<usize>,
+    /// Its static members replaced while it was Stable.
+    replaced: BTreeSet<usize>,
+}
+
 /// The partitions Kafka itself strands after a cooperative rebalance: the assignor withholds a
 /// partition that moves (its owner still claims it in the JoinGroup, KIP-429), and the owner,
 /// once it has revoked it, is the one to rejoin for the follow-up that hands it on. If that
@@ -298,11 +310,10 @@ pub fn withheld_for_a_follow_up_that_never_came(
     let mut generation = None;
     let mut stable = false;
     let mut replaced = BTreeSet::new();
-    // The last generation that went Stable, as the coordinator stored it (GROUP_METADATA),
-    // kept when a rebalance starts past it: its owners at the join, what its SyncGroups gave
-    // out, and its static members replaced while it was Stable (each replacement is written
-    // before the new process is answered).
-    let mut stored: Option<(i32, Vec<Option<usize>>, BTreeSet<usize>, BTreeSet<usize>)> = None;
+    // The last generation that went Stable, as the coordinator stored it, kept when a
+    // rebalance starts past it (each replacement is written before the new process is
+    // answered, so it is stored too).
+    let mut stored: Option<StoredGeneration> = None;
     let release = |owner: &mut Vec<Option<usize>>, member: usize, parts: &[usize]| {
         for &p in parts {
             if owner[p] == Some(member) {
@@ -323,8 +334,12 @@ pub fn withheld_for_a_follow_up_that_never_came(
             Fact::Crashed { member, owned } => release(&mut owner, *member, owned),
             Fact::RebalanceStarted { .. } => {
                 if stable {
-                    stored = generation
-                        .map(|g| (g, owners_at_join.clone(), synced.clone(), replaced.clone()));
+                    stored = generation.map(|g| StoredGeneration {
+                        generation: g,
+                        owners_at_join: owners_at_join.clone(),
+                        synced: synced.clone(),
+                        replaced: replaced.clone(),
+                    });
                 }
                 generation = None;
                 stable = false;
@@ -341,11 +356,11 @@ pub fn withheld_for_a_follow_up_that_never_came(
             // The loaded group is the stored generation with its written replacements: the
             // one running if it was still Stable, else the one a rebalance had started past.
             Fact::CoordinatorLoaded => {
-                if let Some((g, owners, given, gone)) = stored.as_ref().filter(|_| !stable) {
-                    generation = Some(*g);
-                    owners_at_join.clone_from(owners);
-                    synced.clone_from(given);
-                    replaced.clone_from(gone);
+                if let Some(g) = stored.as_ref().filter(|_| !stable) {
+                    generation = Some(g.generation);
+                    owners_at_join.clone_from(&g.owners_at_join);
+                    synced.clone_from(&g.synced);
+                    replaced.clone_from(&g.replaced);
                     stable = true;
                 }
             }
