@@ -69,6 +69,10 @@ pub(super) struct ClassicMembership {
     /// A JoinGroup or SyncGroup failed (a disconnect, NOT_COORDINATOR): the next join sends
     /// JoinGroup again without running `onJoinPrepare` (`needsJoinPrepare` stays false).
     pub(super) join_retry: bool,
+    /// A JoinGroup is in flight (`joinFuture`): no other goes out until it is answered or
+    /// fails, even if a heartbeat error reset the membership meanwhile; its answer is then
+    /// dropped and the next poll joins anew.
+    pub(super) join_in_flight: bool,
 }
 
 impl ClassicMembership {
@@ -91,6 +95,7 @@ impl ClassicMembership {
             heartbeats_in_flight: VecDeque::new(),
             heartbeat_answers: VecDeque::new(),
             join_retry: false,
+            join_in_flight: false,
         }
     }
 
@@ -111,9 +116,12 @@ impl ClassicMembership {
         }
     }
 
-    /// The next `poll()` must (re)join: not in a generation, or told to rejoin.
+    /// The next `poll()` must (re)join: not in a generation, or told to rejoin, and no
+    /// JoinGroup still in flight.
     pub(super) fn join_due(&self) -> bool {
-        self.phase == Phase::Unjoined || (self.phase == Phase::Stable && self.rejoin_needed)
+        !self.join_in_flight
+            && (self.phase == Phase::Unjoined
+                || (self.phase == Phase::Stable && self.rejoin_needed))
     }
 }
 
@@ -424,6 +432,7 @@ impl Consumer {
         if id.is_empty() {
             env.fact(Fact::Joining { member: self.idx });
         }
+        self.membership.join_in_flight = true;
         env.fact(Fact::JoinGroupSent { member: self.idx });
         log!(
             env,

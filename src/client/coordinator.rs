@@ -185,6 +185,13 @@ impl Consumer {
         let now = env.now();
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         self.retry_lookup(env);
+        if kind == RequestKind::JoinGroup
+            && std::mem::take(&mut self.membership.join_in_flight)
+            && self.membership.phase != Phase::AwaitingJoin
+        {
+            // The membership was reset while it was out: the next poll joins anew.
+            self.wake(env);
+        }
         match kind {
             RequestKind::Heartbeat => {
                 self.membership.heartbeats_in_flight.pop_front();

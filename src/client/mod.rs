@@ -526,6 +526,9 @@ impl Consumer {
             Response::FindCoordinator { broker } => self.coordinator_named(env, broker),
             Response::Failed { request, error } => self.request_failed(env, request, error),
             Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
+                if matches!(response, Response::JoinGroup { .. }) {
+                    self.membership.join_in_flight = false;
+                }
                 // For Kafka's sync-time and rebalance-latency: whichever thread polls the
                 // network client first runs the SyncGroup answer's handler. An application
                 // thread waiting on a commit or on offsets polls it now; one in its batch or in

@@ -379,6 +379,45 @@ fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
     assert_eq!(h.consumer.membership.member_id, ID);
 }
 
+/// One JoinGroup at a time (`joinFuture`): a heartbeat sent in generation 1 is answered
+/// UNKNOWN_MEMBER_ID after the member's JoinGroup went out. Kafka resets the membership but
+/// sends no second JoinGroup until the first is answered; that answer is then dropped and the
+/// next poll joins anew, with no member id. (fuzz --cluster-faults seed 202545: two JoinGroups
+/// in flight made two member ids for one consumer.)
+#[test]
+fn a_membership_reset_while_a_join_group_is_out_waits_for_its_answer() {
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
+    commit_on_join_prepare(&mut h);
+    let joins = |sent: &[Request]| -> Vec<String> {
+        sent.iter()
+            .filter_map(|r| match r {
+                Request::JoinGroup { member_id, .. } => Some(member_id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(joins(&h.take_sent()), [ID]);
+    h.respond(
+        3040,
+        Response::Heartbeat {
+            error: ErrorCode::UnknownMemberId,
+        },
+    );
+    h.run_until(4000);
+    assert_eq!(
+        joins(&h.take_sent()),
+        Vec::<String>::new(),
+        "the first is still out"
+    );
+    h.respond(4000, Response::join_error(ErrorCode::UnknownMemberId, ""));
+    h.run_until(4100);
+    assert_eq!(joins(&h.take_sent()), [""], "then one, anew");
+}
+
 #[test]
 fn heartbeats_go_on_during_on_join_prepare_until_the_join_group_is_sent() {
     // A 5 s onPartitionsRevoked: the heartbeat due at 3020 still goes out.
