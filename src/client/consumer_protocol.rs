@@ -253,6 +253,16 @@ impl Consumer {
         self.callback(env, ms, AfterCallback::ConsumerAssign);
     }
 
+    /// The member is still RECONCILING (the reconciliation in progress is still its own).
+    pub(super) fn still_reconciling(&mut self) -> bool {
+        self.kip848().state == MemberState::Reconciling
+    }
+
+    /// The reconciliation in progress stops: what it was to assign is not.
+    pub(super) fn abort_reconciliation(&mut self) {
+        self.kip848().assigning.clear();
+    }
+
     pub(super) fn assign_reconciled(&mut self, env: &mut ClientEnv) {
         let added = std::mem::take(&mut self.kip848().assigning);
         self.owned.extend(added.iter().copied());

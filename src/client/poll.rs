@@ -283,6 +283,14 @@ impl Consumer {
         match after {
             AfterCallback::SendJoin => self.send_join(env),
             AfterCallback::Resume => {}
+            // `maybeAbortReconciliation`: a member that left RECONCILING while the callback ran
+            // (fenced, stale, leaving) stops the reconciliation there: nothing more is
+            // assigned or acknowledged, and its next poll acts on the new state.
+            AfterCallback::ConsumerAssign | AfterCallback::ConsumerAcknowledge
+                if !self.still_reconciling() =>
+            {
+                self.abort_reconciliation();
+            }
             AfterCallback::ConsumerAssign => self.assign_reconciled(env),
             AfterCallback::ConsumerAcknowledge => self.acknowledge(env),
         }

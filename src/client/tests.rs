@@ -8,6 +8,7 @@ use crate::app::standby::StandbyPlacement;
 use crate::group::messages::{JoinedMember, LeavingMember};
 use crate::scenario::{load_str, LoadOptions};
 use crate::sim::RngStreams;
+use consumer_protocol::MemberState;
 
 const ME: ClientRef = ClientRef {
     member: 0,
@@ -821,6 +822,60 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     };
     assert_eq!(again, member_id, "the same client-made id");
     assert!(owned.is_empty());
+}
+
+/// `maybeAbortReconciliation`: a KIP-848 member fenced while its onPartitionsAssigned runs
+/// does not acknowledge when the callback ends; its next poll loses what it holds and rejoins
+/// with epoch 0. (fuzz --cluster-faults seed 128973: the member went FENCED -> ACKNOWLEDGING
+/// and processed a partition the coordinator no longer gave it.)
+#[test]
+fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
+    let mut h = Harness::new(
+        "protocol = \"consumer\"\non_partitions_assigned_ms = 100",
+        "",
+    );
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    h.take_sent();
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+    h.take_sent();
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    assert!(h.facts.contains(&Fact::Assigned {
+        member: 0,
+        partitions: vec![0, 1]
+    }));
+    assert_eq!(h.consumer.kip848().state, MemberState::Reconciling);
+    h.run_until(50);
+    h.call(|c, env| {
+        c.kip848().in_flight = true;
+        c.on_response(
+            env,
+            ME,
+            Response::ConsumerGroupHeartbeat {
+                error: ErrorCode::FencedMemberEpoch,
+                member_id: None,
+                member_epoch: 0,
+                heartbeat_interval_ms: 0,
+                assignment: None,
+            },
+        )
+    });
+    h.take_sent();
+    h.run_until(200);
+    assert_ne!(h.consumer.kip848().state, MemberState::Acknowledging);
+    assert!(h.facts.contains(&Fact::Lost {
+        member: 0,
+        partitions: vec![0, 1]
+    }));
+    let epochs: Vec<i32> = h
+        .take_sent()
+        .iter()
+        .filter_map(|r| match r {
+            Request::ConsumerGroupHeartbeat { member_epoch, .. } => Some(*member_epoch),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(epochs, [0], "a rejoin, no acknowledgement at epoch 2");
 }
 
 /// A KIP-848 member owning orders-0 and orders-1 at epoch 2, busy, that stalls at 1 s for 20 s
