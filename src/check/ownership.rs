@@ -117,6 +117,10 @@ impl Ownership {
                     self.set_removed(*member, true);
                 }
             }
+            // A new coordinator loads the group as its log has it: a member the old one
+            // removed from its memory only (a rebalance in progress is forgotten) is a member
+            // again, and one the log lacks rejoins (added anew).
+            Fact::CoordinatorLoaded => self.removed.clear(),
             // A static member the join phase completed without (it did not rejoin within the
             // rebalance timeout, say stalled in a batch): Kafka keeps it in the group, but the
             // new generation's assignment may hand its partitions on and its commits are fenced

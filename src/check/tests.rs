@@ -150,8 +150,22 @@ fn an_assignment_taken_after_the_coordinator_removed_the_member_is_a_zombies() {
     );
     c.observe(at(6), &added("b"));
     c.observe(at(7), &assigned(0, &[1]));
+    // A member removed in the memory of a coordinator that then failed is a member of the
+    // loaded group again (fuzz --cluster-faults seed 138612).
+    c.observe(
+        at(8),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "b".into(),
+        },
+    );
+    c.observe(at(9), &Fact::CoordinatorLoaded);
+    c.observe(at(10), &assigned(0, &[0]));
     let inv = c.finish();
-    assert_eq!(kinds(&inv), [(7, "double_ownership")]);
+    assert_eq!(
+        kinds(&inv),
+        [(7, "double_ownership"), (10, "double_ownership")]
+    );
     assert_eq!(inv.zombie_processing.len(), 1);
     assert!(inv.covered.contains(&"zombie_assignment".to_string()));
 }

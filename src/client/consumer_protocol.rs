@@ -253,9 +253,14 @@ impl Consumer {
         self.callback(env, ms, AfterCallback::ConsumerAssign);
     }
 
-    /// The member is still RECONCILING (the reconciliation in progress is still its own).
+    /// The reconciliation in progress is still the member's own: it is RECONCILING, or
+    /// ACKNOWLEDGING the one before (a newer target starts reconciling as soon as the last
+    /// one is done, before the acknowledgement is answered).
     pub(super) fn still_reconciling(&mut self) -> bool {
-        self.kip848().state == MemberState::Reconciling
+        matches!(
+            self.kip848().state,
+            MemberState::Reconciling | MemberState::Acknowledging
+        )
     }
 
     /// The reconciliation in progress stops: what it was to assign is not.
@@ -433,8 +438,17 @@ impl Consumer {
                         }
                     }
                     _ => {
+                        // The acknowledgement went out: STABLE, or RECONCILING again when a
+                        // newer target is being reconciled (`onHeartbeatRequestGenerated`).
                         if state == MemberState::Acknowledging {
-                            self.move_to(env, MemberState::Stable);
+                            let m = self.kip848();
+                            let pending = m.target.is_some() || m.reconciling_from.is_some();
+                            let next = if pending {
+                                MemberState::Reconciling
+                            } else {
+                                MemberState::Stable
+                            };
+                            self.move_to(env, next);
                         }
                     }
                 }

@@ -162,8 +162,22 @@ impl Metrics {
         self.paused_since[m] = None;
     }
 
-    /// A member receives partitions (SyncGroup): it owns them from now.
+    /// A member receives partitions (SyncGroup): it owns them from now. A member the
+    /// coordinator has removed takes only what nobody owns: an answer sent before the removal
+    /// and delivered late (KIP-848 processes it when rejoining) is a zombie's claim, and the
+    /// owner the coordinator gave the partitions to keeps them (check/ownership.rs).
     pub fn assigned(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        let taken: Vec<usize>;
+        let parts = if self.in_group[m] {
+            parts
+        } else {
+            taken = parts
+                .iter()
+                .copied()
+                .filter(|&p| self.owner[p].is_none_or(|o| o == m))
+                .collect();
+            &taken
+        };
         self.acquire(now, m, parts);
         self.hold(now, parts);
         if parts.is_empty() {
