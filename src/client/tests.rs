@@ -151,6 +151,38 @@ impl Harness {
     }
 }
 
+/// Generation 1's member hears REBALANCE_IN_PROGRESS from its heartbeat at 3,025 ms and
+/// rejoins: onJoinPrepare's commit is answered, and the JoinGroup goes out.
+fn rejoin_on_rebalance_in_progress(h: &mut Harness) {
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    commit_on_join_prepare(h);
+}
+
+/// Generation 1's member subscribes anew at 3,020 ms and rejoins: onJoinPrepare's commit is
+/// answered, and the JoinGroup goes out.
+fn rejoin_on_subscription_change(h: &mut Harness) {
+    h.run_until(3020);
+    h.take_sent();
+    h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
+    commit_on_join_prepare(h);
+}
+
+/// The process starts, looks for the coordinator (what it sent is dropped) and finds it on
+/// broker 0 at time 0.
+fn start_and_find_the_coordinator(h: &mut Harness) {
+    h.call(|c, env| c.start(env, 1, None));
+    h.run_until(0);
+    h.take_sent();
+    h.respond(0, Response::FindCoordinator { broker: 0 });
+}
+
 /// Runs until the poll loop's `onJoinPrepare` sends its synchronous commit, answers it, and
 /// returns when it was sent.
 fn commit_on_join_prepare(h: &mut Harness) -> u64 {
@@ -346,11 +378,8 @@ fn a_busy_member_reads_a_heartbeat_answer_on_the_threads_next_pass_and_acts_at_i
 fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
     let mut h = Harness::new("assignors = [\"range\"]", "");
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
     // The member rejoins for another reason before the answer comes (a subscription change).
-    h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
-    commit_on_join_prepare(&mut h);
+    rejoin_on_subscription_change(&mut h);
     let sent = h.take_sent();
     assert!(sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })));
     // The heartbeat sent in generation 1 is answered REBALANCE_IN_PROGRESS while it is
@@ -389,10 +418,7 @@ fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
 fn a_membership_reset_while_a_join_group_is_out_waits_for_its_answer() {
     let mut h = Harness::new("assignors = [\"range\"]", "");
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
-    commit_on_join_prepare(&mut h);
+    rejoin_on_subscription_change(&mut h);
     let joins = |sent: &[Request]| -> Vec<String> {
         sent.iter()
             .filter_map(|r| match r {
@@ -451,15 +477,7 @@ fn heartbeats_go_on_during_on_join_prepare_until_the_join_group_is_sent() {
 fn a_cooperative_member_revokes_only_what_it_lost_and_rejoins_for_the_follow_up() {
     let mut h = Harness::new("assignors = [\"cooperative-sticky\"]", "");
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
-    commit_on_join_prepare(&mut h);
+    rejoin_on_rebalance_in_progress(&mut h);
     let sent = h.take_sent();
     let join = sent
         .iter()
@@ -507,15 +525,7 @@ fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
         "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
     );
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
-    commit_on_join_prepare(&mut h);
+    rejoin_on_rebalance_in_progress(&mut h);
     let commits = |sent: &[Request]| -> Vec<i32> {
         sent.iter()
             .filter_map(|r| match r {
@@ -834,10 +844,7 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
         "protocol = \"consumer\"\non_partitions_assigned_ms = 100",
         "",
     );
-    h.call(|c, env| c.start(env, 1, None));
-    h.run_until(0);
-    h.take_sent();
-    h.respond(0, Response::FindCoordinator { broker: 0 });
+    start_and_find_the_coordinator(&mut h);
     h.take_sent();
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
     assert!(h.facts.contains(&Fact::Assigned {
@@ -1017,10 +1024,7 @@ fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadat
         "assignors = [\"range\"]\nmetadata_max_age_ms = 5000",
         "group_instance_id = \"pod-1\"\n\n[[timeline]]\nat_ms = 10000\naction = \"add_partitions\"\ntopic = \"orders\"\npartitions = 6\n",
     );
-    h.call(|c, env| c.start(env, 1, None));
-    h.run_until(0);
-    h.take_sent();
-    h.respond(0, Response::FindCoordinator { broker: 0 });
+    start_and_find_the_coordinator(&mut h);
     let sent = h.take_sent();
     let (id, subscription, _) = join_subscription(&sent[0]);
     assert_eq!(id, "", "a static member joins with its instance id alone");
@@ -1103,15 +1107,7 @@ fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin(
     // second one in the next (two member ids for one consumer).
     let mut h = Harness::new("assignors = [\"cooperative-sticky\"]", "");
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
-    commit_on_join_prepare(&mut h);
+    rejoin_on_rebalance_in_progress(&mut h);
     h.take_sent();
     let t = h.now.as_millis();
     h.respond(t + 10, join_ok(2, false, Subscription::default_for_test()));
@@ -1150,15 +1146,7 @@ fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin(
 fn a_join_group_unknown_member_id_loses_the_partitions_before_joining_anew() {
     let mut h = Harness::new("assignors = [\"cooperative-sticky\"]", "");
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
-    commit_on_join_prepare(&mut h);
+    rejoin_on_rebalance_in_progress(&mut h);
     let sent = h.take_sent();
     let (id, subscription, _) = join_subscription(&sent[0]);
     assert_eq!(id, ID);
