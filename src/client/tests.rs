@@ -885,6 +885,51 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
     assert_eq!(epochs, [0], "a rejoin, no acknowledgement at epoch 2");
 }
 
+/// `onHeartbeatRequestGenerated`: a newer target arrives while the member reconciles; once the
+/// first reconciliation is done and acknowledged, the acknowledgement's answer leaves it
+/// RECONCILING for the newer one (not STABLE), which then completes and is acknowledged in
+/// turn. (Seed 312 of the fixed sweep never settled when the answer made it STABLE.)
+#[test]
+fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reconciling() {
+    let mut h = Harness::new(
+        "protocol = \"consumer\"\non_partitions_assigned_ms = 1000\non_partitions_revoked_ms = 1000",
+        "",
+    );
+    start_and_find_the_coordinator(&mut h);
+    h.take_sent();
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    h.run_until(500);
+    h.call(|c, env| {
+        c.kip848().in_flight = true;
+        c.on_response(env, ME, consumer_heartbeat_ok(2, Some(vec![1])));
+    });
+    h.take_sent();
+    // The first reconciliation ends at 1,010 ms: acknowledged, and the newer one (revoke
+    // orders-0) starts.
+    h.run_until(1_020);
+    assert!(h.facts.contains(&Fact::Revoked {
+        member: 0,
+        partitions: vec![0]
+    }));
+    h.respond(1_025, consumer_heartbeat_ok(2, None));
+    assert_eq!(h.consumer.kip848().state, MemberState::Reconciling);
+    h.take_sent();
+    // The revocation's callback ends at 2,010 ms and the (empty) assign callback's at 3,010
+    // ms: the newer target is acknowledged.
+    h.run_until(3_020);
+    let owned: Vec<Option<Vec<usize>>> = h
+        .take_sent()
+        .into_iter()
+        .filter_map(|r| match r {
+            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(owned, [Some(vec![1])]);
+    h.respond(3_030, consumer_heartbeat_ok(2, None));
+    assert_eq!(h.consumer.kip848().state, MemberState::Stable);
+}
+
 /// A KIP-848 member owning orders-0 and orders-1 at epoch 2, busy, that stalls at 1 s for 20 s
 /// with a 10 s poll interval; its heartbeat of 5,011 ms is answered.
 fn kip_848_member_stalled_past_its_poll_interval() -> Harness {
