@@ -5,6 +5,22 @@ use cgsim::scenario::{load, load_str, LoadOptions, Scenario};
 use cgsim::world::{run, RunOptions};
 use std::path::Path;
 
+/// The report of a scenario given inline, run with its own seed.
+fn report_of(file: &str, text: &str) -> cgsim::report::Report {
+    let s = load_str(file, text, &LoadOptions::default()).expect("valid");
+    run(&s, RunOptions::default()).report
+}
+
+/// A latency spike's timeline entry, or nothing: the pinned paths run with and without it.
+fn latency_spike(on: bool, at_ms: u64, latency_ms: u64, duration_ms: u64) -> String {
+    if !on {
+        return String::new();
+    }
+    format!(
+        "[[timeline]]\nat_ms = {at_ms}\naction = \"latency_spike\"\nlatency_ms = {latency_ms}\nduration_ms = {duration_ms}\n\n"
+    )
+}
+
 fn scenario(name: &str, variant: &str) -> Scenario {
     let options = LoadOptions {
         variant: Some(variant.to_string()),
@@ -330,11 +346,7 @@ fn cluster_fault_regressions_pass() {
 fn a_static_member_whose_rejoin_a_latency_spike_delays_has_its_partition_handed_on_as_it_processes()
 {
     let text = |spike: bool| {
-        let spike = if spike {
-            "[[timeline]]\nat_ms = 18033\naction = \"latency_spike\"\nlatency_ms = 1537\nduration_ms = 7616\n"
-        } else {
-            ""
-        };
+        let spike = latency_spike(spike, 18033, 1537, 7616);
         format!(
             r#"
 name = "static-rejoin-delayed"
@@ -396,15 +408,7 @@ member = "c3"
 "#
         )
     };
-    let report = |spike: bool| {
-        let s = load_str(
-            "static-rejoin-delayed.toml",
-            &text(spike),
-            &LoadOptions::default(),
-        )
-        .expect("valid");
-        run(&s, RunOptions::default()).report
-    };
+    let report = |spike: bool| report_of("static-rejoin-delayed.toml", &text(spike));
     let delayed = report(true);
     assert!(
         delayed.invariants.violations.is_empty(),
@@ -439,11 +443,7 @@ member = "c3"
 fn a_kip_848_heartbeat_sent_before_an_assign_callback_lets_the_coordinator_hand_its_partitions_on()
 {
     let text = |spike: bool| {
-        let spike = if spike {
-            "[[timeline]]\nat_ms = 5237\naction = \"latency_spike\"\nlatency_ms = 735\nduration_ms = 8665\n\n"
-        } else {
-            ""
-        };
+        let spike = latency_spike(spike, 5237, 735, 8665);
         format!(
             r#"
 name = "kip848-ack-race"
@@ -521,15 +521,7 @@ action = "restart"
 member = "c2""#
         )
     };
-    let report = |spike: bool| {
-        let s = load_str(
-            "kip848-ack-race.toml",
-            &text(spike),
-            &LoadOptions::default(),
-        )
-        .expect("valid");
-        run(&s, RunOptions::default()).report
-    };
+    let report = |spike: bool| report_of("kip848-ack-race.toml", &text(spike));
     let moved = |r: &cgsim::report::Report| {
         r.invariants
             .covered
@@ -650,9 +642,7 @@ member = "c3""#
         )
     };
     let owners = |crash: bool| {
-        let s =
-            load_str("follow-up-lost.toml", &text(crash), &LoadOptions::default()).expect("valid");
-        let r = run(&s, RunOptions::default()).report;
+        let r = report_of("follow-up-lost.toml", &text(crash));
         assert!(r.invariants.violations.is_empty());
         r.final_assignment
     };

@@ -834,6 +834,22 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     assert!(owned.is_empty());
 }
 
+/// A KIP-848 member starts, finds the coordinator and is given `partitions` at epoch 2 by the
+/// answer to its join heartbeat, at 10 ms.
+fn kip_848_member_given(h: &mut Harness, partitions: Vec<usize>) {
+    start_and_find_the_coordinator(h);
+    h.take_sent();
+    h.respond(10, consumer_heartbeat_ok(2, Some(partitions)));
+}
+
+/// `response` answers a KIP-848 heartbeat the member has in flight, now.
+fn answer_a_heartbeat_in_flight(h: &mut Harness, response: Response) {
+    h.call(|c, env| {
+        c.kip848().in_flight = true;
+        c.on_response(env, ME, response);
+    });
+}
+
 /// `maybeAbortReconciliation`: a KIP-848 member fenced while its onPartitionsAssigned runs
 /// does not acknowledge when the callback ends; its next poll loses what it holds and rejoins
 /// with epoch 0. (fuzz --cluster-faults seed 128973: the member went FENCED -> ACKNOWLEDGING
@@ -844,29 +860,23 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
         "protocol = \"consumer\"\non_partitions_assigned_ms = 100",
         "",
     );
-    start_and_find_the_coordinator(&mut h);
-    h.take_sent();
-    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    kip_848_member_given(&mut h, vec![0, 1]);
     assert!(h.facts.contains(&Fact::Assigned {
         member: 0,
         partitions: vec![0, 1]
     }));
     assert_eq!(h.consumer.kip848().state, MemberState::Reconciling);
     h.run_until(50);
-    h.call(|c, env| {
-        c.kip848().in_flight = true;
-        c.on_response(
-            env,
-            ME,
-            Response::ConsumerGroupHeartbeat {
-                error: ErrorCode::FencedMemberEpoch,
-                member_id: None,
-                member_epoch: 0,
-                heartbeat_interval_ms: 0,
-                assignment: None,
-            },
-        )
-    });
+    answer_a_heartbeat_in_flight(
+        &mut h,
+        Response::ConsumerGroupHeartbeat {
+            error: ErrorCode::FencedMemberEpoch,
+            member_id: None,
+            member_epoch: 0,
+            heartbeat_interval_ms: 0,
+            assignment: None,
+        },
+    );
     h.take_sent();
     h.run_until(200);
     assert_ne!(h.consumer.kip848().state, MemberState::Acknowledging);
@@ -895,14 +905,9 @@ fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reco
         "protocol = \"consumer\"\non_partitions_assigned_ms = 1000\non_partitions_revoked_ms = 1000",
         "",
     );
-    start_and_find_the_coordinator(&mut h);
-    h.take_sent();
-    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    kip_848_member_given(&mut h, vec![0, 1]);
     h.run_until(500);
-    h.call(|c, env| {
-        c.kip848().in_flight = true;
-        c.on_response(env, ME, consumer_heartbeat_ok(2, Some(vec![1])));
-    });
+    answer_a_heartbeat_in_flight(&mut h, consumer_heartbeat_ok(2, Some(vec![1])));
     h.take_sent();
     // The first reconciliation ends at 1,010 ms: acknowledged, and the newer one (revoke
     // orders-0) starts.
