@@ -73,6 +73,40 @@ pub(super) struct ClassicMembership {
     /// fails, even if a heartbeat error reset the membership meanwhile; its answer is then
     /// dropped and the next poll joins anew.
     pub(super) join_in_flight: bool,
+    /// COOPERATIVE `onJoinPrepare` is waiting for its auto-commit (see [`JoinPrepare`]).
+    pub(super) join_prepare: Option<JoinPrepare>,
+}
+
+/// COOPERATIVE `onJoinPrepare`'s auto-commit is asynchronous (ConsumerCoordinator.onJoinPrepare,
+/// KAFKA-13310): the JoinGroup waits for its answer, the poll loop does not. Each `poll()` with a
+/// join due calls `onJoinPrepare` again, which returns false until the commit is answered, and
+/// the poll goes on fetching and returning records of the partitions the member keeps; the
+/// JoinGroup goes out at the first poll after the answer (at once for a member blocked in
+/// poll with nothing to process, later for one in a batch). EAGER marks every partition pending
+/// revocation instead, so its poll returns nothing until the answer: the model blocks it
+/// (`auto_commit_sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct JoinPrepare {
+    /// `joinPrepareTimer`: a rebalance timeout after the first call, the member joins without
+    /// the answer ("joinPrepare timeout. Will continue to join group").
+    pub(super) since: SimTime,
+    pub(super) commit: PrepareCommit,
+}
+
+/// Where `onJoinPrepare`'s commit is (`autoCommitOffsetRequestFuture`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PrepareCommit {
+    /// In flight. The member's next OffsetCommit answer is taken for its own, as for the
+    /// commits the poll loop blocks on: an older asynchronous commit still in flight, answered
+    /// first on the same connection, ends the wait that much early.
+    InFlight,
+    /// Answered, or failed for good: the next poll joins.
+    Answered,
+    /// Failed with a retriable error (a disconnect, NOT_COORDINATOR, a timeout): the next
+    /// poll's `onJoinPrepare` sees it and waits once more, the one after sends it again.
+    Failed,
+    /// Sent again at the next poll.
+    Retry,
 }
 
 impl ClassicMembership {
@@ -96,6 +130,7 @@ impl ClassicMembership {
             heartbeat_answers: VecDeque::new(),
             join_retry: false,
             join_in_flight: false,
+            join_prepare: None,
         }
     }
 
@@ -110,6 +145,9 @@ impl ClassicMembership {
             Phase::Unjoined => Some("not in a generation"),
             Phase::AwaitingJoin => Some("waiting for its JoinGroup answer"),
             Phase::AwaitingSync => Some("waiting for its SyncGroup answer"),
+            Phase::Stable if self.join_prepare.is_some() => {
+                Some("waiting for onJoinPrepare's commit before it rejoins")
+            }
             Phase::Stable if self.rejoin_needed => Some("about to rejoin"),
             Phase::Stable if !self.inbox.is_empty() => Some("with an answer to handle"),
             Phase::Stable => None,
@@ -354,11 +392,71 @@ impl Consumer {
         if std::mem::take(&mut self.membership.join_retry) {
             return self.send_join(env);
         }
+        if self.join_prepare_waits(env) {
+            // Still needed: the next poll calls onJoinPrepare again.
+            self.membership.rejoin_needed = true;
+            return;
+        }
         self.metadata = env.metadata();
         self.membership.inbox.clear();
-        if !self.auto_commit_sync(env, AfterCommit::Join) {
+        if self.cooperative() || !self.auto_commit_sync(env, AfterCommit::Join) {
             self.prepare_and_join(env);
         }
+    }
+
+    /// COOPERATIVE `onJoinPrepare`'s asynchronous auto-commit ([`JoinPrepare`]): whether the
+    /// join waits for it this poll. Sends it at the first call (and again after a retriable
+    /// failure); nothing to commit, or no generation to commit in, fails it at once and the
+    /// member joins.
+    fn join_prepare_waits(&mut self, env: &mut ClientEnv) -> bool {
+        if !self.cooperative() || !env.scenario.group.enable_auto_commit {
+            return false;
+        }
+        let now = env.now();
+        let rebalance_timeout = Duration::from_millis(self.settings().max_poll_interval_ms);
+        let prepare = *self.membership.join_prepare.get_or_insert(JoinPrepare {
+            since: now,
+            commit: PrepareCommit::Retry,
+        });
+        if now - prepare.since >= rebalance_timeout {
+            log!(
+                env,
+                "{} onJoinPrepare: its auto-commit timed out, it joins anyway",
+                self.name()
+            );
+            self.membership.join_prepare = None;
+            return false;
+        }
+        let commit = match prepare.commit {
+            PrepareCommit::InFlight => return true,
+            PrepareCommit::Answered => None,
+            PrepareCommit::Failed => Some(PrepareCommit::Retry),
+            PrepareCommit::Retry => {
+                let sent = !self.positions.is_empty() && self.send_commit(env);
+                sent.then_some(PrepareCommit::InFlight)
+            }
+        };
+        self.membership.join_prepare = commit.map(|commit| JoinPrepare { commit, ..prepare });
+        self.membership.join_prepare.is_some()
+    }
+
+    /// An OffsetCommit was answered (`failed`: it got no answer): whether it was the one
+    /// `onJoinPrepare` waits for. A member blocked in poll with nothing to process goes on at
+    /// once (the network client's poll returns with the answer).
+    pub(super) fn join_prepare_commit_done(&mut self, env: &mut ClientEnv, failed: bool) -> bool {
+        let Some(prepare) = self.membership.join_prepare.as_mut() else {
+            return false;
+        };
+        if prepare.commit != PrepareCommit::InFlight {
+            return false;
+        }
+        prepare.commit = if failed {
+            PrepareCommit::Failed
+        } else {
+            PrepareCommit::Answered
+        };
+        self.wake(env);
+        true
     }
 
     /// EAGER revokes everything; COOPERATIVE only the topics no longer subscribed. Then the

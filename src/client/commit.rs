@@ -7,7 +7,12 @@ use super::*;
 impl Consumer {
     pub(super) fn maybe_auto_commit(&mut self, env: &mut ClientEnv) {
         let g = &env.scenario.group;
-        if !g.enable_auto_commit || self.positions.is_empty() {
+        // A poll whose `onJoinPrepare` waits for its commit returns from the coordinator's
+        // poll before the periodic auto-commit (ConsumerCoordinator.poll).
+        if !g.enable_auto_commit
+            || self.positions.is_empty()
+            || self.membership.join_prepare.is_some()
+        {
             return;
         }
         let now = env.now();

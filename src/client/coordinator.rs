@@ -192,7 +192,11 @@ impl Consumer {
             // The membership was reset while it was out: the next poll joins anew.
             self.wake(env);
         }
+        let join_prepare_commit =
+            kind == RequestKind::OffsetCommit && self.join_prepare_commit_done(env, true);
         match kind {
+            // onJoinPrepare sends it again (its future failed with a retriable error).
+            RequestKind::OffsetCommit if join_prepare_commit => {}
             RequestKind::Heartbeat => {
                 self.membership.heartbeats_in_flight.pop_front();
                 if self.membership.heartbeat_enabled {

@@ -589,6 +589,9 @@ impl Consumer {
                 self.poll(env);
             }
             Response::OffsetCommit { .. } => {
+                if self.join_prepare_commit_done(env, false) {
+                    return;
+                }
                 if !self.retry_commit {
                     self.commit_answered(env);
                 }

@@ -381,7 +381,10 @@ fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
     // The member rejoins for another reason before the answer comes (a subscription change).
     rejoin_on_subscription_change(&mut h);
     let sent = h.take_sent();
-    assert!(sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })));
+    assert!(
+        sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        "{sent:?}"
+    );
     // The heartbeat sent in generation 1 is answered REBALANCE_IN_PROGRESS while it is
     // PREPARING_REBALANCE: Kafka ignores it (no second rejoin, nothing reset).
     h.respond(
@@ -547,7 +550,10 @@ fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
     );
     h.run_until(joined_at + 2000);
     let sent = h.take_sent();
-    assert!(sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })));
+    assert!(
+        sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        "{sent:?}"
+    );
     assert!(sent.iter().any(|r| matches!(r, Request::SyncGroup { .. })));
     assert_eq!(commits(&sent), Vec::<i32>::new(), "{sent:?}");
     // It processed through both waits: the commits were due, not idle.
@@ -1465,4 +1471,167 @@ fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
         member: 0,
         partitions: vec![0, 1, 2, 3]
     }));
+}
+
+/// Runs until the poll loop's COOPERATIVE `onJoinPrepare` sends its asynchronous commit,
+/// takes it from what was sent and returns when (ms). Nothing else goes out with it: no
+/// JoinGroup before the answer, and no periodic auto-commit while `onJoinPrepare` waits
+/// (ConsumerCoordinator.poll returns before it).
+fn join_prepare_commit_sent(h: &mut Harness) -> u64 {
+    let start = h.now.as_millis();
+    for t in start..start + 2000 {
+        h.run_until(t);
+        if let Some(i) = h
+            .sent
+            .iter()
+            .position(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+        {
+            let (at, _) = h.sent.remove(i);
+            let others = h.sent.iter().filter(|(_, r)| {
+                matches!(r, Request::OffsetCommit { .. } | Request::JoinGroup { .. })
+            });
+            assert_eq!(others.count(), 0, "{:?}", h.sent);
+            return at.as_millis();
+        }
+    }
+    panic!("no commit: {:?}", h.sent);
+}
+
+/// When the member sent its JoinGroup (ms), if it did.
+fn join_group_sent_at(h: &Harness) -> Option<u64> {
+    h.sent
+        .iter()
+        .find(|(_, r)| matches!(r, Request::JoinGroup { .. }))
+        .map(|(at, _)| at.as_millis())
+}
+
+/// A cooperative member that processes full batches of a second each (100 records of 10 ms).
+fn busy_cooperative_member() -> Harness {
+    Harness::new(
+        "assignors = [\"cooperative-sticky\"]\nauto_commit_interval_ms = 200\n\
+         record_processing_us = 10_000\nmax_poll_records = 100",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
+    )
+}
+
+/// COOPERATIVE `onJoinPrepare` commits asynchronously (ConsumerCoordinator.onJoinPrepare,
+/// KAFKA-13310): the poll that sent the commit goes on fetching and returns a batch, and the
+/// JoinGroup goes out at the first poll after the answer, here the end of the batch that was
+/// in progress when it came, not at the answer.
+#[test]
+fn a_busy_cooperative_member_joins_at_its_first_poll_after_on_join_prepares_commit_is_answered() {
+    let mut h = busy_cooperative_member();
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    let sent_at = join_prepare_commit_sent(&mut h);
+    let processed = h.facts.len();
+    let answer = sent_at + 5;
+    h.respond(
+        answer,
+        Response::OffsetCommit {
+            error: ErrorCode::None,
+        },
+    );
+    // The poll that sent the commit returned a batch, still in progress.
+    let (batch_end, _, _) = h.keyed[ClientTimer::BatchDone.key().unwrap()]
+        .clone()
+        .expect("a batch");
+    assert!(batch_end.as_millis() >= sent_at + 900, "{batch_end}");
+    h.run_until(batch_end.as_millis() - 1);
+    assert_eq!(join_group_sent_at(&h), None, "{:?}", h.sent);
+    h.run_until(batch_end.as_millis());
+    assert_eq!(join_group_sent_at(&h), Some(batch_end.as_millis()));
+    assert!(h.facts[processed..]
+        .iter()
+        .any(|f| matches!(f, Fact::Processed { .. })));
+}
+
+/// A cooperative member blocked in poll with nothing to process joins as the answer comes
+/// (the network client's poll returns with it).
+#[test]
+fn an_idle_cooperative_member_joins_as_on_join_prepares_commit_is_answered() {
+    let mut h = Harness::new(
+        "assignors = [\"cooperative-sticky\"]",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 1",
+    );
+    join_group(&mut h);
+    rejoin_on_rebalance_in_progress(&mut h);
+    let answered = h.now.as_millis();
+    assert_eq!(join_group_sent_at(&h), Some(answered), "{:?}", h.sent);
+}
+
+/// onJoinPrepare's commit failed with a retriable error (NOT_COORDINATOR): the member finds
+/// the coordinator, sends the commit again (its future is cleared at the next call, sent at
+/// the one after) and joins only after that one is answered.
+#[test]
+fn on_join_prepares_commit_is_sent_again_after_a_retriable_failure() {
+    let mut h = busy_cooperative_member();
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    let sent_at = join_prepare_commit_sent(&mut h);
+    h.respond(
+        sent_at + 5,
+        Response::Failed {
+            request: RequestKind::OffsetCommit,
+            error: ErrorCode::NotCoordinator,
+        },
+    );
+    h.run_until(sent_at + 200);
+    let lookups = h.take_sent();
+    assert!(
+        lookups
+            .iter()
+            .any(|r| matches!(r, Request::FindCoordinator)),
+        "{lookups:?}"
+    );
+    h.respond(sent_at + 200, Response::FindCoordinator { broker: 0 });
+    let again = join_prepare_commit_sent(&mut h);
+    assert!(again > sent_at + 200);
+    h.respond(
+        again + 5,
+        Response::OffsetCommit {
+            error: ErrorCode::None,
+        },
+    );
+    h.run_until(again + 3000);
+    assert!(join_group_sent_at(&h).is_some_and(|at| at > again + 5));
+}
+
+/// `joinPrepareTimer`: with no answer within the rebalance timeout (max.poll.interval.ms), the
+/// member joins anyway ("joinPrepare timeout. Will continue to join group").
+#[test]
+fn a_member_joins_without_on_join_prepares_answer_after_the_rebalance_timeout() {
+    let mut h = Harness::new(
+        "assignors = [\"cooperative-sticky\"]\nmax_poll_interval_ms = 4000",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 1",
+    );
+    join_group(&mut h);
+    h.run_until(3020);
+    h.take_sent();
+    h.respond(
+        3025,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    let sent_at = join_prepare_commit_sent(&mut h);
+    h.run_until(sent_at + 3999);
+    assert_eq!(join_group_sent_at(&h), None, "{:?}", h.sent);
+    h.run_until(sent_at + 4600);
+    // The first poll past the timeout (an idle member polls every fetch.max.wait.ms).
+    assert!(join_group_sent_at(&h).is_some_and(|at| at >= sent_at + 4000));
 }
