@@ -59,7 +59,7 @@ fn a_failed_expectation_exits_1_with_the_measured_value() {
     );
     assert_eq!(
         err,
-        format!("{p}: line {line}: expectation failed (variant eager): pauses.stop_the_world_ms.max le 10: measured 22\n")
+        format!("{p}: line {line}: expectation failed (variant eager): pauses.stop_the_world_ms.max le 10: measured 119\n")
     );
     // Another variant's run does not check it.
     let (code, _, err) = cgsim(&["run", p, "--variant", "cooperative"]);
@@ -69,7 +69,7 @@ fn a_failed_expectation_exits_1_with_the_measured_value() {
     assert_eq!(code, 1);
     assert!(
         out.contains(&format!(
-            "FAIL  {p}:{line}  eager  pauses.stop_the_world_ms.max le 10  (measured 22)"
+            "FAIL  {p}:{line}  eager  pauses.stop_the_world_ms.max le 10  (measured 119)"
         )),
         "{out}"
     );
@@ -167,7 +167,7 @@ fn the_projects_scenarios_pass_their_own_expectations() {
     }
     // What scale-out demonstrates: eager stops the world, cooperative and consumer do not.
     assert!(
-        out.contains("eager  pauses.stop_the_world_ms.max ge 1  (measured 22)"),
+        out.contains("eager  pauses.stop_the_world_ms.max ge 1  (measured 119)"),
         "{out}"
     );
     assert!(

@@ -45,7 +45,7 @@ fn cooperative_follow_up_waits_for_the_newcomers_heartbeat() {
         "{text}"
     );
     assert!(
-        text.contains("the join phase waited 2996 ms for c5, which owned nothing, so had nothing to revoke and no reason to rejoin, and heard of the follow-up only from its own next heartbeat"),
+        text.contains("the join phase waited 2993 ms for c5, which owned nothing, so had nothing to revoke and no reason to rejoin, and heard of the follow-up only from its own next heartbeat"),
         "{text}"
     );
     let e = json(&[

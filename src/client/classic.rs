@@ -358,6 +358,8 @@ impl Consumer {
         self.listener(env, Listener::Assigned, &added);
         self.owned = assignment;
         self.membership.phase = Phase::Stable;
+        // "Reschedule the auto commit starting from now" (onJoinComplete).
+        self.reset_auto_commit_timer(env);
         if added.is_empty() {
             env.fact(Fact::ProcessingStarted {
                 member: self.idx,

@@ -5,21 +5,50 @@
 use super::*;
 
 impl Consumer {
+    /// `maybeAutoCommitOffsetsAsync`: once the auto-commit timer has passed, it is reset and
+    /// the positions are committed asynchronously (none consumed: the commit of no offsets
+    /// completes locally, nothing is sent).
     pub(super) fn maybe_auto_commit(&mut self, env: &mut ClientEnv) {
         let g = &env.scenario.group;
-        // A poll whose `onJoinPrepare` waits for its commit returns from the coordinator's
-        // poll before the periodic auto-commit (ConsumerCoordinator.poll).
-        if !g.enable_auto_commit
-            || self.positions.is_empty()
-            || self.membership.join_prepare.is_some()
-        {
+        let now = env.now();
+        if !g.enable_auto_commit || !self.auto_commit_reached() || now < self.next_auto_commit {
             return;
         }
-        let now = env.now();
-        if now - self.last_auto_commit >= Duration::from_millis(g.auto_commit_interval_ms) {
-            self.last_auto_commit = now;
+        self.next_auto_commit = now + Duration::from_millis(g.auto_commit_interval_ms);
+        if !self.positions.is_empty() {
             self.commit_async(env);
         }
+    }
+
+    /// The auto-commit timer starts over from now (`nextAutoCommitTimer.updateAndReset`): at
+    /// the process's start and in `onJoinComplete`.
+    pub(super) fn reset_auto_commit_timer(&mut self, env: &ClientEnv) {
+        let interval = Duration::from_millis(env.scenario.group.auto_commit_interval_ms);
+        self.next_auto_commit = env.now() + interval;
+    }
+
+    /// An asynchronous commit failed with a retriable error: the auto-commit's callback sets
+    /// its timer to the retry backoff (`autoCommitOffsetsAsync`). A member that also commits
+    /// asynchronously after every batch is taken to have lost one of those (its callback is
+    /// the application's), far more frequent than the auto-commit.
+    pub(super) fn auto_commit_failed(&mut self, env: &ClientEnv) {
+        let g = &env.scenario.group;
+        if g.enable_auto_commit && g.commit_after_batch != CommitAfterBatch::Async {
+            let retry = env.now() + Duration::from_millis(g.retry_backoff_ms);
+            self.next_auto_commit = self.next_auto_commit.min(retry);
+        }
+    }
+
+    /// Whether this poll reaches the classic coordinator's periodic auto-commit: its poll
+    /// (ConsumerCoordinator.poll) returns before it while the coordinator is unknown
+    /// (`coordinatorUnknownAndUnreadySync`) and while a rebalance is due or in progress
+    /// (`ensureActiveGroup` with a zero timer returns false: `onJoinPrepare` waits for its
+    /// commit, or the JoinGroup or SyncGroup is unanswered). The poll that completes the
+    /// rebalance reaches it, with the timer just reset by `onJoinComplete`. A KIP-848 member
+    /// auto-commits on its interval whatever its reconciliation.
+    fn auto_commit_reached(&self) -> bool {
+        self.consumer_membership.is_some()
+            || (self.membership.coordinator.is_some() && !self.membership.is_rebalancing())
     }
 
     /// `commitAsync` of the current positions: sent now if the coordinator is known, else

@@ -230,6 +230,7 @@ impl Consumer {
             }
             // Only a synchronous commit (the poll loop waits on it) is sent again.
             RequestKind::OffsetCommit if self.after_commit.is_some() => self.retry_commit = true,
+            RequestKind::OffsetCommit => self.auto_commit_failed(env),
             RequestKind::OffsetFetch if self.awaiting_offsets => self.retry_offsets = true,
             RequestKind::ConsumerGroupHeartbeat if self.consumer_membership.is_some() => {
                 let m = self.kip848();

@@ -265,7 +265,8 @@ pub struct Consumer {
     /// When the application thread last called `poll()` (the poll timer the heartbeat thread
     /// checks against `max_poll_interval_ms`).
     last_poll: SimTime,
-    last_auto_commit: SimTime,
+    /// When the auto-commit timer (`nextAutoCommitTimer`) passes.
+    next_auto_commit: SimTime,
     /// Round-robin start over owned partitions when filling a batch.
     fetch_cursor: usize,
     /// The buffer the next batch is fetched into (handed back when a batch is done).
@@ -314,7 +315,7 @@ impl Consumer {
             stalled_until: None,
             pending_stall: None,
             last_poll: SimTime::ZERO,
-            last_auto_commit: SimTime::ZERO,
+            next_auto_commit: SimTime::ZERO,
             fetch_cursor: 0,
             batch_buffer: Vec::new(),
             waiting_for_coordinator: None,
@@ -389,7 +390,7 @@ impl Consumer {
         env.fact(Fact::ProcessStarted { member: idx });
         self.alive = true;
         self.last_poll = env.now();
-        self.last_auto_commit = env.now();
+        self.reset_auto_commit_timer(env);
         self.metadata = env.metadata();
         log!(env, "{} process starts", self.name());
         self.schedule_poll(env, env.now());

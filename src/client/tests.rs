@@ -529,14 +529,7 @@ fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
     );
     join_group(&mut h);
     rejoin_on_rebalance_in_progress(&mut h);
-    let commits = |sent: &[Request]| -> Vec<i32> {
-        sent.iter()
-            .filter_map(|r| match r {
-                Request::OffsetCommit { generation, .. } => Some(*generation),
-                _ => None,
-            })
-            .collect()
-    };
+    let commits = commit_generations;
     let joined_at = h.now.as_millis();
     let processed_before = h.facts.len();
     h.run_until(joined_at + 1000);
@@ -1634,4 +1627,77 @@ fn a_member_joins_without_on_join_prepares_answer_after_the_rebalance_timeout() 
     h.run_until(sent_at + 4600);
     // The first poll past the timeout (an idle member polls every fetch.max.wait.ms).
     assert!(join_group_sent_at(&h).is_some_and(|at| at >= sent_at + 4000));
+}
+
+/// The generation of each OffsetCommit in `sent`.
+fn commit_generations(sent: &[Request]) -> Vec<i32> {
+    sent.iter()
+        .filter_map(|r| match r {
+            Request::OffsetCommit { generation, .. } => Some(*generation),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `onJoinComplete` restarts the auto-commit timer ("Reschedule the auto commit starting from
+/// now"), and no periodic auto-commit goes out while a rebalance runs (ConsumerCoordinator.poll
+/// returns before it): one was due all through this rebalance, yet the first after it comes a
+/// full interval after the SyncGroup answer.
+#[test]
+fn the_auto_commit_interval_starts_over_when_a_rebalance_completes() {
+    let mut h = Harness::new(
+        "assignors = [\"cooperative-sticky\"]\nauto_commit_interval_ms = 1000",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
+    );
+    join_group(&mut h);
+    rejoin_on_rebalance_in_progress(&mut h);
+    let joined_at = h.now.as_millis();
+    h.respond(
+        joined_at + 1500,
+        join_ok(2, false, Subscription::default_for_test()),
+    );
+    let synced = joined_at + 3000;
+    h.respond(synced, sync_ok(vec![0, 1, 2, 3]));
+    h.run_until(synced + 999);
+    assert_eq!(commit_generations(&h.take_sent()), Vec::<i32>::new());
+    h.run_until(synced + 1100);
+    assert_eq!(commit_generations(&h.take_sent()), vec![2]);
+}
+
+/// An auto-commit that failed with a retriable error sets the auto-commit timer to the retry
+/// backoff (`autoCommitOffsetsAsync`'s callback): the next one goes out once the coordinator is
+/// found again, not an interval later.
+#[test]
+fn a_retriable_auto_commit_failure_brings_the_next_one_to_the_retry_backoff() {
+    let mut h = Harness::new(
+        "assignors = [\"range\"]",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
+    );
+    join_group(&mut h);
+    h.run_until(5100);
+    let first = h
+        .sent
+        .iter()
+        .find(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+        .map(|(at, _)| at.as_millis())
+        .expect("the first auto-commit, an interval after the SyncGroup answer");
+    h.take_sent();
+    h.respond(
+        first + 5,
+        Response::Failed {
+            request: RequestKind::OffsetCommit,
+            error: ErrorCode::NotCoordinator,
+        },
+    );
+    h.run_until(first + 150);
+    let lookups = h.take_sent();
+    assert!(
+        lookups
+            .iter()
+            .any(|r| matches!(r, Request::FindCoordinator)),
+        "{lookups:?}"
+    );
+    h.respond(first + 150, Response::FindCoordinator { broker: 0 });
+    h.run_until(first + 400);
+    assert_eq!(commit_generations(&h.take_sent()), vec![1]);
 }
