@@ -252,6 +252,11 @@ pub enum RejoinCause {
     HeartbeatRebalance,
     /// A heartbeat answer ended the membership (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, ...).
     HeartbeatError(ErrorCode),
+    /// An OffsetCommit answer said REBALANCE_IN_PROGRESS (`requestRejoin`).
+    CommitRebalance,
+    /// An OffsetCommit answer ended the membership (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION:
+    /// `resetStateOnResponseError`).
+    CommitError(ErrorCode),
     /// COOPERATIVE: it revoked partitions after the SyncGroup, so it rejoins for the follow-up.
     FollowUp,
     /// Its subscription changed.

@@ -244,7 +244,7 @@ fn the_rebalance_view_in_headless_chromium() {
     let view = dom(&bin, &lab.url(&href));
     assert_eq!(
         text(&view, "status").as_deref(),
-        Some("Shown: 3 run(s) at 60137 ms")
+        Some("Shown: 3 run(s) at 60136 ms")
     );
     let (out, _) = lab_support::cgsim(&[
         "compare",
@@ -334,10 +334,11 @@ fn the_rebalance_view_in_headless_chromium() {
         Some("3")
     );
 
-    // Add a crash of c2 at the follow-up's start from the page, and run again.
-    let crash = attr(&at_start, "action-crash-c2", "href").expect("a crash button for c2");
+    // Add a crash of c3 at the follow-up's start from the page, and run again (c3's JoinGroup
+    // for the follow-up has not gone out yet, so the follow-up waits for it).
+    let crash = attr(&at_start, "action-crash-c3", "href").expect("a crash button for c3");
     assert!(
-        crash.contains(&format!("faults=crash:c2@{start}")),
+        crash.contains(&format!("faults=crash:c3@{start}")),
         "{crash}"
     );
     let crashed = dom(&bin, &lab.url(&crash));
@@ -345,10 +346,10 @@ fn the_rebalance_view_in_headless_chromium() {
         text(&crashed, "status"),
         Some(format!("Shown: 3 run(s) at {start} ms"))
     );
-    assert!(crashed.contains(&format!("c2 crashes at {start} ms (no LeaveGroup)")));
+    assert!(crashed.contains(&format!("c3 crashes at {start} ms (no LeaveGroup)")));
     for v in variants {
         assert_eq!(
-            text(&crashed, &format!("process-{v}-c2")).as_deref(),
+            text(&crashed, &format!("process-{v}-c3")).as_deref(),
             Some("crashed")
         );
     }
@@ -369,22 +370,22 @@ fn the_rebalance_view_in_headless_chromium() {
             report,
             "{v}"
         );
-        // What c2 owned when it crashed: what the page showed it owning at that instant.
+        // What c3 owned when it crashed: what the page showed it owning at that instant.
         assert_eq!(
             Some(report["lost"]["by_crash"].to_string()),
-            text(&at_start, &format!("owns-{v}-c2")),
+            text(&at_start, &format!("owns-{v}-c3")),
             "{v}"
         );
-        // The coordinator notices only when c2's session expires (45 s after its last
+        // The coordinator notices only when c3's session expires (45 s after its last
         // heartbeat, at most 3 s before the crash): eager and KIP-848
-        // then rebalance; cooperative's follow-up, whose join phase c2 never rejoins, waits
+        // then rebalance; cooperative's follow-up, whose join phase c3 never rejoins, waits
         // that long.
         let list = report["rebalances"]["list"].as_array().unwrap();
         let expiry = list
             .iter()
-            .find(|r| r["trigger"] == "member_expired" && r["member"] == "c2")
+            .find(|r| r["trigger"] == "member_expired" && r["member"] == "c3")
             .or_else(|| list.iter().find(|r| r["trigger"] == "follow_up"))
-            .expect("a rebalance without c2");
+            .expect("a rebalance without c3");
         assert!(
             expiry["end_ms"].as_u64().unwrap() >= start + 42_000,
             "{v}: {expiry}"
@@ -407,18 +408,23 @@ fn the_rebalance_view_in_headless_chromium() {
             "{v} after the crash"
         );
     }
-    // Scrub to the rebalance c2's session expiry starts under eager: cooperative is still in
-    // its follow-up's join phase, waiting for c2.
+    // Scrub to the rebalance c3's session expiry starts under eager: cooperative is still in
+    // its follow-up's join phase, waiting for c3.
     let expiry = attr(&crashed, "rebalance-eager-1-start", "href").unwrap();
     let at_expiry = dom(&bin, &lab.url(&expiry));
     assert!(text(&at_expiry, "rebalance-now-eager")
         .unwrap()
-        .starts_with("g3 member_expired (c2): join"));
-    assert!(text(&at_expiry, "rebalance-now-cooperative")
-        .unwrap()
-        .starts_with("g3 follow_up (c4): "));
+        .starts_with("g3 member_expired (c3): join"));
+    let cooperative_now = text(&at_expiry, "rebalance-now-cooperative").unwrap();
+    assert!(
+        cooperative_now.starts_with(&format!(
+            "g3 follow_up ({}): ",
+            follow_up["member"].as_str().unwrap()
+        )),
+        "{cooperative_now}"
+    );
     assert_eq!(
-        text(&at_expiry, "owns-cooperative-c2").as_deref(),
+        text(&at_expiry, "owns-cooperative-c3").as_deref(),
         Some("0")
     );
     screenshot(&bin, &lab.url(&expiry), "rebalance-crash.png", 2700);

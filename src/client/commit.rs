@@ -3,6 +3,7 @@
 //! partitions up.
 
 use super::*;
+use crate::facts::RejoinCause;
 
 impl Consumer {
     /// `maybeAutoCommitOffsetsAsync`: once the auto-commit timer has passed, it is reset and
@@ -98,12 +99,68 @@ impl Consumer {
         true
     }
 
-    fn send_offsets(&self, env: &mut ClientEnv, generation: i32, offsets: Vec<(usize, u64)>) {
+    fn send_offsets(&mut self, env: &mut ClientEnv, generation: i32, offsets: Vec<(usize, u64)>) {
+        self.commits_in_flight.push_back(generation);
         env.send(Request::OffsetCommit {
             member_id: self.membership.member_id.clone(),
             generation,
             offsets,
         });
+    }
+
+    /// An OffsetCommit was answered with `error`; `sent_generation` is the generation it went
+    /// out in (`None`: not known). A classic member acts on it as `OffsetCommitResponseHandler`
+    /// does: REBALANCE_IN_PROGRESS asks to rejoin; UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION
+    /// reset the generation (and, for UNKNOWN_MEMBER_ID, the member id), so the next poll
+    /// gives up what it owns as lost and joins anew, unless the generation changed since the
+    /// commit went out and the member is already rejoining (then it is only a stale answer).
+    /// Kafka handles it in whichever thread polls the network client next; the model at its
+    /// arrival. A KIP-848 member's commit errors are not modelled here.
+    pub(super) fn commit_error(
+        &mut self,
+        env: &mut ClientEnv,
+        error: ErrorCode,
+        sent_generation: Option<i32>,
+    ) {
+        if self.consumer_membership.is_some() {
+            return;
+        }
+        match error {
+            ErrorCode::RebalanceInProgress => {
+                if !self.membership.rejoin_needed {
+                    log!(env, "{} OffsetCommit: REBALANCE_IN_PROGRESS", self.name());
+                    env.fact(Fact::RejoinNeeded {
+                        member: self.idx,
+                        cause: RejoinCause::CommitRebalance,
+                    });
+                }
+                self.request_rejoin(JoinReason::Rebalance);
+                self.wake(env);
+            }
+            ErrorCode::UnknownMemberId | ErrorCode::IllegalGeneration => {
+                let unchanged =
+                    sent_generation.is_some() && sent_generation == self.membership.generation;
+                if !unchanged && self.membership.phase == Phase::AwaitingJoin {
+                    return;
+                }
+                log!(
+                    env,
+                    "{} OffsetCommit: {}, membership lost",
+                    self.name(),
+                    error.name()
+                );
+                env.fact(Fact::RejoinNeeded {
+                    member: self.idx,
+                    cause: RejoinCause::CommitError(error),
+                });
+                self.reset_generation(error != ErrorCode::IllegalGeneration);
+                self.membership.membership_lost = true;
+                self.request_rejoin(JoinReason::New);
+                self.disable_heartbeat(env);
+                self.wake(env);
+            }
+            _ => {}
+        }
     }
 
     pub(super) fn block_on_commit(&mut self, after: AfterCommit) {

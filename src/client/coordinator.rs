@@ -192,6 +192,9 @@ impl Consumer {
             // The membership was reset while it was out: the next poll joins anew.
             self.wake(env);
         }
+        if kind == RequestKind::OffsetCommit {
+            self.commits_in_flight.pop_front();
+        }
         let join_prepare_commit =
             kind == RequestKind::OffsetCommit && self.join_prepare_commit_done(env, true);
         match kind {

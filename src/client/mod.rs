@@ -282,6 +282,9 @@ pub struct Consumer {
     /// A synchronous commit or an OffsetFetch failed: sent again once the coordinator is known.
     retry_commit: bool,
     retry_offsets: bool,
+    /// The generation each OffsetCommit in flight went out in, oldest first (a connection
+    /// answers in order).
+    commits_in_flight: VecDeque<i32>,
     /// Asynchronous commits made while the coordinator was unknown, oldest first: sent once
     /// FindCoordinator names one, dropped if the lookup fails (`commitOffsetsAsync` chains them
     /// on the lookup in progress).
@@ -324,6 +327,7 @@ impl Consumer {
             skip_coordinator_once: false,
             coordinator_lost: false,
             retry_commit: false,
+            commits_in_flight: VecDeque::new(),
             async_commits_waiting: Vec::new(),
             retry_offsets: false,
             offsets_requested: Vec::new(),
@@ -589,7 +593,9 @@ impl Consumer {
                 self.app = App::Idle;
                 self.poll(env);
             }
-            Response::OffsetCommit { .. } => {
+            Response::OffsetCommit { error } => {
+                let sent_generation = self.commits_in_flight.pop_front();
+                self.commit_error(env, error, sent_generation);
                 if self.join_prepare_commit_done(env, false) {
                     return;
                 }
@@ -650,6 +656,9 @@ impl Consumer {
             // its wakeup() ends the poll there (ConsumerCoordinator.maybeAutoCommitOffsetsSync
             // rethrows the WakeupException), so the member closes instead of rejoining.
             AfterCommit::Join if self.closing => self.begin_close(env),
+            // The answer reset the generation: onJoinPrepare, called again, gives everything
+            // up as lost (NO_GENERATION) instead of revoking it.
+            AfterCommit::Join if self.membership.membership_lost => self.poll(env),
             // The JoinGroup goes out and the same poll goes on fetching: the join does not
             // block it (`ensureActiveGroup` with a zero timer), so a cooperative member
             // processes what it keeps all through the join phase.

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::app::standby::StandbyPlacement;
+use crate::facts::RejoinCause;
 use crate::group::messages::{JoinedMember, LeavingMember};
 use crate::scenario::{load_str, LoadOptions};
 use crate::sim::RngStreams;
@@ -1700,4 +1701,94 @@ fn a_retriable_auto_commit_failure_brings_the_next_one_to_the_retry_backoff() {
     h.respond(first + 150, Response::FindCoordinator { broker: 0 });
     h.run_until(first + 400);
     assert_eq!(commit_generations(&h.take_sent()), vec![1]);
+}
+
+/// A range member of generation 1 whose first auto-commit (an interval after its SyncGroup
+/// answer) is answered with `error`; returns what it sent after the answer, by 200 ms later.
+fn first_auto_commit_answered(error: ErrorCode) -> (Harness, Vec<Request>) {
+    let mut h = Harness::new(
+        "assignors = [\"range\"]",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
+    );
+    join_group(&mut h);
+    h.run_until(5100);
+    let at = h
+        .sent
+        .iter()
+        .find(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+        .map(|(at, _)| at.as_millis())
+        .expect("the first auto-commit");
+    h.take_sent();
+    h.respond(at + 5, Response::OffsetCommit { error });
+    h.run_until(at + 200);
+    let sent = h.take_sent();
+    (h, sent)
+}
+
+/// `OffsetCommitResponseHandler`: UNKNOWN_MEMBER_ID on a commit resets the generation and the
+/// member id (`resetStateOnResponseError`), so the next poll's onJoinPrepare gives everything
+/// up as lost and the member joins as a new one; ILLEGAL_GENERATION keeps the member id. Before,
+/// the member went on processing until a heartbeat told it the same.
+#[test]
+fn a_commit_answered_unknown_member_id_or_illegal_generation_loses_the_membership() {
+    for (error, member_id) in [
+        (ErrorCode::UnknownMemberId, ""),
+        (ErrorCode::IllegalGeneration, ID),
+    ] {
+        let (h, sent) = first_auto_commit_answered(error);
+        assert!(h.facts.contains(&Fact::RejoinNeeded {
+            member: 0,
+            cause: RejoinCause::CommitError(error),
+        }));
+        assert!(h.facts.contains(&Fact::Lost {
+            member: 0,
+            partitions: vec![0, 1, 2, 3]
+        }));
+        let join = sent
+            .iter()
+            .find(|r| matches!(r, Request::JoinGroup { .. }))
+            .expect("a JoinGroup");
+        let (id, subscription, _) = join_subscription(join);
+        assert_eq!(
+            (id, subscription.generation),
+            (member_id, None),
+            "{error:?}"
+        );
+    }
+}
+
+/// REBALANCE_IN_PROGRESS on a commit asks to rejoin (`requestRejoin`), keeping the generation:
+/// at its next poll the member runs onJoinPrepare (EAGER: commits, revokes everything) and
+/// joins, without waiting for a heartbeat to tell it.
+#[test]
+fn a_commit_answered_rebalance_in_progress_rejoins() {
+    let (mut h, sent) = first_auto_commit_answered(ErrorCode::RebalanceInProgress);
+    assert!(h.facts.contains(&Fact::RejoinNeeded {
+        member: 0,
+        cause: RejoinCause::CommitRebalance,
+    }));
+    assert_eq!(
+        commit_generations(&sent),
+        vec![1],
+        "onJoinPrepare's: {sent:?}"
+    );
+    let now = h.now.as_millis();
+    h.respond(
+        now,
+        Response::OffsetCommit {
+            error: ErrorCode::None,
+        },
+    );
+    assert!(h.facts.contains(&Fact::Revoked {
+        member: 0,
+        partitions: vec![0, 1, 2, 3]
+    }));
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .expect("a JoinGroup");
+    let (id, subscription, reason) = join_subscription(join);
+    assert_eq!((id, subscription.generation), (ID, Some(1)));
+    assert_eq!(reason, JoinReason::Rebalance);
 }

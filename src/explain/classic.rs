@@ -203,6 +203,8 @@ fn how(j: &Joiner) -> &'static str {
         Some((_, Event::Started)) => "started",
         Some((_, Event::Rejoin(RejoinCause::HeartbeatRebalance))) => "heartbeat_rebalance",
         Some((_, Event::Rejoin(RejoinCause::HeartbeatError(_)))) => "heartbeat_error",
+        Some((_, Event::Rejoin(RejoinCause::CommitRebalance))) => "commit_rebalance",
+        Some((_, Event::Rejoin(RejoinCause::CommitError(_)))) => "commit_error",
         Some((_, Event::Rejoin(RejoinCause::FollowUp))) => "follow_up",
         Some((_, Event::Rejoin(RejoinCause::Subscription))) => "subscription",
         Some((_, Event::Rejoin(RejoinCause::Metadata))) => "metadata",
@@ -248,20 +250,29 @@ fn rejoined(ctx: &Ctx, kind: &'static str, js: &[&Joiner]) -> Clause {
             if one { "a new member" } else { "new members" },
             if one { "its" } else { "their" },
         ),
-        "heartbeat_error" => {
+        "heartbeat_error" | "commit_error" => {
             let errors: Vec<&str> = js
                 .iter()
                 .filter_map(|j| match j.why {
-                    Some((_, Event::Rejoin(RejoinCause::HeartbeatError(e)))) => Some(e.name()),
+                    Some((_, Event::Rejoin(
+                        RejoinCause::HeartbeatError(e) | RejoinCause::CommitError(e),
+                    ))) => Some(e.name()),
                     _ => None,
                 })
                 .collect();
             format!(
-                "{names} lost {} membership (a heartbeat answer said {}, {learned}) and rejoined ({sent})",
+                "{names} lost {} membership ({} answer said {}, {learned}) and rejoined ({sent})",
                 if one { "its" } else { "their" },
+                if kind == "commit_error" { "an OffsetCommit" } else { "a heartbeat" },
                 errors.first().copied().unwrap_or("an error"),
             )
         }
+        "commit_rebalance" => format!(
+            "{names} learned of it from {} OffsetCommit answer{} (REBALANCE_IN_PROGRESS, {learned}) and rejoined at {} next poll ({sent})",
+            if one { "an" } else { "their" },
+            if one { "" } else { "s" },
+            if one { "its" } else { "their" },
+        ),
         "subscription" => format!("{names} changed subscription and rejoined ({sent})"),
         "metadata" => format!("{names} saw partition counts change and rejoined ({sent})"),
         _ => format!("{names} rejoined ({sent})"),
@@ -368,6 +379,10 @@ fn cause(ctx: &Ctx, r: &Record, all: &[Record]) -> Clause {
         (Trigger::MemberJoined, Some((t, Event::Rejoin(RejoinCause::HeartbeatError(e))))) => (
             "rejoined_as_new",
             format!("{who} lost its membership ({} on a heartbeat at {}) and rejoined as a new member: its JoinGroup put the group in PreparingRebalance at {start}", e.name(), at(t)),
+        ),
+        (Trigger::MemberJoined, Some((t, Event::Rejoin(RejoinCause::CommitError(e))))) => (
+            "rejoined_as_new",
+            format!("{who} lost its membership ({} on an OffsetCommit at {}) and rejoined as a new member: its JoinGroup put the group in PreparingRebalance at {start}", e.name(), at(t)),
         ),
         (Trigger::MemberJoined, _) => (
             "joined",

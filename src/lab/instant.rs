@@ -205,6 +205,8 @@ fn rejoin_cause(cause: RejoinCause) -> &'static str {
     match cause {
         RejoinCause::HeartbeatRebalance => "a heartbeat said REBALANCE_IN_PROGRESS",
         RejoinCause::HeartbeatError(_) => "a heartbeat answer ended its membership",
+        RejoinCause::CommitRebalance => "a commit answer said REBALANCE_IN_PROGRESS",
+        RejoinCause::CommitError(_) => "a commit answer ended its membership",
         RejoinCause::FollowUp => "it revoked partitions: the cooperative follow-up",
         RejoinCause::Subscription => "its subscription changed",
         RejoinCause::Metadata => "partition counts changed",
