@@ -175,16 +175,22 @@ impl World<'_> {
     pub(super) fn at_broker(&mut self, from: ClientRef, request: Request, broker: u32) {
         let now = self.now();
         let kind = request.kind();
-        if let Some(connections) = self.cluster.availability.broker_down(broker, now) {
-            match connections {
-                // The host's kernel resets the connection: the client hears at once.
-                Connections::Reset => self.fail(from, broker, kind, ErrorCode::Disconnected),
-                Connections::Hang => {
-                    let deadline = self.deadline_of(from, broker, kind);
-                    self.time_out(from, broker, deadline);
-                }
+        let down = self.cluster.availability.broker_down(broker, now);
+        match down {
+            // The host's kernel resets the connection: the client hears at once.
+            Some(Connections::Reset) => {
+                return self.fail(from, broker, kind, ErrorCode::Disconnected);
             }
-            return;
+            Some(Connections::Hang) => {
+                self.hung.insert((from, broker));
+            }
+            None => {}
+        }
+        if self.hung.contains(&(from, broker)) {
+            // It waits behind the request that never gets an answer: the connection closes
+            // when the oldest request on it times out.
+            let deadline = self.oldest_deadline(from, broker);
+            return self.time_out(from, broker, deadline);
         }
         if kind == RequestKind::FindCoordinator {
             // Any broker answers from its metadata: the leader of the group's
@@ -220,11 +226,12 @@ impl World<'_> {
         self.apply_coordinator();
     }
 
-    fn deadline_of(&self, from: ClientRef, broker: u32, kind: RequestKind) -> SimTime {
+    /// When the oldest request in flight on a connection times out.
+    fn oldest_deadline(&self, from: ClientRef, broker: u32) -> SimTime {
         self.in_flight
             .get(&(from, broker))
-            .and_then(|q| q.iter().find(|e| e.kind == kind))
-            .map_or(self.now(), |e| e.deadline)
+            .and_then(|q| q.iter().map(|e| e.deadline).min())
+            .unwrap_or(self.now())
     }
 
     /// `broker` answers `kind` with an error that carries no group state.
@@ -294,9 +301,14 @@ impl World<'_> {
         let Some(queue) = self.in_flight.get(&(client, broker)) else {
             return;
         };
-        // A timeout closes the connection only once its earliest request is overdue (a later
-        // request's timer may be the one that fired after the connection was reopened).
-        if queue.front().is_some_and(|e| e.deadline > now)
+        // A timeout closes the connection only once one of its requests is overdue (a timer
+        // may have fired after the connection was reopened); each request has its own
+        // timeout (`NetworkClient.handleTimedOutRequests`), a JoinGroup's the longest.
+        if queue
+            .iter()
+            .map(|e| e.deadline)
+            .min()
+            .is_some_and(|d| d > now)
             && self.cluster.availability.broker_down(broker, now).is_none()
             && self
                 .cluster
@@ -306,6 +318,7 @@ impl World<'_> {
         {
             return;
         }
+        self.hung.remove(&(client, broker));
         let queue = self.in_flight.remove(&(client, broker)).unwrap_or_default();
         for entry in queue {
             let response = Box::new(Response::Failed {
@@ -334,6 +347,7 @@ impl World<'_> {
             .into_iter()
             .filter(|t| self.queue.cancel(t.event))
             .map(|t| t.kind);
+        self.hung.remove(&(client, broker));
         let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
         let failed: Vec<RequestKind> = lost.chain(unanswered.iter().map(|e| e.kind)).collect();
         let now = self.now();
@@ -377,7 +391,10 @@ impl World<'_> {
                         let lag = self.scenario.cluster.latency_max_us;
                         now + Duration::from_micros(lag)
                     }
-                    Connections::Hang => deadline,
+                    Connections::Hang => {
+                        self.hung.insert((client, broker));
+                        deadline
+                    }
                 };
                 self.time_out(client, broker, at);
             }

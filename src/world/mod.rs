@@ -31,7 +31,7 @@ use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
 use faults::{InFlight, InTransit};
 use net::{Connection, Direction, Network};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 #[derive(Debug)]
 pub enum Event {
@@ -194,6 +194,11 @@ struct World<'s> {
     /// Answers on their way back on each connection, when `faults`: a connection the client
     /// closes loses them.
     in_transit: BTreeMap<(ClientRef, u32), Vec<InTransit>>,
+    /// Connections whose broker died with its connections hanging while a request was on
+    /// them: nothing more is answered on them (a broker answers a connection's requests in
+    /// order, and the one in front never is), even once the broker is back, until the
+    /// client's request timeout closes them.
+    hung: BTreeSet<(ClientRef, u32)>,
     /// Keyed records are generated this far ahead of simulated time.
     keyed_horizon: Duration,
     /// When the keyed logs were last trimmed.
@@ -289,6 +294,7 @@ impl<'s> World<'s> {
             coordinator_loading_until: SimTime::ZERO,
             in_flight: BTreeMap::new(),
             in_transit: BTreeMap::new(),
+            hung: BTreeSet::new(),
             // A consumer reads a partition's next append time to choose its wake, up to the
             // fetch's max wait ahead (`client::fetch`): past this, "not before" is as good.
             keyed_horizon: Duration::from_millis(scenario.group.fetch_max_wait_ms + KEYED_STEP_MS),
