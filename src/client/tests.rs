@@ -155,6 +155,13 @@ impl Harness {
 /// Generation 1's member hears REBALANCE_IN_PROGRESS from its heartbeat at 3,025 ms and
 /// rejoins: onJoinPrepare's commit is answered, and the JoinGroup goes out.
 fn rejoin_on_rebalance_in_progress(h: &mut Harness) {
+    hear_rebalance_in_progress(h);
+    commit_on_join_prepare(h);
+}
+
+/// Generation 1's member hears REBALANCE_IN_PROGRESS from its heartbeat at 3,025 ms (what it
+/// sent before is dropped).
+fn hear_rebalance_in_progress(h: &mut Harness) {
     h.run_until(3020);
     h.take_sent();
     h.respond(
@@ -163,7 +170,6 @@ fn rejoin_on_rebalance_in_progress(h: &mut Harness) {
             error: ErrorCode::RebalanceInProgress,
         },
     );
-    commit_on_join_prepare(h);
 }
 
 /// Generation 1's member subscribes anew at 3,020 ms and rejoins: onJoinPrepare's commit is
@@ -351,14 +357,7 @@ fn a_busy_member_reads_a_heartbeat_answer_on_the_threads_next_pass_and_acts_at_i
         "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
     );
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    hear_rebalance_in_progress(&mut h);
     // Read on the thread's next pass: every retry_backoff_ms (100) from the send.
     let read_at = h.pending_one_shot(|t| matches!(t, ClientTimer::HeartbeatRead));
     assert_eq!(read_at, Some(3120));
@@ -995,14 +994,7 @@ fn close_during_on_join_prepares_commit_closes_instead_of_rejoining() {
     // close() goes on (its own commit, the revoke, the LeaveGroup).
     let mut h = Harness::new("assignors = [\"range\"]", "");
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    hear_rebalance_in_progress(&mut h);
     let mut t = 3025;
     while !h
         .sent
@@ -1516,14 +1508,7 @@ fn busy_cooperative_member() -> Harness {
 fn a_busy_cooperative_member_joins_at_its_first_poll_after_on_join_prepares_commit_is_answered() {
     let mut h = busy_cooperative_member();
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    hear_rebalance_in_progress(&mut h);
     let sent_at = join_prepare_commit_sent(&mut h);
     let processed = h.facts.len();
     let answer = sent_at + 5;
@@ -1568,31 +1553,9 @@ fn an_idle_cooperative_member_joins_as_on_join_prepares_commit_is_answered() {
 fn on_join_prepares_commit_is_sent_again_after_a_retriable_failure() {
     let mut h = busy_cooperative_member();
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    hear_rebalance_in_progress(&mut h);
     let sent_at = join_prepare_commit_sent(&mut h);
-    h.respond(
-        sent_at + 5,
-        Response::Failed {
-            request: RequestKind::OffsetCommit,
-            error: ErrorCode::NotCoordinator,
-        },
-    );
-    h.run_until(sent_at + 200);
-    let lookups = h.take_sent();
-    assert!(
-        lookups
-            .iter()
-            .any(|r| matches!(r, Request::FindCoordinator)),
-        "{lookups:?}"
-    );
-    h.respond(sent_at + 200, Response::FindCoordinator { broker: 0 });
+    commit_fails_until_the_coordinator_is_found(&mut h, sent_at + 5, sent_at + 200);
     let again = join_prepare_commit_sent(&mut h);
     assert!(again > sent_at + 200);
     h.respond(
@@ -1614,14 +1577,7 @@ fn a_member_joins_without_on_join_prepares_answer_after_the_rebalance_timeout() 
         "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 1",
     );
     join_group(&mut h);
-    h.run_until(3020);
-    h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    hear_rebalance_in_progress(&mut h);
     let sent_at = join_prepare_commit_sent(&mut h);
     h.run_until(sent_at + 3999);
     assert_eq!(join_group_sent_at(&h), None, "{:?}", h.sent);
@@ -1675,30 +1631,8 @@ fn a_retriable_auto_commit_failure_brings_the_next_one_to_the_retry_backoff() {
         "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
     );
     join_group(&mut h);
-    h.run_until(5100);
-    let first = h
-        .sent
-        .iter()
-        .find(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
-        .map(|(at, _)| at.as_millis())
-        .expect("the first auto-commit, an interval after the SyncGroup answer");
-    h.take_sent();
-    h.respond(
-        first + 5,
-        Response::Failed {
-            request: RequestKind::OffsetCommit,
-            error: ErrorCode::NotCoordinator,
-        },
-    );
-    h.run_until(first + 150);
-    let lookups = h.take_sent();
-    assert!(
-        lookups
-            .iter()
-            .any(|r| matches!(r, Request::FindCoordinator)),
-        "{lookups:?}"
-    );
-    h.respond(first + 150, Response::FindCoordinator { broker: 0 });
+    let first = first_auto_commit_sent(&mut h);
+    commit_fails_until_the_coordinator_is_found(&mut h, first + 5, first + 150);
     h.run_until(first + 400);
     assert_eq!(commit_generations(&h.take_sent()), vec![1]);
 }
@@ -1711,14 +1645,7 @@ fn first_auto_commit_answered(error: ErrorCode) -> (Harness, Vec<Request>) {
         "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
     );
     join_group(&mut h);
-    h.run_until(5100);
-    let at = h
-        .sent
-        .iter()
-        .find(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
-        .map(|(at, _)| at.as_millis())
-        .expect("the first auto-commit");
-    h.take_sent();
+    let at = first_auto_commit_sent(&mut h);
     h.respond(at + 5, Response::OffsetCommit { error });
     h.run_until(at + 200);
     let sent = h.take_sent();
@@ -1791,4 +1718,39 @@ fn a_commit_answered_rebalance_in_progress_rejoins() {
     let (id, subscription, reason) = join_subscription(join);
     assert_eq!((id, subscription.generation), (ID, Some(1)));
     assert_eq!(reason, JoinReason::Rebalance);
+}
+
+/// Runs past the first auto-commit (an interval after generation 1's SyncGroup answer), drops
+/// what was sent and returns when it went out (ms).
+fn first_auto_commit_sent(h: &mut Harness) -> u64 {
+    h.run_until(5100);
+    let at = h
+        .sent
+        .iter()
+        .find(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+        .map(|(at, _)| at.as_millis())
+        .expect("the first auto-commit, an interval after the SyncGroup answer");
+    h.take_sent();
+    at
+}
+
+/// The commit in flight fails at `failed` ms (NOT_COORDINATOR: the coordinator is marked
+/// unknown); the member looks for it and finds it at `found` ms.
+fn commit_fails_until_the_coordinator_is_found(h: &mut Harness, failed: u64, found: u64) {
+    h.respond(
+        failed,
+        Response::Failed {
+            request: RequestKind::OffsetCommit,
+            error: ErrorCode::NotCoordinator,
+        },
+    );
+    h.run_until(found);
+    let lookups = h.take_sent();
+    assert!(
+        lookups
+            .iter()
+            .any(|r| matches!(r, Request::FindCoordinator)),
+        "{lookups:?}"
+    );
+    h.respond(found, Response::FindCoordinator { broker: 0 });
 }
