@@ -1,7 +1,8 @@
 //! Finding the coordinator, and what the consumer does when a request to it fails (Kafka's
 //! `AbstractCoordinator` / `ConsumerCoordinator`, and KIP-848's heartbeat manager):
 //! - a disconnect, a request timeout, NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE marks the
-//!   coordinator unknown (`markCoordinatorUnknown`); FindCoordinator is sent again, to any
+//!   coordinator unknown (`markCoordinatorUnknown`; the classic consumer also closes its
+//!   connection to it after an error answer); FindCoordinator is sent again, to any
 //!   broker, every `retry.backoff.ms` until one names a coordinator the client can connect to;
 //! - a Heartbeat that failed is retried after the backoff (`failHeartbeat`); a JoinGroup or
 //!   SyncGroup that failed rejoins with a new JoinGroup, same member id and generation, without
@@ -179,7 +180,20 @@ impl Consumer {
             kind.name(),
             error.name()
         );
+        let coordinator = self.membership.coordinator;
         self.mark_coordinator_unknown(env, error, error.name());
+        // An error answer came on a live connection: the classic consumer's
+        // `markCoordinatorUnknown` disconnects from the coordinator it knew, so what else is
+        // in flight on it fails and the answers on their way back are lost (KIP-848's
+        // `CoordinatorRequestManager` only forgets the coordinator).
+        let answered = matches!(
+            error,
+            ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable
+        );
+        if let Some(broker) = coordinator.filter(|_| answered && self.consumer_membership.is_none())
+        {
+            env.disconnect(broker);
+        }
         // The coordinator is looked for again after the backoff (`joinGroupIfNeeded`,
         // `commitOffsetsSync` and the heartbeat thread sleep `retry.backoff.ms` first).
         let now = env.now();

@@ -1754,3 +1754,48 @@ fn commit_fails_until_the_coordinator_is_found(h: &mut Harness, failed: u64, fou
     );
     h.respond(found, Response::FindCoordinator { broker: 0 });
 }
+
+/// `markCoordinatorUnknown(error)`: a classic consumer answered NOT_COORDINATOR or
+/// COORDINATOR_NOT_AVAILABLE disconnects from the coordinator it knew (`disconnectAsync`), so
+/// what else is in flight on that connection fails; a request that got no answer (a
+/// disconnect, a timeout) finds the connection closed already, and KIP-848's
+/// `CoordinatorRequestManager` only forgets the coordinator.
+#[test]
+fn a_not_coordinator_answer_closes_the_classic_consumers_connection() {
+    for (error, closes) in [
+        (ErrorCode::NotCoordinator, true),
+        (ErrorCode::CoordinatorNotAvailable, true),
+        (ErrorCode::Disconnected, false),
+    ] {
+        let mut h = Harness::new("assignors = [\"range\"]", "");
+        join_group(&mut h);
+        h.run_until(3020);
+        let now = h.now;
+        h.respond(
+            3025,
+            Response::Failed {
+                request: RequestKind::Heartbeat,
+                error,
+            },
+        );
+        assert_eq!(h.consumer.coordinator(), None, "{error:?}");
+        let expected = if closes {
+            vec![(now + Duration::from_millis(5), 0)]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(h.disconnects, expected, "{error:?}");
+    }
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    kip_848_member_given(&mut h, vec![0, 1]);
+    assert!(h.consumer.consumer_membership.is_some());
+    h.respond(
+        20,
+        Response::Failed {
+            request: RequestKind::ConsumerGroupHeartbeat,
+            error: ErrorCode::NotCoordinator,
+        },
+    );
+    assert_eq!(h.consumer.coordinator(), None);
+    assert!(h.disconnects.is_empty());
+}
