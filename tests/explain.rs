@@ -178,3 +178,21 @@ fn explain_is_deterministic_and_refuses_bad_input() {
     let (code, _) = cgsim(&["explain", "scenarios/scale-out.toml", "--variant", "nope"]);
     assert_eq!(code, 2);
 }
+
+/// A zombie fenced by its commit's answer: after the network partition heals, pod1's
+/// auto-commit is answered UNKNOWN_MEMBER_ID before any heartbeat is, and explain names the
+/// OffsetCommit as what ended its membership.
+#[test]
+fn a_member_fenced_by_its_commit_answer_is_explained_as_such() {
+    let (code, text) = cgsim(&[
+        "explain",
+        "scenarios/network-partition.toml",
+        "--variant",
+        "eager",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("pod1 lost its membership (UNKNOWN_MEMBER_ID on an OffsetCommit at 120.044 s) and rejoined as a new member"),
+        "{text}"
+    );
+}
