@@ -581,6 +581,35 @@ impl Consumer {
         env.after(next, ClientTimer::MetadataRefresh);
     }
 
+    /// `resetStateOnResponseError`: an answer to `request` said `cause`'s error
+    /// (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, ...) and ended the membership. The generation
+    /// goes (and the member id, but for ILLEGAL_GENERATION), the heartbeat thread stops, and
+    /// the next poll gives up what the member owns as lost and joins anew.
+    pub(super) fn reset_state_on_response_error(
+        &mut self,
+        env: &mut ClientEnv,
+        request: &str,
+        cause: RejoinCause,
+    ) {
+        let (RejoinCause::HeartbeatError(error) | RejoinCause::CommitError(error)) = cause else {
+            return;
+        };
+        log!(
+            env,
+            "{} {request}: {}, membership lost",
+            self.name(),
+            error.name()
+        );
+        env.fact(Fact::RejoinNeeded {
+            member: self.idx,
+            cause,
+        });
+        self.reset_generation(error != ErrorCode::IllegalGeneration);
+        self.membership.membership_lost = true;
+        self.request_rejoin(JoinReason::New);
+        self.disable_heartbeat(env);
+    }
+
     pub(super) fn reset_generation(&mut self, forget_member_id: bool) {
         self.membership.generation = None;
         if forget_member_id {

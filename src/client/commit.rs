@@ -143,20 +143,11 @@ impl Consumer {
                 if !unchanged && self.membership.phase == Phase::AwaitingJoin {
                     return;
                 }
-                log!(
+                self.reset_state_on_response_error(
                     env,
-                    "{} OffsetCommit: {}, membership lost",
-                    self.name(),
-                    error.name()
+                    "OffsetCommit",
+                    RejoinCause::CommitError(error),
                 );
-                env.fact(Fact::RejoinNeeded {
-                    member: self.idx,
-                    cause: RejoinCause::CommitError(error),
-                });
-                self.reset_generation(error != ErrorCode::IllegalGeneration);
-                self.membership.membership_lost = true;
-                self.request_rejoin(JoinReason::New);
-                self.disable_heartbeat(env);
                 self.wake(env);
             }
             _ => {}

@@ -149,20 +149,11 @@ impl Consumer {
             }
             _ if self.membership.generation != Some(sent_generation) => false,
             other => {
-                log!(
+                self.reset_state_on_response_error(
                     env,
-                    "{} heartbeat: {}, membership lost",
-                    self.name(),
-                    other.name()
+                    "heartbeat",
+                    RejoinCause::HeartbeatError(other),
                 );
-                env.fact(Fact::RejoinNeeded {
-                    member: self.idx,
-                    cause: RejoinCause::HeartbeatError(other),
-                });
-                self.reset_generation(other != ErrorCode::IllegalGeneration);
-                self.membership.membership_lost = true;
-                self.request_rejoin(JoinReason::New);
-                self.disable_heartbeat(env);
                 true
             }
         }

@@ -529,7 +529,6 @@ fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
     );
     join_group(&mut h);
     rejoin_on_rebalance_in_progress(&mut h);
-    let commits = commit_generations;
     let joined_at = h.now.as_millis();
     let processed_before = h.facts.len();
     h.run_until(joined_at + 1000);
@@ -548,14 +547,14 @@ fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
         "{sent:?}"
     );
     assert!(sent.iter().any(|r| matches!(r, Request::SyncGroup { .. })));
-    assert_eq!(commits(&sent), Vec::<i32>::new(), "{sent:?}");
+    assert_eq!(commit_generations(&sent), Vec::<i32>::new(), "{sent:?}");
     // It processed through both waits: the commits were due, not idle.
     assert!(h.facts[processed_before..]
         .iter()
         .any(|f| matches!(f, Fact::Processed { .. })));
     h.respond(joined_at + 2000, sync_ok(vec![0, 1, 2, 3]));
     h.run_until(joined_at + 2300);
-    assert_eq!(commits(&h.take_sent()), vec![2]);
+    assert_eq!(commit_generations(&h.take_sent()), vec![2]);
 }
 
 #[test]

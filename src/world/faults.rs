@@ -189,7 +189,7 @@ impl World<'_> {
         if self.hung.contains(&(from, broker)) {
             // It waits behind the request that never gets an answer: the connection closes
             // when the oldest request on it times out.
-            let deadline = self.oldest_deadline(from, broker);
+            let deadline = self.first_deadline(from, broker).unwrap_or(now);
             return self.time_out(from, broker, deadline);
         }
         if kind == RequestKind::FindCoordinator {
@@ -226,12 +226,12 @@ impl World<'_> {
         self.apply_coordinator();
     }
 
-    /// When the oldest request in flight on a connection times out.
-    fn oldest_deadline(&self, from: ClientRef, broker: u32) -> SimTime {
+    /// When the first of the requests in flight on a connection times out (each has its own
+    /// timeout, `NetworkClient.handleTimedOutRequests`; a JoinGroup's is the longest).
+    fn first_deadline(&self, from: ClientRef, broker: u32) -> Option<SimTime> {
         self.in_flight
             .get(&(from, broker))
             .and_then(|q| q.iter().map(|e| e.deadline).min())
-            .unwrap_or(self.now())
     }
 
     /// `broker` answers `kind` with an error that carries no group state.
@@ -298,17 +298,12 @@ impl World<'_> {
     /// (`NetworkClient` on a disconnect or a request timeout).
     pub(super) fn connection_closed(&mut self, client: ClientRef, broker: u32) {
         let now = self.now();
-        let Some(queue) = self.in_flight.get(&(client, broker)) else {
+        let Some(deadline) = self.first_deadline(client, broker) else {
             return;
         };
         // A timeout closes the connection only once one of its requests is overdue (a timer
-        // may have fired after the connection was reopened); each request has its own
-        // timeout (`NetworkClient.handleTimedOutRequests`), a JoinGroup's the longest.
-        if queue
-            .iter()
-            .map(|e| e.deadline)
-            .min()
-            .is_some_and(|d| d > now)
+        // may have fired after the connection was reopened).
+        if deadline > now
             && self.cluster.availability.broker_down(broker, now).is_none()
             && self
                 .cluster
@@ -379,13 +374,14 @@ impl World<'_> {
             })
             .collect();
         for &(broker, connections) in &down {
-            let clients: Vec<(ClientRef, SimTime)> = self
+            let clients: Vec<ClientRef> = self
                 .in_flight
                 .iter()
                 .filter(|((_, b), q)| *b == broker && !q.is_empty())
-                .map(|((c, _), q)| (*c, q.iter().map(|e| e.deadline).min().unwrap_or(now)))
+                .map(|((c, _), _)| *c)
                 .collect();
-            for (client, deadline) in clients {
+            for client in clients {
+                let deadline = self.first_deadline(client, broker).unwrap_or(now);
                 let at = match connections {
                     Connections::Reset => {
                         let lag = self.scenario.cluster.latency_max_us;
