@@ -8,6 +8,7 @@
 use crate::app::join::Miss;
 use crate::group::messages::{ErrorCode, Trigger};
 use crate::sim::SimTime;
+use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fact {
@@ -302,4 +303,80 @@ pub enum Callback {
     Revoked,
     Assigned,
     Lost,
+}
+
+/// KIP-848 answers that belong to a member's previous membership, told from the facts: what
+/// the coordinator's answers gave each member since it was last added, and what they had
+/// given it when it was last removed. An answer is on the wire until it arrives, so one sent
+/// before the removal can arrive after the member rejoined, and Kafka's client takes it
+/// (`ConsumerMembershipManager.onHeartbeatSuccess` reads any answer while JOINING). A
+/// partition it takes that way is a zombie's claim: the coordinator has handed it on and
+/// fences the member's next heartbeat. The checkers and the metrics both read it.
+#[derive(Clone, Debug, Default)]
+pub struct LateAnswers {
+    member_ids: Vec<Option<String>>,
+    /// `None` until the coordinator answers the membership with an assignment: a classic
+    /// membership never is (its SyncGroup answers are not heartbeat answers), and nothing it
+    /// takes is late.
+    sent_this_membership: Vec<Option<BTreeSet<usize>>>,
+    sent_before_removal: Vec<BTreeSet<usize>>,
+}
+
+impl LateAnswers {
+    pub fn observe(&mut self, fact: &Fact) {
+        match fact {
+            Fact::MemberAdded { member, member_id }
+            | Fact::MemberReplaced { member, member_id } => {
+                self.grow(*member);
+                self.member_ids[*member] = Some(member_id.clone());
+                self.sent_this_membership[*member] = None;
+            }
+            // A crashed process's old id expiring after its restart joined under a new one
+            // ends nothing of the new membership.
+            Fact::MemberRemoved { member, member_id } => {
+                self.grow(*member);
+                if self.member_ids[*member]
+                    .as_ref()
+                    .is_none_or(|current| current == member_id)
+                {
+                    self.sent_before_removal[*member] = self.sent_this_membership[*member]
+                        .take()
+                        .unwrap_or_default();
+                }
+            }
+            // A group converted either way starts over: a classic group's assignments are
+            // not heartbeat answers, and the members a consumer group brings over are added.
+            Fact::GroupConverted { .. } => {
+                self.sent_this_membership.fill(None);
+                self.sent_before_removal.fill(BTreeSet::new());
+            }
+            Fact::AssignmentSent { member, partitions } => {
+                self.grow(*member);
+                self.sent_this_membership[*member]
+                    .get_or_insert_with(BTreeSet::new)
+                    .extend(partitions.iter().copied());
+            }
+            _ => {}
+        }
+    }
+
+    /// Member `m` taking partition `p` now takes an answer its previous membership was sent:
+    /// the coordinator gave `p` to that membership and has not to this one, which it has
+    /// answered (so the member has rejoined under KIP-848).
+    pub fn is_late(&self, m: usize, p: usize) -> bool {
+        self.sent_before_removal
+            .get(m)
+            .is_some_and(|before| before.contains(&p))
+            && self.sent_this_membership[m]
+                .as_ref()
+                .is_some_and(|now| !now.contains(&p))
+    }
+
+    fn grow(&mut self, m: usize) {
+        if self.member_ids.len() <= m {
+            self.member_ids.resize(m + 1, None);
+            self.sent_this_membership.resize(m + 1, None);
+            self.sent_before_removal.resize(m + 1, BTreeSet::new());
+        }
+    }
 }

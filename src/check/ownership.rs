@@ -8,7 +8,7 @@
 //! Kafka's real behaviour, not a violation).
 
 use super::{Coverage, Findings, Property, Zombie};
-use crate::facts::Fact;
+use crate::facts::{Fact, LateAnswers};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
 
@@ -36,6 +36,9 @@ pub struct Ownership {
     /// a zombie's: its claim counts for nothing at the coordinator, which has already handed
     /// the partitions on, and its commits are fenced.
     removed: Vec<bool>,
+    /// A member that rejoined may take an answer its previous membership was sent: a zombie's
+    /// claim, not ownership.
+    late: LateAnswers,
 }
 
 impl Ownership {
@@ -49,6 +52,7 @@ impl Ownership {
             sent_to: vec![None; partitions],
             reported_before_taken: vec![None; partitions],
             removed: Vec::new(),
+            late: LateAnswers::default(),
         }
     }
 
@@ -63,6 +67,7 @@ impl Ownership {
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
+        self.late.observe(fact);
         match fact {
             Fact::Assigned { member, partitions } => self.acquire(now, *member, partitions, found),
             // What the member held all along is its own again (after a `MissedRejoin`).
@@ -205,6 +210,12 @@ impl Ownership {
             return;
         }
         for &p in parts {
+            if self.late.is_late(m, p) {
+                // What it processes of `p` from here on is a zombie's batch.
+                found.reached(Coverage::AssignedAfterRemoval);
+                self.released[p].remove(&m);
+                continue;
+            }
             let previous = self.owner[p].filter(|&o| o != m);
             if let Some(o) =
                 previous.filter(|_| self.reported_unowned[p] && !self.processed_by_owner[p])

@@ -170,6 +170,61 @@ fn an_assignment_taken_after_the_coordinator_removed_the_member_is_a_zombies() {
     assert!(inv.covered.contains(&"zombie_assignment".to_string()));
 }
 
+/// KIP-848 (fuzz --cluster-faults seed 597078): c1's heartbeat answer giving it t-0 is held
+/// by a latency spike; meanwhile c1 leaves on a poll timeout, the coordinator hands t-0 to c2,
+/// and c1 rejoins with epoch 0. The old answer arrives then, and Kafka's client takes it
+/// (`onHeartbeatSuccess` reads any answer while JOINING): a zombie's claim, fenced at its next
+/// heartbeat, not a second owner. A partition the new membership was sent is owned as usual.
+#[test]
+fn an_answer_of_the_previous_membership_taken_after_rejoining_is_a_zombies() {
+    let mut c = checks();
+    let added = |member: usize, member_id: &str| Fact::MemberAdded {
+        member,
+        member_id: member_id.into(),
+    };
+    c.observe(at(1), &added(0, "a"));
+    c.observe(at(1), &sent(0, &[0, 1]));
+    c.observe(at(2), &added(1, "b"));
+    c.observe(
+        at(3),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "a".into(),
+        },
+    );
+    c.observe(at(4), &sent(1, &[0, 1]));
+    c.observe(at(4), &assigned(1, &[0, 1]));
+    // c1's poll returns: it gives up what it held and rejoins, under the same id.
+    c.observe(
+        at(5),
+        &Fact::Lost {
+            member: 0,
+            partitions: vec![0, 1],
+        },
+    );
+    c.observe(at(6), &added(0, "a"));
+    c.observe(at(6), &sent(0, &[]));
+    c.observe(at(7), &assigned(0, &[0]));
+    // Its batch of t-0 is a zombie's, not processing after its own callback.
+    c.observe(
+        at(8),
+        &Fact::Processed {
+            member: 0,
+            partition: 0,
+            from: 0,
+            to: 1,
+        },
+    );
+    assert!(c.violations.is_empty());
+    // The new membership is sent t-1 while c2 still holds it: that is double ownership.
+    c.observe(at(9), &sent(0, &[1]));
+    c.observe(at(10), &assigned(0, &[1]));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(10, "double_ownership")]);
+    assert_eq!(inv.zombie_processing.len(), 1);
+    assert!(inv.covered.contains(&"zombie_assignment".to_string()));
+}
+
 #[test]
 fn an_injected_claim_is_caught() {
     let mut c = checks();

@@ -13,14 +13,17 @@ use crate::report::Report;
 use crate::scenario::{load_str, LoadOptions, Scenario, TimelineAction};
 use crate::sim::SimTime;
 use crate::world::{run, RunOptions};
+use std::any::Any;
 use std::collections::BTreeSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A property a run broke.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
     /// The checker's name (`double_ownership`, ...) or a fuzz liveness property
     /// (`unowned_partition`, `never_processed`, `member_error`), or `invalid_scenario` /
-    /// `settle_unchecked` when the generator made a case it should not have.
+    /// `settle_unchecked` when the generator made a case it should not have, or `panic` when
+    /// the model itself broke.
     pub property: String,
     pub at_ms: u64,
     pub detail: String,
@@ -61,7 +64,22 @@ pub fn run_case(case: &Case) -> Verdict {
         keep_facts: true,
         ..RunOptions::default()
     };
-    let out = run(&scenario, options);
+    // A panic is a bug in the model, not a verdict on the case: it fails the run like a broken
+    // property, named with its message, so the other seeds go on and this one can be shrunk.
+    let out = match catch_unwind(AssertUnwindSafe(|| run(&scenario, options))) {
+        Ok(out) => out,
+        Err(payload) => {
+            return Verdict {
+                failure: Some(Failure {
+                    property: "panic".into(),
+                    at_ms: 0,
+                    detail: panic_message(payload.as_ref()),
+                }),
+                covered: Vec::new(),
+                digest: String::new(),
+            }
+        }
+    };
     let mut covered = out.report.invariants.covered.clone();
     if stranded_at_end(&scenario, &out.report, &out.facts) {
         covered.push(Coverage::StrandedWithheld.name().to_string());
@@ -72,6 +90,15 @@ pub fn run_case(case: &Case) -> Verdict {
         covered,
         digest: out.report.digest.clone(),
     }
+}
+
+/// A panic's message (`panic!` with a literal or with a format).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".into())
 }
 
 /// Every property over a finished run (`facts`: its facts, for what Kafka leaves unowned on
@@ -407,6 +434,14 @@ pub fn for_each_seed<R: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panics_message_is_read_from_either_payload() {
+        let literal = catch_unwind(|| panic!("scheduling in the past")).unwrap_err();
+        assert_eq!(panic_message(literal.as_ref()), "scheduling in the past");
+        let formatted = catch_unwind(|| panic!("{} < {}", 1, 2)).unwrap_err();
+        assert_eq!(panic_message(formatted.as_ref()), "1 < 2");
+    }
 
     fn scenario() -> Scenario {
         let toml =

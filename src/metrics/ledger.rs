@@ -165,16 +165,18 @@ impl Metrics {
     /// A member receives partitions (SyncGroup): it owns them from now. A member the
     /// coordinator has removed takes only what nobody owns: an answer sent before the removal
     /// and delivered late (KIP-848 processes it when rejoining) is a zombie's claim, and the
-    /// owner the coordinator gave the partitions to keeps them (check/ownership.rs).
+    /// owner the coordinator gave the partitions to keeps them (check/ownership.rs). So is such
+    /// an answer taken after the member rejoined ([`crate::facts::LateAnswers`]).
     pub fn assigned(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         let taken: Vec<usize>;
-        let parts = if self.in_group[m] {
+        let zombie = |p: usize| !self.in_group[m] || self.late.is_late(m, p);
+        let parts = if parts.iter().all(|&p| !zombie(p)) {
             parts
         } else {
             taken = parts
                 .iter()
                 .copied()
-                .filter(|&p| self.owner[p].is_none_or(|o| o == m))
+                .filter(|&p| !zombie(p) || self.owner[p].is_none_or(|o| o == m))
                 .collect();
             &taken
         };

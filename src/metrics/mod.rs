@@ -72,6 +72,8 @@ pub struct Metrics {
     stall_started_at: Vec<Option<SimTime>>,
     stalled_parts: Vec<Vec<usize>>,
     in_group: Vec<bool>,
+    /// KIP-848 answers of a member's previous membership, taken after it rejoined.
+    late: crate::facts::LateAnswers,
     /// Processes running now (started, not stopped or crashed).
     running_process: Vec<bool>,
     /// KIP-848: members join one heartbeat at a time (no initial delay), so the group is
@@ -168,6 +170,7 @@ impl Metrics {
             stall_started_at: vec![None; n],
             stalled_parts: vec![Vec::new(); n],
             in_group: vec![false; n],
+            late: Default::default(),
             running_process: vec![false; n],
             incremental_join: scenario.group.protocol == crate::scenario::Protocol::Consumer,
             owner: vec![None; p],
@@ -258,15 +261,18 @@ impl Metrics {
         // the hot ones (every batch, every notification) go to the figures alone.
         match fact {
             Fact::MemberAdded { member, member_id } => {
+                self.late.observe(fact);
                 self.observe_group(fact);
                 self.member_added(*member, member_id)
             }
             Fact::MemberReplaced { member, member_id } => {
+                self.late.observe(fact);
                 self.observe_group(fact);
                 self.member_replaced(now, *member);
                 self.member_added(*member, member_id)
             }
             Fact::MemberRemoved { member, member_id } => {
+                self.late.observe(fact);
                 self.observe_group(fact);
                 self.member_removed(now, *member, member_id)
             }
@@ -369,10 +375,13 @@ impl Metrics {
             | Fact::CoordinatorMoved { .. }
             | Fact::CoordinatorLoaded
             | Fact::FetchGap { .. } => self.observe_fault(now, fact),
-            Fact::GroupConverted { .. } => self.group_converted(now, fact),
+            Fact::GroupConverted { .. } => {
+                self.late.observe(fact);
+                self.group_converted(now, fact)
+            }
+            Fact::AssignmentSent { .. } => self.late.observe(fact),
             Fact::OwnedReported { .. }
             | Fact::CommittedRead { .. }
-            | Fact::AssignmentSent { .. }
             | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }

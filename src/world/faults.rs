@@ -165,8 +165,12 @@ impl World<'_> {
         )
     }
 
-    /// The connection closes when its request times out.
+    /// The connection closes when its request times out: at once if it is overdue already.
+    /// Timeouts are scheduled only where an answer is known lost, so a request the coordinator
+    /// left unanswered (a stopped process's parked SyncGroup) can be past its deadline when a
+    /// crash or a hang comes to time it out.
     fn time_out(&mut self, client: ClientRef, broker: u32, at: SimTime) {
+        let at = at.max(self.now());
         self.queue
             .schedule(at, Event::ConnectionClosed { client, broker });
     }
