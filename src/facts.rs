@@ -197,6 +197,10 @@ pub enum Fact {
     /// (`onPartitionsAssigned` lists only what was added). Observers that ended its ownership
     /// while the client went on holding them (a static member a join phase completed without,
     /// `MissedRejoin`, handed back what it never gave up) see it own them again from here.
+    /// The world records it too when a new coordinator loads the group: for each running
+    /// member the loaded group holds under its process's member id and generation, what it
+    /// still holds of its stored assignment (a member the old coordinator removed from its
+    /// memory only, with no record written since, is a member again).
     Kept {
         member: usize,
         partitions: Vec<usize>,

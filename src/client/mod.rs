@@ -348,6 +348,17 @@ impl Consumer {
         self.alive
     }
 
+    /// Under the classic protocol, a running process's membership as its heartbeats present
+    /// it (member id, generation) and what it owns; `None` when it is not running, runs
+    /// KIP-848, has no generation, or knows its membership lost.
+    pub fn classic_membership(&self) -> Option<(&str, i32, &[usize])> {
+        let m = &self.membership;
+        if !self.alive || self.consumer_membership.is_some() || m.membership_lost {
+            return None;
+        }
+        Some((m.member_id.as_str(), m.generation?, &self.owned))
+    }
+
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
         self.alive

@@ -320,7 +320,10 @@ struct StoredGeneration {
 /// and answers the new process with its stored assignment, which lacks the withheld partition;
 /// it owns nothing, so it has nothing to revoke and no reason to rejoin, and neither has anyone
 /// else. When the run ends in that generation with no rebalance since, these are the
-/// partitions no member synced in it whose owner when its join completed was so replaced.
+/// partitions no member synced in it whose owner when its join completed was so replaced
+/// (its owner as the coordinator knew it: a process that rejoined and then closed or crashed
+/// before the join completed still claims, in the JoinGroup the coordinator keeps, what it
+/// held when it sent it).
 /// A coordinator that loads the group after a fail-over has it Stable at the generation it
 /// last stored, whatever rebalance the old one had started since (the follow-up itself, say):
 /// that generation is the last one again, with the replacements written in it.
@@ -330,6 +333,11 @@ pub fn withheld_for_a_follow_up_that_never_came(
 ) -> BTreeSet<String> {
     let space = crate::cluster::PartitionSpace::new(scenario);
     let mut owner: Vec<Option<usize>> = vec![None; space.len()];
+    // Each partition's claimant: the member whose last JoinGroup listed it owned (COOPERATIVE's
+    // ownedPartitions). The coordinator keeps that metadata, and the assignor withholds by it,
+    // after the process is gone (a static member closing or crashing sends no LeaveGroup); the
+    // process's next JoinGroup (a new process's owns nothing) replaces it.
+    let mut claimed: Vec<Option<usize>> = vec![None; space.len()];
     // The last generation: its owners when the join completed, what its SyncGroups gave out,
     // whether it went Stable, and who was replaced in it since (while Stable).
     let mut owners_at_join: Vec<Option<usize>> = Vec::new();
@@ -371,9 +379,18 @@ pub fn withheld_for_a_follow_up_that_never_came(
                 generation = None;
                 stable = false;
             }
+            Fact::JoinGroupSent { member } => {
+                for (c, o) in claimed.iter_mut().zip(&owner) {
+                    if *o == Some(*member) {
+                        *c = Some(*member);
+                    } else if *c == Some(*member) {
+                        *c = None;
+                    }
+                }
+            }
             Fact::JoinCompleted { generation: g, .. } => {
                 generation = Some(*g);
-                owners_at_join.clone_from(&owner);
+                owners_at_join = owner.iter().zip(&claimed).map(|(o, c)| o.or(*c)).collect();
                 synced.clear();
                 replaced.clear();
                 stable = false;
@@ -559,6 +576,61 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(left, ["t0-1"]);
+    }
+
+    /// Seed 468653: the owner rejoined with t0-0 and t0-1, then closed (static: no LeaveGroup)
+    /// before the join completed; the assignor still read its claim and withheld t0-1 from the
+    /// other member, and its new process took over the instance in the Stable group.
+    #[test]
+    fn a_claim_in_a_joingroup_outlives_the_process_that_sent_it() {
+        use crate::group::messages::{ErrorCode, Trigger};
+        let s = scenario();
+        let synced = |member: usize, assignment: Vec<usize>| Fact::SyncGroupAnswered {
+            member,
+            generation: 2,
+            error: ErrorCode::None,
+            assignment,
+        };
+        let facts = |rejoined_first: bool| -> Vec<(SimTime, Fact)> {
+            let mut f = vec![
+                Fact::Assigned {
+                    member: 0,
+                    partitions: vec![0, 1],
+                },
+                Fact::RebalanceStarted {
+                    generation: 2,
+                    trigger: Trigger::MemberJoined,
+                    member: Some(1),
+                },
+            ];
+            if rejoined_first {
+                f.push(Fact::JoinGroupSent { member: 0 });
+            }
+            f.extend([
+                Fact::RevokedOnClose {
+                    member: 0,
+                    partitions: vec![0, 1],
+                },
+                Fact::JoinCompleted {
+                    generation: 2,
+                    assignor: "cooperative-sticky".into(),
+                },
+                synced(1, vec![2]),
+                Fact::GroupStable { generation: 2 },
+                Fact::MemberReplaced {
+                    member: 0,
+                    member_id: "c0-new".into(),
+                },
+                synced(0, vec![0]),
+            ]);
+            f.into_iter().map(|f| (SimTime::ZERO, f)).collect()
+        };
+        let left: Vec<String> = withheld_for_a_follow_up_that_never_came(&s, &facts(true))
+            .into_iter()
+            .collect();
+        assert_eq!(left, ["t0-1"]);
+        // No JoinGroup of its since it took them: nothing says the coordinator has its claim.
+        assert!(withheld_for_a_follow_up_that_never_came(&s, &facts(false)).is_empty());
     }
 
     /// A member Kafka stopped for good (refused after a fail-over) subscribes to nothing at

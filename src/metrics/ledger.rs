@@ -189,8 +189,11 @@ impl Metrics {
 
     /// A SyncGroup kept partitions the member went on holding: those whose ownership had ended
     /// (a `MissedRejoin` handed them on) are its own again, and it processes them at once (it
-    /// never stopped fetching them).
+    /// never stopped fetching them). So are those of a member a new coordinator loaded back
+    /// into the group after the old one had removed it from its memory only: it is in the
+    /// group again.
     pub fn kept(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        self.in_group[m] = true;
         for &p in parts {
             if self.owner[p] != Some(m) {
                 self.acquire(now, m, &[p]);

@@ -468,6 +468,7 @@ impl<'s> World<'s> {
                 self.coordinator
                     .load(now, record, &mut self.coordinator_out);
                 self.observers.observe(now, &Fact::CoordinatorLoaded);
+                self.loaded_owners_keep(now);
                 self.apply_coordinator();
             }
             Event::FetchGap {
@@ -664,6 +665,41 @@ impl<'s> World<'s> {
         self.incarnations[m] += 1;
         let incarnation = self.incarnations[m];
         self.with_member(m, |member, env| member.start(env, incarnation, spec));
+    }
+
+    /// The loaded group has every member its last record names, with its stored assignment:
+    /// one the old coordinator removed from its memory only (a session that expired while its
+    /// process could not answer, no record written since: GroupMetadataManager.replay,
+    /// onLoaded) is a member again. Its process was never told; its next heartbeat, same
+    /// member id and generation, is answered NONE, and it goes on with what it holds: what it
+    /// holds of its stored assignment is its own again (`Kept`, as after a `MissedRejoin`).
+    fn loaded_owners_keep(&mut self, now: SimTime) {
+        let generation = self.coordinator.generation();
+        for state in self.coordinator.members() {
+            let Some(assignment) = &state.assignment else {
+                continue;
+            };
+            for (m, member) in self.members.iter().enumerate() {
+                let Some((id, g, owned)) = member.classic_membership() else {
+                    continue;
+                };
+                if id != state.member_id || g != generation {
+                    continue;
+                }
+                let kept: Vec<usize> = owned
+                    .iter()
+                    .copied()
+                    .filter(|p| assignment.contains(p))
+                    .collect();
+                if !kept.is_empty() {
+                    let fact = Fact::Kept {
+                        member: m,
+                        partitions: kept,
+                    };
+                    self.observers.observe(now, &fact);
+                }
+            }
+        }
     }
 
     /// A rebalance began since the last lag sample: sample now, then finely.

@@ -303,6 +303,9 @@ impl Coordinator {
             cx.cancel_timer(CoordTimer::heartbeat(old_id));
         }
         member.is_new = false;
+        // The old id stays in the last record until the next one is written (none is in a
+        // rebalance): a coordinator that loads that record must know its process.
+        self.known_clients.insert(old_id.to_string(), member.client);
         member.client = join.client;
         self.members.insert(new_id.clone(), member);
         if self.leader.as_deref() == Some(old_id) {
