@@ -333,10 +333,18 @@ fn cluster_fault_regressions_pass() {
     // 495278: a static member replaced during a rebalance (no record written) is still in the
     // last record under its old id; the coordinator forgot that id's process, so the loaded
     // group kept a member nobody could expire, and never rebalanced.
+    // 448470: a KIP-848 answer that took back a target still waiting behind an assign
+    // callback (equal to what the member owned) was dropped, and the stale target was
+    // reconciled after the callback: a partition already handed on. Kafka compares an answer
+    // with the last target, not with what is owned (`LocalAssignment.updateWith`).
+    // 803985: a KIP-848 member took a late answer while removed (a zombie's claim) and the
+    // answer to its rejoin gave it one of those partitions, which it kept without a callback:
+    // the checker never saw it owned again and called its batches processing after its own
+    // lost callback.
     for seed in [
         830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606, 7029777,
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
-        419208, 597078, 468653, 834283, 909139, 495278,
+        419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

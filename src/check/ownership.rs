@@ -39,6 +39,11 @@ pub struct Ownership {
     /// A member that rejoined may take an answer its previous membership was sent: a zombie's
     /// claim, not ownership.
     late: LateAnswers,
+    /// Per member: partitions it took as a zombie (while removed, or from a late answer) and
+    /// has not given up since. KIP-848: once the coordinator's answer to its new membership
+    /// gives it one of them (`AssignmentSent`), it owns it from there, though its client,
+    /// already holding it, runs no callback for it (`revokeAndAssign` keeps what it owns).
+    zombie_held: Vec<BTreeSet<usize>>,
 }
 
 impl Ownership {
@@ -53,6 +58,7 @@ impl Ownership {
             reported_before_taken: vec![None; partitions],
             removed: Vec::new(),
             late: LateAnswers::default(),
+            zombie_held: Vec::new(),
         }
     }
 
@@ -82,12 +88,18 @@ impl Ownership {
             Fact::Revoked { member, partitions }
             | Fact::RevokedOnClose { member, partitions }
             | Fact::Lost { member, partitions } => {
+                if let Some(held) = self.zombie_held.get_mut(*member) {
+                    held.retain(|p| !partitions.contains(p));
+                }
                 self.release(*member, partitions);
                 for &p in partitions {
                     self.released[p].insert(*member);
                 }
             }
             Fact::Crashed { member, owned } => {
+                if let Some(held) = self.zombie_held.get_mut(*member) {
+                    held.clear();
+                }
                 self.release(*member, owned);
                 self.forget_releases(*member);
             }
@@ -160,6 +172,19 @@ impl Ownership {
                 for &p in partitions {
                     self.sent_to[p] = Some(*member);
                 }
+                // The member's membership (not removed) is given what it went on holding from
+                // a zombie's claim: its own from here.
+                let in_group = !self.removed.get(*member).copied().unwrap_or(false);
+                if let Some(held) = self.zombie_held.get_mut(*member).filter(|_| in_group) {
+                    let kept: Vec<usize> = partitions
+                        .iter()
+                        .copied()
+                        .filter(|p| held.remove(p))
+                        .collect();
+                    if !kept.is_empty() {
+                        self.acquire(now, *member, &kept, found);
+                    }
+                }
             }
             Fact::Processed {
                 member,
@@ -206,6 +231,7 @@ impl Ownership {
         if self.removed.get(m).copied().unwrap_or(false) {
             if !parts.is_empty() {
                 found.reached(Coverage::AssignedAfterRemoval);
+                self.hold_as_zombie(m, parts);
             }
             return;
         }
@@ -214,6 +240,7 @@ impl Ownership {
                 // What it processes of `p` from here on is a zombie's batch.
                 found.reached(Coverage::AssignedAfterRemoval);
                 self.released[p].remove(&m);
+                self.hold_as_zombie(m, &[p]);
                 continue;
             }
             let previous = self.owner[p].filter(|&o| o != m);
@@ -235,6 +262,13 @@ impl Ownership {
             self.reported_unowned[p] = self.reported_before_taken[p].take() == Some(m);
             self.processed_by_owner[p] = false;
         }
+    }
+
+    fn hold_as_zombie(&mut self, m: usize, parts: &[usize]) {
+        if self.zombie_held.len() <= m {
+            self.zombie_held.resize(m + 1, BTreeSet::new());
+        }
+        self.zombie_held[m].extend(parts.iter().copied());
     }
 
     fn set_removed(&mut self, m: usize, removed: bool) {

@@ -225,6 +225,61 @@ fn an_answer_of_the_previous_membership_taken_after_rejoining_is_a_zombies() {
     assert!(inv.covered.contains(&"zombie_assignment".to_string()));
 }
 
+/// KIP-848 (fuzz --cluster-faults seed 803985): c1 left on a poll timeout, gave t-0 up as
+/// lost and rejoined; an answer of its old membership, held by a network partition, gave it
+/// t-0 and t-1 before the coordinator had added it again (a zombie's claim). The answer to its
+/// rejoin then gives it t-0: its client, already holding t-0, runs no callback for it
+/// (`revokeAndAssign` keeps what it owns) and processes it as its owner.
+#[test]
+fn a_zombies_claim_the_new_membership_is_given_is_owned() {
+    let mut c = checks();
+    let added = || Fact::MemberAdded {
+        member: 0,
+        member_id: "a".into(),
+    };
+    c.observe(at(1), &added());
+    c.observe(at(1), &sent(0, &[0]));
+    c.observe(at(1), &assigned(0, &[0]));
+    c.observe(
+        at(2),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "a".into(),
+        },
+    );
+    c.observe(
+        at(3),
+        &Fact::Lost {
+            member: 0,
+            partitions: vec![0],
+        },
+    );
+    c.observe(at(4), &assigned(0, &[0, 1]));
+    c.observe(at(5), &added());
+    c.observe(at(5), &sent(0, &[0]));
+    c.observe(
+        at(6),
+        &Fact::Revoked {
+            member: 0,
+            partitions: vec![1],
+        },
+    );
+    c.observe(
+        at(7),
+        &Fact::Processed {
+            member: 0,
+            partition: 0,
+            from: 0,
+            to: 1,
+        },
+    );
+    // Its own from the answer on: a second owner now is one.
+    c.observe(at(8), &assigned(1, &[0]));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(8, "double_ownership")]);
+    assert!(inv.zombie_processing.is_empty());
+}
+
 #[test]
 fn an_injected_claim_is_caught() {
     let mut c = checks();

@@ -61,6 +61,10 @@ pub(super) struct ConsumerMembership {
     send_when_answered: bool,
     /// The assignment received and not reconciled yet.
     target: Option<Vec<usize>>,
+    /// The last assignment the broker sent, reconciled or not (Kafka's
+    /// `currentTargetAssignment`): an answer is a new target when it differs from this one,
+    /// not from what the member owns now (`LocalAssignment.updateWith`).
+    latest_target: Option<Vec<usize>>,
     /// Partitions being assigned once the revocation callback has run.
     assigning: Vec<usize>,
     /// While a reconciliation runs, what it started from: Kafka's `currentAssignment`, which
@@ -86,6 +90,7 @@ impl ConsumerMembership {
             retry_heartbeat: false,
             send_when_answered: false,
             target: None,
+            latest_target: None,
             assigning: Vec::new(),
             reconciling_from: None,
             sent_topics: None,
@@ -205,6 +210,7 @@ impl Consumer {
         let m = self.kip848();
         m.epoch = 0;
         m.target = None;
+        m.latest_target = None;
         m.reconciling_from = None;
         m.sent_topics = None;
         m.sent_owned = None;
@@ -231,6 +237,13 @@ impl Consumer {
             .filter(|p| !self.owned.contains(p))
             .copied()
             .collect();
+        // Nothing to revoke or assign (a newer target gave back what an earlier reconciliation
+        // ended with): acknowledge without callbacks (`maybeReconcile`: the resolved target's
+        // partitions equal `currentAssignment`'s).
+        if revoked.is_empty() && added.is_empty() {
+            self.acknowledge(env);
+            return;
+        }
         self.kip848().assigning = added;
         let from = self.owned.clone();
         self.kip848().reconciling_from.get_or_insert(from);
@@ -421,9 +434,22 @@ impl Consumer {
                 m.heartbeat_interval_ms = heartbeat_interval_ms.max(0) as u64;
                 self.membership.generation = Some(member_epoch);
                 let state = self.kip848().state;
+                // Compared with the last target (Kafka's `currentTargetAssignment`), not with
+                // what the member owns: an answer that takes back a target still waiting
+                // behind the reconciliation in progress (equal to what that one ends with)
+                // replaces it (`replaceTargetAssignmentWithNewAssignment`).
+                let latest = self.kip848().latest_target.clone();
+                let settled = {
+                    let m = self.kip848();
+                    m.target.is_none() && m.reconciling_from.is_none()
+                };
                 match assignment {
-                    Some(a) if a != owned || state == MemberState::Joining => {
-                        if a == owned {
+                    Some(a)
+                        if latest.as_ref().unwrap_or(&owned) != &a
+                            || state == MemberState::Joining =>
+                    {
+                        self.kip848().latest_target = Some(a.clone());
+                        if a == owned && settled {
                             self.move_to(env, MemberState::Stable);
                         } else {
                             log!(

@@ -933,6 +933,39 @@ fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reco
     assert_eq!(h.consumer.kip848().state, MemberState::Stable);
 }
 
+/// `LocalAssignment.updateWith` compares an answer with the last target received, not with
+/// what the member owns: an answer taking back a target that waits behind the assign callback
+/// in progress replaces it, and once the callback is done the member has nothing to
+/// reconcile. (fuzz --cluster-faults seed 448470: the answer equalled what the member owned
+/// and was dropped, and the stale target gave it a partition already handed on.)
+#[test]
+fn a_kip_848_answer_taking_back_a_waiting_target_replaces_it() {
+    let mut h = Harness::new(
+        "protocol = \"consumer\"\non_partitions_assigned_ms = 1000",
+        "",
+    );
+    // onPartitionsAssigned [orders-0] runs from 10 ms to 1,010 ms.
+    kip_848_member_given(&mut h, vec![0]);
+    h.run_until(300);
+    answer_a_heartbeat_in_flight(&mut h, consumer_heartbeat_ok(3, Some(vec![0, 1])));
+    h.run_until(600);
+    answer_a_heartbeat_in_flight(&mut h, consumer_heartbeat_ok(4, Some(vec![0])));
+    h.take_sent();
+    h.run_until(3_000);
+    let took_orders_1 =
+        |f: &Fact| matches!(f, Fact::Assigned { partitions, .. } if partitions.contains(&1));
+    assert!(!h.facts.iter().any(took_orders_1), "{:?}", h.facts);
+    let owned: Vec<Option<Vec<usize>>> = h
+        .take_sent()
+        .into_iter()
+        .filter_map(|r| match r {
+            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(owned, [Some(vec![0])], "acknowledges epoch 4 as it is");
+}
+
 /// A KIP-848 member owning orders-0 and orders-1 at epoch 2, busy, that stalls at 1 s for 20 s
 /// with a 10 s poll interval; its heartbeat of 5,011 ms is answered.
 fn kip_848_member_stalled_past_its_poll_interval() -> Harness {
