@@ -458,7 +458,16 @@ impl Consumer {
                                 self.name(),
                                 env.partitions.list(&a)
                             );
-                            self.kip848().target = Some(a);
+                            let last_sent = self.membership.last_heartbeat_sent;
+                            let m = self.kip848();
+                            m.target = Some(a);
+                            // A new target ends ACKNOWLEDGING (`processAssignmentReceived`):
+                            // an acknowledgement that waited for this answer is not sent. A
+                            // heartbeat goes at once only if its interval is up
+                            // (`canSendRequest`), before the reconciliation, reporting what
+                            // the member owned before this target; else once it is reconciled.
+                            let interval = Duration::from_millis(m.heartbeat_interval_ms);
+                            m.send_when_answered &= env.now() >= last_sent + interval;
                             self.move_to(env, MemberState::Reconciling);
                             self.wake(env);
                         }

@@ -966,6 +966,51 @@ fn a_kip_848_answer_taking_back_a_waiting_target_replaces_it() {
     assert_eq!(owned, [Some(vec![0])], "acknowledges epoch 4 as it is");
 }
 
+/// A new target ends ACKNOWLEDGING (`processAssignmentReceived`): an acknowledgement that
+/// waited for the answer in flight is not sent when that answer brings a new target, unless
+/// the heartbeat interval is up (`canSendRequest`); the member acknowledges once it has
+/// reconciled, reporting what it owns then. (fuzz --cluster-faults seed 717014: the early
+/// heartbeat reported the old owned set, the coordinator found nothing to revoke and handed
+/// the partition on, and the member's commit at the next epoch took its offset back.)
+#[test]
+fn a_kip_848_acknowledgement_waiting_for_an_answer_that_brings_a_new_target_is_not_sent() {
+    let mut h = Harness::new(
+        "protocol = \"consumer\"\non_partitions_assigned_ms = 100",
+        "",
+    );
+    // onPartitionsAssigned [orders-0] runs from 10 ms to 110 ms, while a heartbeat is out.
+    kip_848_member_given(&mut h, vec![0]);
+    h.call(|c, _| c.kip848().in_flight = true);
+    h.take_sent();
+    h.run_until(150);
+    let heartbeat = |r: &Request| matches!(r, Request::ConsumerGroupHeartbeat { .. });
+    assert!(
+        !h.take_sent().iter().any(heartbeat),
+        "the acknowledgement waits for the answer"
+    );
+    h.respond(
+        150,
+        Response::OffsetFetch {
+            committed: vec![(0, None)],
+        },
+    );
+    h.respond(200, consumer_heartbeat_ok(3, Some(vec![0, 1])));
+    h.run_until(1_000);
+    let owned: Vec<Option<Vec<usize>>> = h
+        .take_sent()
+        .into_iter()
+        .filter_map(|r| match r {
+            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        owned,
+        [Some(vec![0, 1])],
+        "one heartbeat, after reconciling"
+    );
+}
+
 /// A KIP-848 member owning orders-0 and orders-1 at epoch 2, busy, that stalls at 1 s for 20 s
 /// with a 10 s poll interval; its heartbeat of 5,011 ms is answered.
 fn kip_848_member_stalled_past_its_poll_interval() -> Harness {

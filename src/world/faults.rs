@@ -88,6 +88,21 @@ impl World<'_> {
                 None => return self.no_coordinator(from, request.kind()),
             },
         };
+        self.connections.insert((from, broker));
+        let back = availability.broker_down(broker, now).is_none();
+        if back && self.dead.remove(&(from, broker)) {
+            // The connection died with its broker's old process: this request fails on it
+            // now (a LeaveGroup is lost with it).
+            if request.kind() != RequestKind::LeaveGroup {
+                let response = Box::new(Response::Failed {
+                    request: request.kind(),
+                    error: ErrorCode::Disconnected,
+                });
+                self.queue
+                    .schedule(now, Event::AtClient { to: from, response });
+            }
+            return;
+        }
         let g = &self.scenario.group;
         let timeout_ms = match &request {
             Request::JoinGroup {
@@ -183,6 +198,8 @@ impl World<'_> {
         match down {
             // The host's kernel resets the connection: the client hears at once.
             Some(Connections::Reset) => {
+                self.connections.remove(&(from, broker));
+                self.dead.remove(&(from, broker));
                 return self.fail(from, broker, kind, ErrorCode::Disconnected);
             }
             Some(Connections::Hang) => {
@@ -318,6 +335,8 @@ impl World<'_> {
             return;
         }
         self.hung.remove(&(client, broker));
+        self.connections.remove(&(client, broker));
+        self.dead.remove(&(client, broker));
         let queue = self.in_flight.remove(&(client, broker)).unwrap_or_default();
         for entry in queue {
             let response = Box::new(Response::Failed {
@@ -347,6 +366,8 @@ impl World<'_> {
             .filter(|t| self.queue.cancel(t.event))
             .map(|t| t.kind);
         self.hung.remove(&(client, broker));
+        self.connections.remove(&(client, broker));
+        self.dead.remove(&(client, broker));
         let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
         let failed: Vec<RequestKind> = lost.chain(unanswered.iter().map(|e| e.kind)).collect();
         let now = self.now();
@@ -384,6 +405,15 @@ impl World<'_> {
                 .filter(|((_, b), q)| *b == broker && !q.is_empty())
                 .map(|((c, _), _)| *c)
                 .collect();
+            // A connection with nothing in flight dies as well: its client finds out with
+            // its next request on it (`dead`).
+            let idle: Vec<(ClientRef, u32)> = self
+                .connections
+                .iter()
+                .filter(|&&(c, b)| b == broker && !clients.contains(&c))
+                .copied()
+                .collect();
+            self.dead.extend(idle);
             for client in clients {
                 let deadline = self.first_deadline(client, broker).unwrap_or(now);
                 let at = match connections {

@@ -199,6 +199,14 @@ struct World<'s> {
     /// order, and the one in front never is), even once the broker is back, until the
     /// client's request timeout closes them.
     hung: BTreeSet<(ClientRef, u32)>,
+    /// Every connection a client has opened to a broker, when `faults`.
+    connections: BTreeSet<(ClientRef, u32)>,
+    /// Connections whose broker crashed while nothing was in flight on them. A request on one
+    /// while the broker is down goes as on any connection to it (reset at once, or hung);
+    /// once it is back, the first request fails at once with a disconnect (the old socket is
+    /// reset: Kafka's `Selector` reads it), and only the next one reconnects. A request never
+    /// reaches a broker's new process on a connection opened to its old one.
+    dead: BTreeSet<(ClientRef, u32)>,
     /// Keyed records are generated this far ahead of simulated time.
     keyed_horizon: Duration,
     /// When the keyed logs were last trimmed.
@@ -295,6 +303,8 @@ impl<'s> World<'s> {
             in_flight: BTreeMap::new(),
             in_transit: BTreeMap::new(),
             hung: BTreeSet::new(),
+            connections: BTreeSet::new(),
+            dead: BTreeSet::new(),
             // A consumer reads a partition's next append time to choose its wake, up to the
             // fetch's max wait ahead (`client::fetch`): past this, "not before" is as good.
             keyed_horizon: Duration::from_millis(scenario.group.fetch_max_wait_ms + KEYED_STEP_MS),
