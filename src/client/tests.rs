@@ -840,6 +840,17 @@ fn kip_848_member_given(h: &mut Harness, partitions: Vec<usize>) {
     h.respond(10, consumer_heartbeat_ok(2, Some(partitions)));
 }
 
+/// What each KIP-848 heartbeat sent since the last look reported owned (`None`: unchanged).
+fn heartbeats_owned(h: &mut Harness) -> Vec<Option<Vec<usize>>> {
+    h.take_sent()
+        .into_iter()
+        .filter_map(|r| match r {
+            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `response` answers a KIP-848 heartbeat the member has in flight, now.
 fn answer_a_heartbeat_in_flight(h: &mut Harness, response: Response) {
     h.call(|c, env| {
@@ -920,14 +931,7 @@ fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reco
     // The revocation's callback ends at 2,010 ms and the (empty) assign callback's at 3,010
     // ms: the newer target is acknowledged.
     h.run_until(3_020);
-    let owned: Vec<Option<Vec<usize>>> = h
-        .take_sent()
-        .into_iter()
-        .filter_map(|r| match r {
-            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
-            _ => None,
-        })
-        .collect();
+    let owned = heartbeats_owned(&mut h);
     assert_eq!(owned, [Some(vec![1])]);
     h.respond(3_030, consumer_heartbeat_ok(2, None));
     assert_eq!(h.consumer.kip848().state, MemberState::Stable);
@@ -955,14 +959,7 @@ fn a_kip_848_answer_taking_back_a_waiting_target_replaces_it() {
     let took_orders_1 =
         |f: &Fact| matches!(f, Fact::Assigned { partitions, .. } if partitions.contains(&1));
     assert!(!h.facts.iter().any(took_orders_1), "{:?}", h.facts);
-    let owned: Vec<Option<Vec<usize>>> = h
-        .take_sent()
-        .into_iter()
-        .filter_map(|r| match r {
-            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
-            _ => None,
-        })
-        .collect();
+    let owned = heartbeats_owned(&mut h);
     assert_eq!(owned, [Some(vec![0])], "acknowledges epoch 4 as it is");
 }
 
@@ -996,14 +993,7 @@ fn a_kip_848_acknowledgement_waiting_for_an_answer_that_brings_a_new_target_is_n
     );
     h.respond(200, consumer_heartbeat_ok(3, Some(vec![0, 1])));
     h.run_until(1_000);
-    let owned: Vec<Option<Vec<usize>>> = h
-        .take_sent()
-        .into_iter()
-        .filter_map(|r| match r {
-            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
-            _ => None,
-        })
-        .collect();
+    let owned = heartbeats_owned(&mut h);
     assert_eq!(
         owned,
         [Some(vec![0, 1])],
