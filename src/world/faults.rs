@@ -334,9 +334,7 @@ impl World<'_> {
         {
             return;
         }
-        self.hung.remove(&(client, broker));
-        self.connections.remove(&(client, broker));
-        self.dead.remove(&(client, broker));
+        self.forget_connection(client, broker);
         let queue = self.in_flight.remove(&(client, broker)).unwrap_or_default();
         for entry in queue {
             let response = Box::new(Response::Failed {
@@ -353,6 +351,14 @@ impl World<'_> {
         }
     }
 
+    /// The connection is closed: whatever was known of it (hung, opened, dead) goes; the next
+    /// request opens a new one.
+    fn forget_connection(&mut self, client: ClientRef, broker: u32) {
+        self.hung.remove(&(client, broker));
+        self.connections.remove(&(client, broker));
+        self.dead.remove(&(client, broker));
+    }
+
     /// The client closes its connection to `broker` (`NetworkClient.disconnect`): every
     /// request it has not had the answer to fails now with a disconnect, those whose answers
     /// were on their way back first (the answers are lost with the connection).
@@ -365,11 +371,9 @@ impl World<'_> {
             .into_iter()
             .filter(|t| self.queue.cancel(t.event))
             .map(|t| t.kind);
-        self.hung.remove(&(client, broker));
-        self.connections.remove(&(client, broker));
-        self.dead.remove(&(client, broker));
         let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
         let failed: Vec<RequestKind> = lost.chain(unanswered.iter().map(|e| e.kind)).collect();
+        self.forget_connection(client, broker);
         let now = self.now();
         for request in failed {
             let response = Box::new(Response::Failed {

@@ -689,25 +689,22 @@ impl<'s> World<'s> {
             let Some(assignment) = &state.assignment else {
                 continue;
             };
-            for (m, member) in self.members.iter().enumerate() {
-                let Some((id, g, owned)) = member.classic_membership() else {
-                    continue;
-                };
-                if id != state.member_id || g != generation {
-                    continue;
-                }
-                let kept: Vec<usize> = owned
-                    .iter()
-                    .copied()
-                    .filter(|p| assignment.contains(p))
-                    .collect();
-                if !kept.is_empty() {
-                    let fact = Fact::Kept {
-                        member: m,
-                        partitions: kept,
-                    };
-                    self.observers.observe(now, &fact);
-                }
+            // The running process this member id and generation are (member ids are unique).
+            let found = self.members.iter().enumerate().find_map(|(m, member)| {
+                let (id, g, owned) = member.classic_membership()?;
+                (id == state.member_id && g == generation).then_some((m, owned))
+            });
+            let Some((member, owned)) = found else {
+                continue;
+            };
+            let partitions: Vec<usize> = owned
+                .iter()
+                .copied()
+                .filter(|p| assignment.contains(p))
+                .collect();
+            if !partitions.is_empty() {
+                let fact = Fact::Kept { member, partitions };
+                self.observers.observe(now, &fact);
             }
         }
     }
