@@ -43,10 +43,10 @@ fn the_text_report_comes_first_unchanged() {
         .strip_prefix(&plain)
         .expect("the report, then the tables");
     assert!(tables.starts_with(
-        "\nkafka-consumer-groups --describe --group cgsim-group --members --verbose  (at the run's end, 450000 ms)\n\nGROUP "
+        "\nkafka-consumer-groups --describe --group cgsim-group --members --verbose  (at the run's end, 460000 ms)\n\nGROUP "
     ));
     assert!(tables
-        .contains("\nkafka-consumer-groups --describe --group cgsim-group --offsets  (at the run's end, 450000 ms)\n\nGROUP "));
+        .contains("\nkafka-consumer-groups --describe --group cgsim-group --offsets  (at the run's end, 460000 ms)\n\nGROUP "));
 }
 
 #[test]

@@ -451,7 +451,7 @@ fn every_bound_answers_with_a_message() {
     assert!(body.contains("the lab takes at most 65536"), "{body}");
 
     // The simulated length.
-    let long = base.replace("duration_ms = 450_000", "duration_ms = 3_600_001");
+    let long = base.replace("duration_ms = 460_000", "duration_ms = 3_600_001");
     let (status, v) = refused(&lab, &format!("/api/runs?{}", edited(&long)));
     assert_eq!(status, 413);
     assert_eq!(v["error"]["field"], "toml");
@@ -496,7 +496,7 @@ fn every_bound_answers_with_a_message() {
         (status, v["error"]["field"].as_str()),
         (413, Some("faults"))
     );
-    let (status, v) = refused(&lab, "/api/runs?scenario=scale-out&faults=crash:c1@450000");
+    let (status, v) = refused(&lab, "/api/runs?scenario=scale-out&faults=crash:c1@460000");
     assert_eq!(
         (status, v["error"]["field"].as_str()),
         (400, Some("faults"))

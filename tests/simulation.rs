@@ -469,3 +469,23 @@ member = "c2"
         assert!(r.final_assignment.is_empty(), "{variant}");
     }
 }
+
+/// KIP-848's settle bound counts two heartbeat intervals more than the classic one: after a
+/// session expires the revoking member, and then the receiving one, learn of the new target
+/// only at their own next heartbeat (`world::settle_deadline_ms`); the classic bound is
+/// DESIGN.md's, the last fault's end + rebalance timeout + session timeout.
+#[test]
+fn a_kip_848_groups_settle_bound_counts_two_heartbeat_intervals() {
+    let crash = |variant| scenario("crash.toml", variant);
+    let (classic, consumer) = (crash("cooperative"), crash("consumer"));
+    assert_eq!(
+        cgsim::world::settle_deadline_ms(&classic),
+        60_000 + 300_000 + 45_000
+    );
+    let interval = consumer.group.consumer_heartbeat_interval_ms;
+    assert_eq!(interval, 5_000, "group.consumer.heartbeat.interval.ms");
+    assert_eq!(
+        cgsim::world::settle_deadline_ms(&consumer),
+        60_000 + 300_000 + 45_000 + 2 * interval
+    );
+}

@@ -1,6 +1,7 @@
 //! eventually `not_settled`: after the last fault the group must reach Stable, with every member
 //! settled, by the settle bound (the last timeline event's end + rebalance timeout + session
-//! timeout, DESIGN.md "What counts"), and then stay settled through a quiet window of one
+//! timeout, DESIGN.md "What counts", widened where Kafka itself takes longer:
+//! `world::settle_deadline_ms`), and then stay settled through a quiet window of one
 //! session timeout with no new rebalance. A property over time, not one sample: a group that
 //! rebalances without end but happens to be Stable at the bound fails it. A run that ends before
 //! the window closes is not checked (`settle_checked` false), so a loop that never settles can
@@ -19,6 +20,8 @@ pub struct SettleWindow {
     pub bound: SimTime,
     /// ...and stay so until now.
     pub until: SimTime,
+    /// What `bound` adds up, in words (`world::settle_deadline_ms`).
+    pub bound_terms: &'static str,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,8 +82,9 @@ impl Settle {
         match unsettled {
             Some(what) => {
                 let detail = format!(
-                    "not settled by the bound ({} ms = last fault's end + rebalance timeout + session timeout): {what}; {} rebalance(s) since the last fault",
+                    "not settled by the bound ({} ms = {}): {what}; {} rebalance(s) since the last fault",
                     now.as_millis(),
+                    self.window.bound_terms,
                     self.rebalances_since_fault
                 );
                 self.fail(now, detail, found);

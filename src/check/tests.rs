@@ -14,6 +14,7 @@ fn checks() -> Checks {
             from: at(50),
             bound: at(100),
             until: at(200),
+            bound_terms: "last fault's end + rebalance timeout + session timeout",
         },
     )
 }

@@ -207,7 +207,16 @@ impl Case {
         let waits = if silent_static { 3 } else { 1 };
         // A consumer-protocol member's session is the group's (scenario/members.rs).
         let session = g.session_timeout_ms.max(g.consumer_session_timeout_ms);
-        self.last_event_end_ms() + waits * g.max_poll_interval_ms + 2 * session + self.tail_ms
+        // KIP-848: two heartbeat intervals more (`world::settle_deadline_ms`).
+        let heartbeats = match g.protocol {
+            Protocol::Consumer => 2 * g.consumer_heartbeat_interval_ms,
+            Protocol::Classic => 0,
+        };
+        self.last_event_end_ms()
+            + waits * g.max_poll_interval_ms
+            + 2 * session
+            + heartbeats
+            + self.tail_ms
     }
 
     /// Fault-plan entries that name member `name` or topic `name`.

@@ -973,6 +973,13 @@ const BOOTSTRAP_BROKER: u32 = 0;
 /// for all members), and its removal comes from `expirePendingSync` a rebalance timeout after
 /// the last join (GroupMetadataManager). The removal's own rebalance then fits in the session
 /// timeout.
+///
+/// KIP-848 adds two heartbeat intervals: the coordinator answers only heartbeats, so after a
+/// session expires (timers restart when a coordinator loads the group: `onLoaded`) the member
+/// that must revoke learns of the new target at its next heartbeat, and the member that
+/// receives the released partitions at its next heartbeat after the revocation's
+/// acknowledgement (`CurrentAssignmentBuilder` keeps it in UNRELEASED_PARTITIONS; the client
+/// heartbeats early only when ACKNOWLEDGING, LEAVING or JOINING: `shouldHeartbeatNow`).
 pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
     let rebalance = largest(scenario, |s| s.max_poll_interval_ms);
     let waits = if static_member_goes_silently(scenario) {
@@ -980,7 +987,36 @@ pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
     } else {
         1
     };
-    scenario.last_event_end_ms() + waits * rebalance + largest(scenario, |s| s.session_timeout_ms)
+    scenario.last_event_end_ms()
+        + waits * rebalance
+        + largest(scenario, |s| s.session_timeout_ms)
+        + 2 * consumer_heartbeat_interval_ms(scenario)
+}
+
+/// `settle_deadline_ms`'s sum in words, for a `not_settled` detail.
+fn settle_bound_terms(scenario: &Scenario) -> &'static str {
+    let kip_848 = consumer_heartbeat_interval_ms(scenario) > 0;
+    match (static_member_goes_silently(scenario), kip_848) {
+        (false, false) => "last fault's end + rebalance timeout + session timeout",
+        (false, true) => {
+            "last fault's end + rebalance timeout + session timeout + two heartbeat intervals"
+        }
+        (true, false) => "last fault's end + three rebalance timeouts + session timeout",
+        (true, true) => {
+            "last fault's end + three rebalance timeouts + session timeout + two heartbeat intervals"
+        }
+    }
+}
+
+/// The largest heartbeat interval of a consumer-protocol (KIP-848) member, 0 without one (its
+/// `heartbeat_interval_ms` is the group's `consumer_heartbeat_interval_ms`: scenario/members.rs).
+fn consumer_heartbeat_interval_ms(scenario: &Scenario) -> u64 {
+    scenario
+        .member_specs_ever()
+        .filter(|m| m.protocol == Protocol::Consumer)
+        .map(|m| m.settings.heartbeat_interval_ms)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether the timeline crashes or closes a static member (one with `group.instance.id`).
@@ -1012,5 +1048,6 @@ pub fn settle_window(scenario: &Scenario) -> SettleWindow {
         from: SimTime::from_millis(scenario.last_event_end_ms()),
         bound: SimTime::from_millis(bound),
         until: SimTime::from_millis(bound + largest(scenario, |s| s.session_timeout_ms)),
+        bound_terms: settle_bound_terms(scenario),
     }
 }
