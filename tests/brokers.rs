@@ -353,11 +353,16 @@ fn cluster_fault_regressions_pass() {
     // new coordinator restarted its session at the load, and after the expiry the revoking
     // member and then the receiving one learned of the new target at their own next
     // heartbeats: Kafka's timing, past a settle bound that counted no heartbeat interval.
+    // 1409835: the sticky assignor of a leader threw NullPointerException (a previous owner
+    // that takes no part in the reassignment, as in Kafka's `performReassignments`) and the
+    // leader sent an empty assignment, so the group was Stable with nothing owned; Kafka's
+    // poll() throws it, no SyncGroup goes out, and the others go on once the coordinator
+    // drops the leader for the missing SyncGroup (excused as Kafka's own exception).
     for seed in [
         830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606, 7029777,
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
-        1098054, 1288033,
+        1098054, 1288033, 1409835,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

@@ -235,8 +235,15 @@ impl Consumer {
                         ) {
                             Ok(a) => Some(a),
                             Err(e) => {
-                                log!(env, "{name} assignor {protocol} failed: {e}");
-                                Some(Vec::new())
+                                // The leader does not catch its assignor's exception:
+                                // `onLeaderElected` returns it as a failed future, which is
+                                // not retriable, so `joinGroupIfNeeded` throws it from poll()
+                                // and no SyncGroup goes out (AbstractCoordinator).
+                                log!(
+                                    env,
+                                    "{name} assignor {protocol} failed: {e}; poll() throws it, the consumer fails"
+                                );
+                                return self.fail_fatally(env, leader::thrown(&e));
                             }
                         }
                     } else {
@@ -265,15 +272,7 @@ impl Consumer {
                         "{} JoinGroup: INCONSISTENT_GROUP_PROTOCOL, the consumer fails",
                         self.name()
                     );
-                    env.fact(Fact::FatalError {
-                        member: self.idx,
-                        error: "INCONSISTENT_GROUP_PROTOCOL",
-                    });
-                    env.fact(Fact::Crashed {
-                        member: self.idx,
-                        owned: self.owned.clone(),
-                    });
-                    self.alive = false;
+                    self.fail_fatally(env, "INCONSISTENT_GROUP_PROTOCOL");
                 }
                 ErrorCode::UnknownMemberId => {
                     // `resetStateOnResponseError` sets `needsJoinPrepare`: onJoinPrepare runs

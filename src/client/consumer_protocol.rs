@@ -516,16 +516,7 @@ impl Consumer {
                     self.name(),
                     error.name()
                 );
-                env.fact(Fact::FatalError {
-                    member: self.idx,
-                    error: error.name(),
-                });
-                env.fact(Fact::Crashed {
-                    member: self.idx,
-                    owned: self.owned.clone(),
-                });
-                self.alive = false;
-                return;
+                return self.fail_fatally(env, error.name());
             }
             _ => {}
         }

@@ -231,16 +231,7 @@ impl Consumer {
                         "{} SyncGroup: COORDINATOR_LOAD_IN_PROGRESS, the consumer fails",
                         self.name()
                     );
-                    env.fact(Fact::FatalError {
-                        member: self.idx,
-                        error: "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)",
-                    });
-                    env.fact(Fact::Crashed {
-                        member: self.idx,
-                        owned: self.owned.clone(),
-                    });
-                    self.alive = false;
-                    return;
+                    return self.fail_fatally(env, "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)");
                 }
                 self.membership.phase = Phase::Unjoined;
                 self.membership.join_retry = true;

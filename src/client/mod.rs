@@ -425,6 +425,21 @@ impl Consumer {
         self.wake(env);
     }
 
+    /// `KafkaConsumer.poll` threw an exception the application does not survive: it exits
+    /// without closing the consumer (no LeaveGroup, no commit), so ownership ends now as in a
+    /// crash, and the coordinator finds out by the session or a join phase.
+    pub(super) fn fail_fatally(&mut self, env: &mut ClientEnv, error: &'static str) {
+        env.fact(Fact::FatalError {
+            member: self.idx,
+            error,
+        });
+        env.fact(Fact::Crashed {
+            member: self.idx,
+            owned: self.owned.clone(),
+        });
+        self.alive = false;
+    }
+
     /// The process dies: nothing more is sent, ownership ends now.
     pub fn crash(&mut self, env: &mut ClientEnv) {
         if !self.alive {

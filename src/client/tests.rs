@@ -1866,3 +1866,58 @@ fn a_not_coordinator_answer_closes_the_classic_consumers_connection() {
     assert_eq!(h.consumer.coordinator(), None);
     assert!(h.disconnects.is_empty());
 }
+
+#[test]
+fn a_leader_whose_assignor_throws_sends_no_sync_group_and_fails() {
+    // `onLeaderElected` turns the assignor's exception into a failed future that is not
+    // retriable, so `joinGroupIfNeeded` throws it from poll(): no SyncGroup goes out and the
+    // application's loop ends (AbstractCoordinator). Here the group chose an assignor this
+    // member does not have.
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    start_and_find_the_coordinator(&mut h);
+    let sent = h.take_sent();
+    let subscription = join_subscription(&sent[0]).1.clone();
+    let Response::JoinGroup {
+        error,
+        member_id,
+        generation,
+        protocol_type,
+        leader,
+        members,
+        skip_assignment,
+        ..
+    } = join_ok(1, true, subscription)
+    else {
+        unreachable!()
+    };
+    h.respond(
+        10,
+        Response::JoinGroup {
+            error,
+            member_id,
+            generation,
+            protocol_type,
+            protocol_name: Some("no-such-assignor".into()),
+            leader,
+            members,
+            skip_assignment,
+        },
+    );
+    h.run_until(60_000);
+    let sent = h.take_sent();
+    assert!(
+        !sent.iter().any(|r| matches!(
+            r,
+            Request::SyncGroup { .. } | Request::Heartbeat { .. } | Request::JoinGroup { .. }
+        )),
+        "{sent:?}"
+    );
+    assert!(h.facts.contains(&Fact::FatalError {
+        member: 0,
+        error: "the leader's assignor failed",
+    }));
+    assert!(h
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::Crashed { member: 0, .. })));
+}

@@ -63,6 +63,25 @@ fn partition_racks(
         .expect("the scenario's broker racks are validated to fit the assignors' rack sets")
 }
 
+/// What the leader's `KafkaConsumer.poll` throws when its assignor fails (`assign`'s error):
+/// the Java exception Kafka's assignor throws at the same point, which the error names, or
+/// else a limit of the model's own.
+pub fn thrown(error: &str) -> &'static str {
+    if error.contains("NullPointerException") {
+        THROWN_BY_KAFKAS_ASSIGNOR[0]
+    } else if error.contains("IllegalStateException") {
+        THROWN_BY_KAFKAS_ASSIGNOR[1]
+    } else {
+        "the leader's assignor failed"
+    }
+}
+
+/// The exceptions Kafka's own assignors throw, as `thrown` names them.
+pub const THROWN_BY_KAFKAS_ASSIGNOR: [&str; 2] = [
+    "NullPointerException (the leader's assignor)",
+    "IllegalStateException (the leader's assignor)",
+];
+
 /// The leader's assignment: member id -> global partition indexes.
 pub fn assign(
     scenario: &Scenario,
@@ -128,4 +147,23 @@ pub fn assign(
             (m.member_id.clone(), global)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_assignors_failure_is_named_by_the_exception_kafka_throws_there() {
+        let sticky_npe = "sticky: the previous owner of a partition takes no part in \
+                          reassignment (Kafka throws NullPointerException)";
+        assert_eq!(thrown(sticky_npe), THROWN_BY_KAFKAS_ASSIGNOR[0]);
+        let sticky_ise =
+            "sticky: a member did not reach minQuota (Kafka throws IllegalStateException)";
+        assert_eq!(thrown(sticky_ise), THROWN_BY_KAFKAS_ASSIGNOR[1]);
+        assert_eq!(
+            thrown("70000 partitions to assign: more than the sticky assignors can index"),
+            "the leader's assignor failed"
+        );
+    }
 }
