@@ -14,8 +14,10 @@
 //! - each `poll()` with the coordinator unknown blocks in `ensureCoordinatorReady` until it is
 //!   found or the poll's timeout (`poll_timeout_ms`) has passed, then fetches anyway.
 //!
-//! COORDINATOR_LOAD_IN_PROGRESS is retried after the backoff the same way (Kafka keeps the
-//! coordinator and backs off; the next attempt reaches the same broker). A SyncGroup answered
+//! COORDINATOR_LOAD_IN_PROGRESS keeps the coordinator: no lookup, what failed goes again to
+//! the same broker after `retry.backoff.ms` (a Heartbeat on its own timer, a JoinGroup after
+//! the poll loop's sleep in `joinGroupIfNeeded`, a `commitSync` and an OffsetFetch as their
+//! loops do, the KIP-848 heartbeat after its backoff; an async commit is dropped). A SyncGroup answered
 //! COORDINATOR_LOAD_IN_PROGRESS is fatal to the classic consumer (`SyncGroupResponseHandler`
 //! has no case for it: "Unexpected error from SyncGroup", poll() throws).
 
@@ -76,7 +78,12 @@ impl Consumer {
                 broker,
             });
         }
-        // What waited for the coordinator goes on.
+        self.resume_with_coordinator(env);
+    }
+
+    /// What waited for the coordinator goes on: a lookup named it, or the backoff after
+    /// COORDINATOR_LOAD_IN_PROGRESS has passed.
+    fn resume_with_coordinator(&mut self, env: &mut ClientEnv) {
         self.send_waiting_async_commits(env);
         if std::mem::take(&mut self.retry_commit)
             && self.after_commit.is_some()
@@ -134,6 +141,36 @@ impl Consumer {
         self.poll(env);
     }
 
+    /// One retry after COORDINATOR_LOAD_IN_PROGRESS pending at a time, `retry.backoff.ms` from
+    /// now.
+    fn retry_after_load_backoff(&mut self, env: &mut ClientEnv) {
+        if self.load_retry_due.is_none() {
+            let at = env.now() + Duration::from_millis(env.scenario.group.retry_backoff_ms);
+            self.load_retry_due = Some(at);
+            env.after(at, ClientTimer::LoadBackoff);
+        }
+    }
+
+    /// A backoff after COORDINATOR_LOAD_IN_PROGRESS has passed: what failed goes again, if the
+    /// coordinator is still known (else the lookup that finds one sends it), and a poll loop
+    /// that slept before its next JoinGroup goes on.
+    pub(super) fn load_backoff_passed(&mut self, env: &mut ClientEnv) {
+        let now = env.now();
+        if self.load_retry_due.is_some_and(|at| at <= now) {
+            self.load_retry_due = None;
+            if self.membership.coordinator.is_some() {
+                self.resume_with_coordinator(env);
+            }
+        }
+        if self.join_backoff_until.is_some_and(|at| at <= now) {
+            self.join_backoff_until = None;
+            if matches!(self.app, App::Blocked) {
+                self.app = App::Idle;
+                self.poll(env);
+            }
+        }
+    }
+
     /// One lookup retry pending at a time, `retry.backoff.ms` from now.
     fn retry_lookup(&mut self, env: &mut ClientEnv) {
         if !self.lookup_retry_armed {
@@ -180,8 +217,14 @@ impl Consumer {
             kind.name(),
             error.name()
         );
+        // COORDINATOR_LOAD_IN_PROGRESS keeps the coordinator: the request goes again to it
+        // after the backoff (the classic handlers "just retry" or back off, KIP-848's
+        // heartbeat and commit managers likewise); every other error here loses it.
+        let loading = error == ErrorCode::CoordinatorLoadInProgress;
         let coordinator = self.membership.coordinator;
-        self.mark_coordinator_unknown(env, error, error.name());
+        if !loading {
+            self.mark_coordinator_unknown(env, error, error.name());
+        }
         // An error answer came on a live connection: the classic consumer's
         // `markCoordinatorUnknown` disconnects from the coordinator it knew, so what else is
         // in flight on it fails and the answers on their way back are lost (KIP-848's
@@ -198,7 +241,11 @@ impl Consumer {
         // `commitOffsetsSync` and the heartbeat thread sleep `retry.backoff.ms` first).
         let now = env.now();
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-        self.retry_lookup(env);
+        if loading {
+            self.retry_after_load_backoff(env);
+        } else {
+            self.retry_lookup(env);
+        }
         if kind == RequestKind::JoinGroup
             && std::mem::take(&mut self.membership.join_in_flight)
             && self.membership.phase != Phase::AwaitingJoin
@@ -223,6 +270,12 @@ impl Consumer {
             RequestKind::JoinGroup if self.membership.phase == Phase::AwaitingJoin => {
                 self.membership.phase = Phase::Unjoined;
                 self.membership.join_retry = true;
+                if loading {
+                    // `joinGroupIfNeeded` sleeps the backoff in poll() before the next one.
+                    self.join_backoff_until = Some(now + backoff);
+                    env.after(now + backoff, ClientTimer::LoadBackoff);
+                    self.wake(env);
+                }
             }
             RequestKind::SyncGroup if self.membership.phase == Phase::AwaitingSync => {
                 if error == ErrorCode::CoordinatorLoadInProgress {

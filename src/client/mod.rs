@@ -157,6 +157,9 @@ pub enum ClientTimer {
     FindCoordinator,
     /// The poll that looks for the coordinator reaches its timeout.
     CoordinatorWait,
+    /// The backoff after COORDINATOR_LOAD_IN_PROGRESS has passed: what failed goes again to
+    /// the same coordinator.
+    LoadBackoff,
     /// The heartbeat thread's pass that finds its session timer passed, unless a heartbeat is
     /// answered first.
     SessionCheck,
@@ -179,7 +182,8 @@ impl ClientTimer {
             | ClientTimer::MetadataRefresh
             | ClientTimer::RestoreDone(_)
             | ClientTimer::FindCoordinator
-            | ClientTimer::CoordinatorWait => None,
+            | ClientTimer::CoordinatorWait
+            | ClientTimer::LoadBackoff => None,
         }
     }
 }
@@ -275,6 +279,10 @@ pub struct Consumer {
     waiting_for_coordinator: Option<SimTime>,
     coordinator_wait_armed: bool,
     lookup_retry_armed: bool,
+    /// When what failed COORDINATOR_LOAD_IN_PROGRESS goes again (one retry pending at a time).
+    load_retry_due: Option<SimTime>,
+    /// The poll loop sleeps `retry.backoff.ms` before the next JoinGroup (COORDINATOR_LOAD_IN_PROGRESS).
+    join_backoff_until: Option<SimTime>,
     /// The poll's lookup timed out: this poll fetches without the coordinator.
     skip_coordinator_once: bool,
     /// The coordinator was marked unknown and has not been found since.
@@ -324,6 +332,8 @@ impl Consumer {
             waiting_for_coordinator: None,
             coordinator_wait_armed: false,
             lookup_retry_armed: false,
+            load_retry_due: None,
+            join_backoff_until: None,
             skip_coordinator_once: false,
             coordinator_lost: false,
             retry_commit: false,
@@ -543,6 +553,7 @@ impl Consumer {
                 }
             }
             ClientTimer::CoordinatorWait => self.stop_waiting_for_coordinator(env),
+            ClientTimer::LoadBackoff => self.load_backoff_passed(env),
             ClientTimer::SessionCheck => self.check_session(env),
         }
     }

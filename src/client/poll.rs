@@ -146,6 +146,12 @@ impl Consumer {
             return;
         }
         if self.membership.join_due() && self.membership.coordinator.is_some() {
+            if self.join_backoff_until.is_some_and(|at| at > now) {
+                // Asleep in `joinGroupIfNeeded` until the backoff after the last JoinGroup's
+                // COORDINATOR_LOAD_IN_PROGRESS has passed (`load_backoff_passed` wakes it).
+                self.app = App::Blocked;
+                return;
+            }
             self.begin_join(env);
             if !matches!(self.app, App::Idle) {
                 return;

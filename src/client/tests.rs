@@ -1921,3 +1921,46 @@ fn a_leader_whose_assignor_throws_sends_no_sync_group_and_fails() {
         .iter()
         .any(|f| matches!(f, Fact::Crashed { member: 0, .. })));
 }
+
+/// COORDINATOR_LOAD_IN_PROGRESS keeps the coordinator (AbstractCoordinator's JoinGroup handler
+/// "backoff and retry", `joinGroupIfNeeded` sleeping `retry.backoff.ms` in poll(); the KIP-848
+/// heartbeat manager "will backoff and retry"): no FindCoordinator, and what failed goes again
+/// to the same broker once the backoff (100 ms) has passed, not before.
+#[test]
+fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    start_and_find_the_coordinator(&mut h);
+    let sent = h.take_sent();
+    assert!(matches!(&sent[..], [Request::JoinGroup { .. }]), "{sent:?}");
+    let loading = |request| Response::Failed {
+        request,
+        error: ErrorCode::CoordinatorLoadInProgress,
+    };
+    h.respond(10, loading(RequestKind::JoinGroup));
+    assert_eq!(h.consumer.coordinator(), Some(0));
+    h.run_until(109);
+    let sent = h.take_sent();
+    assert!(sent.is_empty(), "asleep in joinGroupIfNeeded: {sent:?}");
+    h.run_until(110);
+    let sent = h.take_sent();
+    assert!(matches!(&sent[..], [Request::JoinGroup { .. }]), "{sent:?}");
+    assert!(!h
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::CoordinatorUnknown { .. })));
+
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    kip_848_member_given(&mut h, vec![0, 1]);
+    h.take_sent();
+    h.respond(20, loading(RequestKind::ConsumerGroupHeartbeat));
+    assert_eq!(h.consumer.coordinator(), Some(0));
+    h.run_until(119);
+    let sent = h.take_sent();
+    assert!(sent.is_empty(), "{sent:?}");
+    h.run_until(120);
+    let sent = h.take_sent();
+    assert!(
+        matches!(&sent[..], [Request::ConsumerGroupHeartbeat { .. }]),
+        "{sent:?}"
+    );
+}
