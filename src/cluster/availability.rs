@@ -117,6 +117,10 @@ enum Step {
         broker: u32,
         back: bool,
     },
+    /// A broker restarted before its old session expired registers, now that it has.
+    Register {
+        broker: u32,
+    },
     PreferredCheck,
 }
 
@@ -563,11 +567,17 @@ impl Controller {
                     {
                         self.fence(at, broker);
                         if std::mem::take(&mut self.pending_restart[broker as usize]) {
-                            self.rejoin(at, broker);
+                            // After the fence's election (pushed first, so first at a tie):
+                            // a new incarnation's registration moves the old one's
+                            // leaderships away (`registerBroker` →
+                            // `handleBrokerUncleanShutdown`), so it leads again only what no
+                            // other replica could take.
+                            self.push(at + self.election, Step::Register { broker });
                         }
                     }
                 }
                 Step::Elect { broker, back } => self.elect(at, broker, back),
+                Step::Register { broker } => self.rejoin(at, broker),
                 Step::PreferredCheck => self.preferred_check(at),
             }
         }
@@ -829,9 +839,13 @@ mod tests {
     }
 
     #[test]
-    fn a_broker_back_before_it_is_fenced_leads_anew_and_reloads_the_coordinator() {
-        // Back at 15 s, fenced at 19 s (its old registration), then in again: with one replica
-        // its partitions never move, but each gets a new leader epoch, the coordinator's too.
+    fn a_broker_back_before_it_is_fenced_registers_after_its_leaderships_moved() {
+        // Back at 15 s, fenced at 19 s (its old registration), then registered: the
+        // registration of a new incarnation moves the old one's leaderships away first
+        // (`registerBroker` -> `handleBrokerUncleanShutdown`), so a partition with one replica
+        // is offline until the broker is unfenced (19.2 s, a new leader epoch), and the group's
+        // coordinator (`__consumer_offsets` has three replicas) moves to another broker and
+        // stays there until the preferred-leader check at 300 s.
         let faults = "[[timeline]]\nat_ms = 10000\naction = \"broker_crash\"\nbroker = 0\n\n\
                       [[timeline]]\nat_ms = 15000\naction = \"broker_restart\"\nbroker = 0\n";
         let (_, replicas, plan) = plan_of(faults, 1);
@@ -839,18 +853,26 @@ mod tests {
             .find(|&p| replicas.leader(p) == 0)
             .expect("a partition on 0");
         assert_eq!(plan.leader_at(p, ms(17_000)), Some(0));
+        assert_eq!(plan.leader_at(p, ms(19_150)), None);
+        assert_eq!(plan.leader_at(p, ms(19_200)), Some(0));
         assert_eq!(
             plan.fetch_blocked_until(0, p, ms(12_000)),
-            Some(ms(19_000 + 110))
+            Some(ms(19_200 + 110))
         );
-        let moves = plan.coordinator_moves();
         assert_eq!(
-            moves.first(),
-            Some(&CoordinatorMove {
-                at: ms(19_100),
-                from: Some(0),
-                to: Some(0)
-            })
+            plan.coordinator_moves(),
+            [
+                CoordinatorMove {
+                    at: ms(19_100),
+                    from: Some(0),
+                    to: Some(1)
+                },
+                CoordinatorMove {
+                    at: ms(300_100),
+                    from: Some(1),
+                    to: Some(0)
+                },
+            ]
         );
     }
 
