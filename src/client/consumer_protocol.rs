@@ -504,12 +504,15 @@ impl Consumer {
                 self.wake(env);
                 return;
             }
-            ErrorCode::UnreleasedInstanceId | ErrorCode::GroupIdNotFound => {
+            ErrorCode::UnreleasedInstanceId
+            | ErrorCode::FencedInstanceId
+            | ErrorCode::GroupIdNotFound => {
                 // `ConsumerHeartbeatRequestManager`: a fatal error, poll() throws and the
                 // application stops (UNRELEASED_INSTANCE_ID: the old process still holds the
                 // static id, it crashed rather than leaving and its session has not expired
-                // yet; GROUP_ID_NOT_FOUND: the group is classic and the migration policy keeps
-                // it so).
+                // yet; FENCED_INSTANCE_ID: another process took the static id over;
+                // GROUP_ID_NOT_FOUND: the group is classic and the migration policy keeps it
+                // so).
                 log!(
                     env,
                     "{} heartbeat: {}, the consumer fails",

@@ -695,7 +695,22 @@ impl ConsumerGroup {
                 .find(|m| m.instance_id.as_deref() == Some(instance.as_str()))
                 .cloned();
             if let Some(old) = holder.filter(|old| &old.member_id != id) {
-                if request.member_epoch != 0 || old.member_epoch != STATIC_LEAVE_EPOCH {
+                // Past its first heartbeat a member whose instance id another member holds
+                // was replaced: fenced (`throwIfInstanceIdIsFenced`).
+                if request.member_epoch != 0 {
+                    return Err(ConsumerHeartbeatResponse::error(
+                        ErrorCode::FencedInstanceId,
+                        format!(
+                            "Static member {id} with instance id {instance} was fenced by member {}.",
+                            old.member_id
+                        ),
+                    ));
+                }
+                // A joining one takes over only an instance its holder released with a
+                // leave (epoch -2), unless the holder speaks the classic protocol
+                // (`getOrMaybeSubscribeStaticConsumerGroupMember` checks the release only
+                // between two consumer-protocol members: `throwIfInstanceIdIsUnreleased`).
+                if old.classic.is_none() && old.member_epoch != STATIC_LEAVE_EPOCH {
                     return Err(ConsumerHeartbeatResponse::error(
                         ErrorCode::UnreleasedInstanceId,
                         format!(

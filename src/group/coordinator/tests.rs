@@ -963,3 +963,40 @@ fn a_partition_pending_revocation_stays_held_when_its_owner_drops_the_topic() {
         epoch_and_assignment(&h.ask(70, 1, consumer_heartbeat("b", b_epoch, None, Some(vec![]))));
     assert_eq!(b_assignment, Some(vec![revoking]));
 }
+
+/// A ConsumerGroupHeartbeat of a static member (`group.instance.id` = "pod-1").
+fn static_heartbeat(member_id: &str, member_epoch: i32, owned: Option<Vec<usize>>) -> Request {
+    let mut request = consumer_heartbeat(
+        member_id,
+        member_epoch,
+        (member_epoch == 0).then_some(&["orders", "audit"][..]),
+        owned,
+    );
+    if let Request::ConsumerGroupHeartbeat { instance_id, .. } = &mut request {
+        *instance_id = Some("pod-1".into());
+    }
+    request
+}
+
+/// `getOrMaybeSubscribeStaticConsumerGroupMember`: a new process (epoch 0) may take over a
+/// static member's instance id only once the holder released it with a leave (epoch -2),
+/// else UNRELEASED_INSTANCE_ID (`throwIfInstanceIdIsUnreleased`); the old process, still
+/// heartbeating at its epoch after the takeover, is FENCED_INSTANCE_ID
+/// (`throwIfInstanceIdIsFenced`).
+#[test]
+fn a_static_instance_is_taken_over_only_once_released_and_the_old_process_is_fenced() {
+    let mut h = two_topic_consumer_group();
+    let (epoch, _) = epoch_and_assignment(&h.ask(10, 0, static_heartbeat("a", 0, Some(vec![]))));
+    assert_eq!(
+        error_of(&h.ask(20, 1, static_heartbeat("b", 0, Some(vec![])))),
+        ErrorCode::UnreleasedInstanceId
+    );
+    // a leaves as a static member does: epoch -2 keeps its assignment for the instance.
+    h.ask(30, 0, static_heartbeat("a", -2, None));
+    let (b_epoch, _) = epoch_and_assignment(&h.ask(40, 1, static_heartbeat("b", 0, Some(vec![]))));
+    assert!(b_epoch > 0);
+    assert_eq!(
+        error_of(&h.ask(50, 0, static_heartbeat("a", epoch, Some(vec![0, 1])))),
+        ErrorCode::FencedInstanceId
+    );
+}
