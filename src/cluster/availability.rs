@@ -813,6 +813,23 @@ mod tests {
         assert_eq!(plan.fetch_blocked_until(0, p, ms(30_000)), Some(ms(60_210)));
     }
 
+    /// The coordinator moves from broker 0 to 1 when 0 is fenced (crashed at 10 s), and the
+    /// preferred-leader check at 300 s hands it back.
+    fn away_from_0_until_the_preferred_leader_check() -> [CoordinatorMove; 2] {
+        [
+            CoordinatorMove {
+                at: ms(19_100),
+                from: Some(0),
+                to: Some(1),
+            },
+            CoordinatorMove {
+                at: ms(300_100),
+                from: Some(1),
+                to: Some(0),
+            },
+        ]
+    }
+
     #[test]
     fn the_coordinator_moves_with_its_offsets_partition_and_comes_back() {
         let faults =
@@ -820,22 +837,7 @@ mod tests {
                       [[timeline]]\nat_ms = 60000\naction = \"broker_restart\"\nbroker = 0\n";
         let (_, _, plan) = plan_of(faults, 1);
         let moves = plan.coordinator_moves();
-        assert_eq!(
-            moves,
-            [
-                CoordinatorMove {
-                    at: ms(19_100),
-                    from: Some(0),
-                    to: Some(1)
-                },
-                // The preferred-leader check at 300 s hands it back.
-                CoordinatorMove {
-                    at: ms(300_100),
-                    from: Some(1),
-                    to: Some(0)
-                },
-            ]
-        );
+        assert_eq!(moves, away_from_0_until_the_preferred_leader_check());
     }
 
     #[test]
@@ -861,18 +863,7 @@ mod tests {
         );
         assert_eq!(
             plan.coordinator_moves(),
-            [
-                CoordinatorMove {
-                    at: ms(19_100),
-                    from: Some(0),
-                    to: Some(1)
-                },
-                CoordinatorMove {
-                    at: ms(300_100),
-                    from: Some(1),
-                    to: Some(0)
-                },
-            ]
+            away_from_0_until_the_preferred_leader_check()
         );
     }
 
