@@ -241,7 +241,8 @@ impl Consumer {
                                 // and no SyncGroup goes out (AbstractCoordinator).
                                 log!(
                                     env,
-                                    "{name} assignor {protocol} failed: {e}; poll() throws it, the consumer fails"
+                                    "{name} assignor {protocol} failed: {e}; poll() throws it, \
+                                     the consumer fails"
                                 );
                                 return self.fail_fatally(env, leader::thrown(&e));
                             }

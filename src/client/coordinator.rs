@@ -17,9 +17,10 @@
 //! COORDINATOR_LOAD_IN_PROGRESS keeps the coordinator: no lookup, what failed goes again to
 //! the same broker after `retry.backoff.ms` (a Heartbeat on its own timer, a JoinGroup after
 //! the poll loop's sleep in `joinGroupIfNeeded`, a `commitSync` and an OffsetFetch as their
-//! loops do, the KIP-848 heartbeat after its backoff; an async commit is dropped). A SyncGroup answered
-//! COORDINATOR_LOAD_IN_PROGRESS is fatal to the classic consumer (`SyncGroupResponseHandler`
-//! has no case for it: "Unexpected error from SyncGroup", poll() throws).
+//! loops do, the KIP-848 heartbeat after its backoff; an async commit is dropped). A SyncGroup
+//! answered COORDINATOR_LOAD_IN_PROGRESS is fatal to the classic consumer
+//! (`SyncGroupResponseHandler` has no case for it: "Unexpected error from SyncGroup", poll()
+//! throws).
 
 use super::*;
 

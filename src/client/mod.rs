@@ -281,7 +281,8 @@ pub struct Consumer {
     lookup_retry_armed: bool,
     /// When what failed COORDINATOR_LOAD_IN_PROGRESS goes again (one retry pending at a time).
     load_retry_due: Option<SimTime>,
-    /// The poll loop sleeps `retry.backoff.ms` before the next JoinGroup (COORDINATOR_LOAD_IN_PROGRESS).
+    /// The poll loop sleeps `retry.backoff.ms` before the next JoinGroup, until then
+    /// (COORDINATOR_LOAD_IN_PROGRESS).
     join_backoff_until: Option<SimTime>,
     /// The poll's lookup timed out: this poll fetches without the coordinator.
     skip_coordinator_once: bool,
