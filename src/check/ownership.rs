@@ -174,7 +174,7 @@ impl Ownership {
                 }
                 // The member's membership (not removed) is given what it went on holding from
                 // a zombie's claim: its own from here.
-                let in_group = !self.removed.get(*member).copied().unwrap_or(false);
+                let in_group = !self.is_removed(*member);
                 if let Some(held) = self.zombie_held.get_mut(*member).filter(|_| in_group) {
                     let kept: Vec<usize> = partitions
                         .iter()
@@ -228,7 +228,7 @@ impl Ownership {
     /// `CurrentAssignmentBuilder` found nothing of it to revoke (`ownsRevokedPartitions`) and
     /// freed it. The first member gives it up there: it must not process it again.
     fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize], found: &mut Findings) {
-        if self.removed.get(m).copied().unwrap_or(false) {
+        if self.is_removed(m) {
             if !parts.is_empty() {
                 found.reached(Coverage::AssignedAfterRemoval);
                 self.hold_as_zombie(m, parts);
@@ -269,6 +269,10 @@ impl Ownership {
             self.zombie_held.resize(m + 1, BTreeSet::new());
         }
         self.zombie_held[m].extend(parts.iter().copied());
+    }
+
+    fn is_removed(&self, m: usize) -> bool {
+        self.removed.get(m).copied().unwrap_or(false)
     }
 
     fn set_removed(&mut self, m: usize, removed: bool) {

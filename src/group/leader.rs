@@ -67,13 +67,10 @@ fn partition_racks(
 /// the Java exception Kafka's assignor throws at the same point, which the error names, or
 /// else a limit of the model's own.
 pub fn thrown(error: &str) -> &'static str {
-    if error.contains("NullPointerException") {
-        THROWN_BY_KAFKAS_ASSIGNOR[0]
-    } else if error.contains("IllegalStateException") {
-        THROWN_BY_KAFKAS_ASSIGNOR[1]
-    } else {
-        "the leader's assignor failed"
-    }
+    THROWN_BY_KAFKAS_ASSIGNOR
+        .into_iter()
+        .find(|name| name.split(' ').next().is_some_and(|e| error.contains(e)))
+        .unwrap_or("the leader's assignor failed")
 }
 
 /// The exceptions Kafka's own assignors throw, as `thrown` names them.

@@ -981,22 +981,19 @@ const BOOTSTRAP_BROKER: u32 = 0;
 /// acknowledgement (`CurrentAssignmentBuilder` keeps it in UNRELEASED_PARTITIONS; the client
 /// heartbeats early only when ACKNOWLEDGING, LEAVING or JOINING: `shouldHeartbeatNow`).
 pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
-    let rebalance = largest(scenario, |s| s.max_poll_interval_ms);
-    let waits = if static_member_goes_silently(scenario) {
-        3
-    } else {
-        1
-    };
-    scenario.last_event_end_ms()
-        + waits * rebalance
-        + largest(scenario, |s| s.session_timeout_ms)
-        + 2 * consumer_heartbeat_interval_ms(scenario)
+    settle_bound(scenario).0
 }
 
-/// `settle_deadline_ms`'s sum in words, for a `not_settled` detail.
-fn settle_bound_terms(scenario: &Scenario) -> &'static str {
-    let kip_848 = consumer_heartbeat_interval_ms(scenario) > 0;
-    match (static_member_goes_silently(scenario), kip_848) {
+/// `settle_deadline_ms` and its sum in words, for a `not_settled` detail.
+fn settle_bound(scenario: &Scenario) -> (u64, &'static str) {
+    let silent_static = static_member_goes_silently(scenario);
+    let heartbeat_interval = consumer_heartbeat_interval_ms(scenario);
+    let waits = if silent_static { 3 } else { 1 };
+    let ms = scenario.last_event_end_ms()
+        + waits * largest(scenario, |s| s.max_poll_interval_ms)
+        + largest(scenario, |s| s.session_timeout_ms)
+        + 2 * heartbeat_interval;
+    let terms = match (silent_static, heartbeat_interval > 0) {
         (false, false) => "last fault's end + rebalance timeout + session timeout",
         (false, true) => {
             "last fault's end + rebalance timeout + session timeout + two heartbeat intervals"
@@ -1005,7 +1002,8 @@ fn settle_bound_terms(scenario: &Scenario) -> &'static str {
         (true, true) => {
             "last fault's end + three rebalance timeouts + session timeout + two heartbeat intervals"
         }
-    }
+    };
+    (ms, terms)
 }
 
 /// The largest heartbeat interval of a consumer-protocol (KIP-848) member, 0 without one (its
@@ -1043,11 +1041,11 @@ fn largest(scenario: &Scenario, setting: impl Fn(&ClientSettings) -> u64) -> u64
 /// When the settle property looks: from the last fault's end, by the settle bound, through a
 /// quiet window of one session timeout after it.
 pub fn settle_window(scenario: &Scenario) -> SettleWindow {
-    let bound = settle_deadline_ms(scenario);
+    let (bound, bound_terms) = settle_bound(scenario);
     SettleWindow {
         from: SimTime::from_millis(scenario.last_event_end_ms()),
         bound: SimTime::from_millis(bound),
         until: SimTime::from_millis(bound + largest(scenario, |s| s.session_timeout_ms)),
-        bound_terms: settle_bound_terms(scenario),
+        bound_terms,
     }
 }
