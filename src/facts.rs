@@ -316,8 +316,20 @@ pub enum Callback {
 /// (`ConsumerMembershipManager.onHeartbeatSuccess` reads any answer while JOINING). A
 /// partition it takes that way is a zombie's claim: the coordinator has handed it on and
 /// fences the member's next heartbeat. The checkers and the metrics both read it.
+///
+/// So is a partition the coordinator freed on the member's word before the member took it:
+/// a heartbeat that left it out, sent while the `onPartitionsAssigned` that takes it had not
+/// completed (`CurrentAssignmentBuilder.ownsRevokedPartitions`), and handed to another member;
+/// the callback still completes afterwards (`AbstractMembershipManager.revokeAndAssign` does
+/// not abort for a newer epoch).
 #[derive(Clone, Debug, Default)]
 pub struct LateAnswers {
+    /// Per partition: the member the coordinator's answers last gave it to, and whether that
+    /// member has taken it since.
+    last_sent: Vec<Option<(usize, bool)>>,
+    /// Per partition: the member whose report left it out after it was sent to it, before
+    /// it took it.
+    freed_on_word_of: Vec<Option<usize>>,
     member_ids: Vec<Option<String>>,
     /// `None` until the coordinator answers the membership with an assignment: a classic
     /// membership never is (its SyncGroup answers are not heartbeat answers), and nothing it
@@ -353,27 +365,62 @@ impl LateAnswers {
             Fact::GroupConverted { .. } => {
                 self.sent_this_membership.fill(None);
                 self.sent_before_removal.fill(BTreeSet::new());
+                self.last_sent.fill(None);
+                self.freed_on_word_of.fill(None);
             }
             Fact::AssignmentSent { member, partitions } => {
                 self.grow(*member);
                 self.sent_this_membership[*member]
                     .get_or_insert_with(BTreeSet::new)
                     .extend(partitions.iter().copied());
+                for &p in partitions {
+                    if self.last_sent.len() <= p {
+                        self.last_sent.resize(p + 1, None);
+                        self.freed_on_word_of.resize(p + 1, None);
+                    }
+                    // An answer repeats what the member holds: only a partition new to it
+                    // waits to be taken.
+                    if self.last_sent[p].is_none_or(|(to, _)| to != *member) {
+                        self.last_sent[p] = Some((*member, false));
+                    }
+                    if self.freed_on_word_of[p] == Some(*member) {
+                        self.freed_on_word_of[p] = None;
+                    }
+                }
+            }
+            Fact::OwnedReported { member, partitions } => {
+                for (p, sent) in self.last_sent.iter().enumerate() {
+                    if *sent == Some((*member, false)) && !partitions.contains(&p) {
+                        self.freed_on_word_of[p] = Some(*member);
+                    }
+                }
+            }
+            Fact::Assigned { member, partitions } => {
+                for &p in partitions {
+                    if let Some(Some((to, taken))) = self.last_sent.get_mut(p) {
+                        *taken |= *to == *member;
+                    }
+                }
             }
             _ => {}
         }
     }
 
-    /// Member `m` taking partition `p` now takes an answer its previous membership was sent:
-    /// the coordinator gave `p` to that membership and has not to this one, which it has
-    /// answered (so the member has rejoined under KIP-848).
+    /// Member `m` taking partition `p` now takes an answer the coordinator no longer stands
+    /// by: one its previous membership was sent (the coordinator gave `p` to that membership
+    /// and has not to this one, which it has answered, so the member has rejoined under
+    /// KIP-848), or one whose `p` the coordinator freed on its word and gave to another.
     pub fn is_late(&self, m: usize, p: usize) -> bool {
-        self.sent_before_removal
-            .get(m)
-            .is_some_and(|before| before.contains(&p))
-            && self.sent_this_membership[m]
-                .as_ref()
-                .is_some_and(|now| !now.contains(&p))
+        let freed = self.freed_on_word_of.get(p) == Some(&Some(m))
+            && self.last_sent[p].is_some_and(|(to, _)| to != m);
+        freed
+            || self
+                .sent_before_removal
+                .get(m)
+                .is_some_and(|before| before.contains(&p))
+                && self.sent_this_membership[m]
+                    .as_ref()
+                    .is_some_and(|now| !now.contains(&p))
     }
 
     fn grow(&mut self, m: usize) {

@@ -358,11 +358,19 @@ fn cluster_fault_regressions_pass() {
     // leader sent an empty assignment, so the group was Stable with nothing owned; Kafka's
     // poll() throws it, no SyncGroup goes out, and the others go on once the coordinator
     // drops the leader for the missing SyncGroup (excused as Kafka's own exception).
+    // 3099277: a KIP-848 answer held by a latency spike gave c3 two partitions; c3's next
+    // heartbeat, sent before its assign callback for them, left them out, so the coordinator
+    // freed them on its word and gave them to c5, and c3's callback completed afterwards
+    // (Kafka's too): the checker called it double ownership, where c3's claim is a zombie's.
+    // 3573007: a KIP-848 member rejoining after a poll timeout took the answer to a heartbeat
+    // sent before it (Kafka does too), then its leave reached the coordinator just before its
+    // rejoin, which gave it the same partitions: its client held them all along, and the
+    // checker and the metrics had them end unowned from the removal on.
     for seed in [
         830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606, 7029777,
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
-        1098054, 1288033, 1409835,
+        1098054, 1288033, 1409835, 3099277, 3573007,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

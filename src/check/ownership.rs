@@ -124,14 +124,21 @@ impl Ownership {
                     .and_then(Option::as_ref)
                     .is_some_and(|current| current != member_id) => {}
             Fact::PollTimeout { member, .. } | Fact::MemberRemoved { member, .. } => {
-                for o in &mut self.owner {
+                let mut held = Vec::new();
+                for (p, o) in self.owner.iter_mut().enumerate() {
                     if *o == Some(*member) {
                         *o = None;
+                        held.push(p);
                     }
                 }
                 self.forget_releases(*member);
                 if matches!(fact, Fact::MemberRemoved { .. }) {
                     self.set_removed(*member, true);
+                    // Its process goes on holding them until a callback gives them up: a
+                    // zombie's, until its next membership is sent them (KIP-848 keeps the
+                    // member id, and a leave the coordinator reads after the member's rejoin
+                    // heartbeat went out is followed at once by that join).
+                    self.hold_as_zombie(*member, &held);
                 }
             }
             // A new coordinator loads the group as its log has it: a member the old one

@@ -735,3 +735,90 @@ fn a_partition_reported_unowned_before_its_callback_started_may_move_on() {
     assert_eq!(kinds, [(7, "double_ownership")], "{:?}", inv.violations);
     assert!(inv.covered.contains(&"moved_in_callback".to_string()));
 }
+
+/// KIP-848: a heartbeat that left out partitions sent to the member, before its assign
+/// callback took them, let the coordinator free them on its word and hand them on
+/// (`CurrentAssignmentBuilder.ownsRevokedPartitions`); the callback completes afterwards
+/// (`revokeAndAssign` does not abort for a newer epoch): the late taker's claim is a zombie's,
+/// not a second owner. A member that took a partition, gave it up and takes it again without
+/// being sent it is one.
+#[test]
+fn a_partition_freed_on_its_members_word_before_it_took_it_is_a_zombies_claim() {
+    let mut c = checks();
+    c.observe(at(1), &sent(0, &[0, 1]));
+    c.observe(at(2), &assigned(0, &[1]));
+    // c1 reports t-1 (taken) but not t-0 (its callback has not run yet).
+    c.observe(at(3), &reported(0, &[1]));
+    c.observe(at(4), &sent(1, &[0]));
+    c.observe(at(4), &assigned(1, &[0]));
+    c.observe(at(5), &assigned(0, &[0]));
+    let processed = |member| Fact::Processed {
+        member,
+        partition: 0,
+        from: 0,
+        to: 1,
+    };
+    c.observe(at(6), &processed(1));
+    c.observe(at(6), &processed(0));
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    // t-1: c1 took it, gave it up (its report left it out then) and c2 was sent it; c1 taking
+    // it again without an answer giving it is a second owner.
+    c.observe(
+        at(7),
+        &Fact::Revoked {
+            member: 0,
+            partitions: vec![1],
+        },
+    );
+    c.observe(at(8), &reported(0, &[]));
+    c.observe(at(9), &sent(1, &[0, 1]));
+    c.observe(at(9), &assigned(1, &[1]));
+    c.observe(at(10), &assigned(0, &[1]));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(10, "double_ownership")]);
+    assert_eq!(inv.zombie_processing.len(), 1);
+    assert_eq!(inv.zombie_processing[0].member, "c1");
+}
+
+/// KIP-848 keeps the member id across a rejoin: a leave the coordinator reads just before the
+/// member's rejoin heartbeat removes it, and the answer to the rejoin gives it partitions its
+/// process never stopped holding. Its client runs no callback for them; they are its own
+/// again from that answer.
+#[test]
+fn partitions_held_through_a_removal_are_owned_again_once_the_next_membership_is_sent_them() {
+    let mut c = checks();
+    let added = || Fact::MemberAdded {
+        member: 0,
+        member_id: "a".into(),
+    };
+    c.observe(at(1), &added());
+    c.observe(at(1), &sent(0, &[0, 1]));
+    c.observe(at(1), &assigned(0, &[0, 1]));
+    c.observe(
+        at(2),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "a".into(),
+        },
+    );
+    c.observe(at(2), &added());
+    c.observe(at(2), &sent(0, &[0]));
+    let processed = |partition| Fact::Processed {
+        member: 0,
+        partition,
+        from: 0,
+        to: 1,
+    };
+    c.observe(at(3), &processed(0));
+    c.observe(at(3), &processed(1));
+    // t-0 is c1's again: a second owner is one; t-1 was not given back, so c2 may take it.
+    c.observe(at(4), &assigned(1, &[0, 1]));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(4, "double_ownership")]);
+    let zombies: Vec<&str> = inv
+        .zombie_processing
+        .iter()
+        .map(|z| z.partition.as_str())
+        .collect();
+    assert_eq!(zombies, ["t-1"]);
+}

@@ -46,6 +46,7 @@ impl Metrics {
 
     pub fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
         self.running_process[m] = false;
+        self.held_when_removed[m].clear();
         self.mark(
             now,
             Mark::Member {
@@ -156,10 +157,32 @@ impl Metrics {
             for p in 0..self.owner.len() {
                 if self.owner[p] == Some(m) {
                     self.release(now, m, p, cause);
+                    self.held_when_removed[m].push(p);
                 }
             }
         }
         self.paused_since[m] = None;
+    }
+
+    /// KIP-848: the coordinator's answer gives member `m` partitions. Those its process went
+    /// on holding since the coordinator removed it are its own again (a leave read after its
+    /// rejoin went out, followed at once by that join): its client, holding them already,
+    /// runs no callback for them (`revokeAndAssign` keeps what it owns).
+    pub fn assignment_sent(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        if !self.in_group[m] || self.held_when_removed[m].is_empty() {
+            return;
+        }
+        let held = &mut self.held_when_removed[m];
+        let back: Vec<usize> = parts.iter().copied().filter(|p| held.contains(p)).collect();
+        held.retain(|p| !back.contains(p));
+        if !back.is_empty() {
+            self.kept(now, m, &back);
+        }
+    }
+
+    /// A callback or a crash gave up what the member held since its removal.
+    fn give_up_held(&mut self, m: usize, parts: &[usize]) {
+        self.held_when_removed[m].retain(|p| !parts.contains(p));
     }
 
     /// A member receives partitions (SyncGroup): it owns them from now. A member the
@@ -245,6 +268,7 @@ impl Metrics {
 
     /// `onPartitionsRevoked` by `close()`: a leaver's own revocation.
     pub fn revoked_on_close(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        self.give_up_held(m, parts);
         if self.formed() {
             self.revocations_total += parts.len() as u64;
             self.revocations_per_member[m] += parts.len() as u64;
@@ -265,6 +289,7 @@ impl Metrics {
     }
 
     pub fn lost(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+        self.give_up_held(m, parts);
         if self.formed() {
             self.lost_total += parts.len() as u64;
         }

@@ -72,6 +72,9 @@ pub struct Metrics {
     stall_started_at: Vec<Option<SimTime>>,
     stalled_parts: Vec<Vec<usize>>,
     in_group: Vec<bool>,
+    /// Per member: what it owned when the coordinator removed it, still held by its process
+    /// (no callback has given it up): its own again once its next membership is sent it.
+    held_when_removed: Vec<Vec<usize>>,
     /// KIP-848 answers of a member's previous membership, taken after it rejoined.
     late: crate::facts::LateAnswers,
     /// Processes running now (started, not stopped or crashed).
@@ -170,6 +173,7 @@ impl Metrics {
             stall_started_at: vec![None; n],
             stalled_parts: vec![Vec::new(); n],
             in_group: vec![false; n],
+            held_when_removed: vec![Vec::new(); n],
             late: Default::default(),
             running_process: vec![false; n],
             incremental_join: scenario.group.protocol == crate::scenario::Protocol::Consumer,
@@ -330,7 +334,10 @@ impl Metrics {
             Fact::Stalled { member, until } => self.stalled(now, *member, *until),
             Fact::StallEnded { member } => self.stall_ended(now, *member),
             Fact::FatalError { member, error } => self.fatal_error(now, *member, error),
-            Fact::Assigned { member, partitions } => self.assigned(now, *member, partitions),
+            Fact::Assigned { member, partitions } => {
+                self.late.observe(fact);
+                self.assigned(now, *member, partitions)
+            }
             Fact::Kept { member, partitions } => self.kept(now, *member, partitions),
             Fact::Revoked { member, partitions } => self.revoked(now, *member, partitions),
             Fact::RevokedOnClose { member, partitions } => {
@@ -379,9 +386,12 @@ impl Metrics {
                 self.late.observe(fact);
                 self.group_converted(now, fact)
             }
-            Fact::AssignmentSent { .. } => self.late.observe(fact),
-            Fact::OwnedReported { .. }
-            | Fact::CommittedRead { .. }
+            Fact::AssignmentSent { member, partitions } => {
+                self.late.observe(fact);
+                self.assignment_sent(now, *member, partitions)
+            }
+            Fact::OwnedReported { .. } => self.late.observe(fact),
+            Fact::CommittedRead { .. }
             | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }
