@@ -7,7 +7,7 @@ use cgsim::world::{run, RunOptions};
 /// leader) lists `["cooperative-sticky", "range"]` and so runs EAGER; a fifth member joins.
 const MIXED: &str = r#"
 name = "mixed"
-duration_ms = 450000
+duration_ms = 460000
 
 [[topics]]
 name = "orders"

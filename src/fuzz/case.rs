@@ -193,8 +193,8 @@ impl Case {
     }
 
     /// The run's length: the settle window (last fault's end + rebalance timeout, three when a
-    /// static member crashes or closes, + session timeout, then a quiet session timeout;
-    /// `world::settle_window`) and the tail.
+    /// static member crashes or closes, + session timeout + two heartbeat intervals, then a
+    /// quiet session timeout; `world::settle_window`) and the tail.
     pub fn duration_ms(&self) -> u64 {
         let g = &self.group;
         let silent_static = self.timeline.iter().any(|e| match &e.action {
@@ -207,11 +207,10 @@ impl Case {
         let waits = if silent_static { 3 } else { 1 };
         // A consumer-protocol member's session is the group's (scenario/members.rs).
         let session = g.session_timeout_ms.max(g.consumer_session_timeout_ms);
-        // KIP-848: two heartbeat intervals more (`world::settle_deadline_ms`).
-        let heartbeats = match g.protocol {
-            Protocol::Consumer => 2 * g.consumer_heartbeat_interval_ms,
-            Protocol::Classic => 0,
-        };
+        // Two heartbeat intervals more, the members' largest (`world::settle_deadline_ms`).
+        let heartbeats = 2 * g
+            .heartbeat_interval_ms
+            .max(g.consumer_heartbeat_interval_ms);
         self.last_event_end_ms()
             + waits * g.max_poll_interval_ms
             + 2 * session

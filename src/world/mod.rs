@@ -923,8 +923,6 @@ fn arrival_lags(
     lags
 }
 
-/// The group must be Stable within rebalance timeout + session timeout after the last timeline
-/// event has ended (DESIGN.md "What counts").
 /// The broker's consumer-group settings from the scenario's `[group]`.
 fn consumer_group_config(scenario: &Scenario) -> ConsumerGroupConfig {
     let g = &scenario.group;
@@ -964,8 +962,10 @@ fn consumer_topics(
 /// The broker a client asks first (its `bootstrap.servers`): FindCoordinator goes there.
 const BOOTSTRAP_BROKER: u32 = 0;
 
-/// The last fault's end + the group's rebalance timeout (its members' largest) + the largest
-/// session timeout; three rebalance timeouts when a static member goes silently (crashes, or
+/// When the group must be Stable: DESIGN.md's "What counts" has it within rebalance timeout +
+/// session timeout after the last timeline event has ended, which Kafka itself can overrun by
+/// the terms below. The last fault's end + the group's rebalance timeout (its members'
+/// largest) + the largest session timeout; three rebalance timeouts when a static member goes silently (crashes, or
 /// closes: a static classic member sends no LeaveGroup), since Kafka removes it late:
 /// `completeClassicGroupJoin` removes only the dynamic members that did not rejoin, so every
 /// join phase waits the whole rebalance timeout for it (the one in progress and a cooperative
@@ -974,12 +974,19 @@ const BOOTSTRAP_BROKER: u32 = 0;
 /// the last join (GroupMetadataManager). The removal's own rebalance then fits in the session
 /// timeout.
 ///
-/// KIP-848 adds two heartbeat intervals: the coordinator answers only heartbeats, so after a
-/// session expires (timers restart when a coordinator loads the group: `onLoaded`) the member
-/// that must revoke learns of the new target at its next heartbeat, and the member that
-/// receives the released partitions at its next heartbeat after the revocation's
-/// acknowledgement (`CurrentAssignmentBuilder` keeps it in UNRELEASED_PARTITIONS; the client
-/// heartbeats early only when ACKNOWLEDGING, LEAVING or JOINING: `shouldHeartbeatNow`).
+/// Two heartbeat intervals more (the members' largest), for the rebalance that removes a crashed
+/// member is noticed by the others only at their next heartbeats:
+/// - classic: a member that crashed with its JoinGroup already counted in a join phase is in
+///   the generation that phase completes, which reschedules every member's session (so the
+///   crash is noticed up to a rebalance timeout + a session timeout after it), and the rest of
+///   the group learns of the rebalance that removes it at their next heartbeat
+///   (REBALANCE_IN_PROGRESS);
+/// - KIP-848: the coordinator answers only heartbeats, so after a session expires (timers
+///   restart when a coordinator loads the group: `onLoaded`) the member that must revoke
+///   learns of the new target at its next heartbeat, and the member that receives the
+///   released partitions at its next heartbeat after the revocation's acknowledgement
+///   (`CurrentAssignmentBuilder` keeps it in UNRELEASED_PARTITIONS; the client heartbeats early
+///   only when ACKNOWLEDGING, LEAVING or JOINING: `shouldHeartbeatNow`).
 pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
     settle_bound(scenario).0
 }
@@ -987,34 +994,17 @@ pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
 /// `settle_deadline_ms` and its sum in words, for a `not_settled` detail.
 fn settle_bound(scenario: &Scenario) -> (u64, &'static str) {
     let silent_static = static_member_goes_silently(scenario);
-    let heartbeat_interval = consumer_heartbeat_interval_ms(scenario);
     let waits = if silent_static { 3 } else { 1 };
     let ms = scenario.last_event_end_ms()
         + waits * largest(scenario, |s| s.max_poll_interval_ms)
         + largest(scenario, |s| s.session_timeout_ms)
-        + 2 * heartbeat_interval;
-    let terms = match (silent_static, heartbeat_interval > 0) {
-        (false, false) => "last fault's end + rebalance timeout + session timeout",
-        (false, true) => {
-            "last fault's end + rebalance timeout + session timeout + two heartbeat intervals"
-        }
-        (true, false) => "last fault's end + three rebalance timeouts + session timeout",
-        (true, true) => {
-            "last fault's end + three rebalance timeouts + session timeout + two heartbeat intervals"
-        }
+        + 2 * largest(scenario, |s| s.heartbeat_interval_ms);
+    let terms = if silent_static {
+        "last fault's end + three rebalance timeouts + session timeout + two heartbeat intervals"
+    } else {
+        "last fault's end + rebalance timeout + session timeout + two heartbeat intervals"
     };
     (ms, terms)
-}
-
-/// The largest heartbeat interval of a consumer-protocol (KIP-848) member, 0 without one (its
-/// `heartbeat_interval_ms` is the group's `consumer_heartbeat_interval_ms`: scenario/members.rs).
-fn consumer_heartbeat_interval_ms(scenario: &Scenario) -> u64 {
-    scenario
-        .member_specs_ever()
-        .filter(|m| m.protocol == Protocol::Consumer)
-        .map(|m| m.settings.heartbeat_interval_ms)
-        .max()
-        .unwrap_or(0)
 }
 
 /// Whether the timeline crashes or closes a static member (one with `group.instance.id`).
