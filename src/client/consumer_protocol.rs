@@ -59,6 +59,15 @@ pub(super) struct ConsumerMembership {
     pub(super) retry_heartbeat: bool,
     /// A heartbeat is wanted as soon as the one in flight is answered.
     send_when_answered: bool,
+    /// The heartbeat manager's `RequestState`: a heartbeat that is not urgent (JOINING,
+    /// ACKNOWLEDGING, LEAVING) goes only once the backoff since the last answer has passed,
+    /// `retry.backoff.ms` (jittered) after a success, exponentially more after each failure
+    /// in a row (`onSuccessfulAttempt`, `onFailedAttempt`, `canSendRequest`).
+    backoff_until: SimTime,
+    failed_attempts: u32,
+    /// When its `heartbeatTimer` expires: the interval from the last heartbeat sent, restarted
+    /// when an answer changes the interval (`updateAndReset`), expired at once by a failure.
+    interval_due: SimTime,
     /// The assignment received and not reconciled yet.
     target: Option<Vec<usize>>,
     /// The last assignment the broker sent, reconciled or not (Kafka's
@@ -81,6 +90,28 @@ pub(super) struct ConsumerMembership {
 }
 
 impl ConsumerMembership {
+    /// `RequestState.reset`: the next heartbeat goes without a backoff.
+    pub(super) fn reset_backoff(&mut self) {
+        self.backoff_until = SimTime::ZERO;
+        self.failed_attempts = 0;
+        self.interval_due = SimTime::ZERO;
+    }
+
+    /// `onFailedAttempt`: the next heartbeat that is not urgent waits the backoff of one more
+    /// failure in a row.
+    pub(super) fn back_off(&mut self, env: &mut ClientEnv) {
+        let g = &env.scenario.group;
+        let ms = backoff::exponential_backoff(
+            g.retry_backoff_ms,
+            g.retry_backoff_max_ms,
+            self.failed_attempts,
+            env.backoff,
+        );
+        self.failed_attempts = self.failed_attempts.saturating_add(1);
+        self.backoff_until = env.now + Duration::from_millis(ms);
+        self.interval_due = SimTime::ZERO;
+    }
+
     pub(super) fn new() -> Self {
         ConsumerMembership {
             state: MemberState::Joining,
@@ -89,6 +120,9 @@ impl ConsumerMembership {
             in_flight: false,
             retry_heartbeat: false,
             send_when_answered: false,
+            backoff_until: SimTime::ZERO,
+            failed_attempts: 0,
+            interval_due: SimTime::ZERO,
             target: None,
             latest_target: None,
             assigning: Vec::new(),
@@ -323,6 +357,16 @@ impl Consumer {
         if matches!(m.state, MemberState::Fenced | MemberState::Stale) {
             return;
         }
+        // `shouldHeartbeatNow` sends at once; any other heartbeat waits for `canSendRequest`.
+        let urgent = matches!(
+            m.state,
+            MemberState::Joining | MemberState::Acknowledging | MemberState::Leaving
+        );
+        let due = m.backoff_until.max(m.interval_due);
+        if !urgent && env.now() < due {
+            env.set_timer(ClientTimer::Heartbeat, due);
+            return;
+        }
         let request = match m.state {
             MemberState::Leaving => Request::ConsumerGroupHeartbeat {
                 member_id,
@@ -378,6 +422,7 @@ impl Consumer {
         };
         m.in_flight = true;
         let interval = m.heartbeat_interval_ms;
+        m.interval_due = env.now() + Duration::from_millis(interval);
         let leaving = m.state == MemberState::Leaving;
         env.send(request);
         self.membership.last_heartbeat_sent = env.now();
@@ -416,8 +461,24 @@ impl Consumer {
                 error,
             });
         }
+        let g = &env.scenario.group;
+        let after_success = backoff::exponential_backoff(
+            g.retry_backoff_ms,
+            g.retry_backoff_max_ms,
+            0,
+            env.backoff,
+        );
         let m = self.kip848();
         m.in_flight = false;
+        match error {
+            ErrorCode::None => {
+                m.failed_attempts = 0;
+                m.backoff_until = env.now + Duration::from_millis(after_success);
+            }
+            // Rejoin at once (`heartbeatRequestState.reset()`).
+            ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId => m.reset_backoff(),
+            _ => {}
+        }
         match error {
             ErrorCode::None => {
                 // A leaving member, or one not in the group (stale after its poll timeout, or
@@ -431,7 +492,11 @@ impl Consumer {
                     return;
                 }
                 m.epoch = member_epoch;
-                m.heartbeat_interval_ms = heartbeat_interval_ms.max(0) as u64;
+                let interval = heartbeat_interval_ms.max(0) as u64;
+                if interval != m.heartbeat_interval_ms {
+                    m.heartbeat_interval_ms = interval;
+                    m.interval_due = env.now + Duration::from_millis(interval);
+                }
                 self.membership.generation = Some(member_epoch);
                 let state = self.kip848().state;
                 // Compared with the last target (Kafka's `currentTargetAssignment`), not with
@@ -458,7 +523,6 @@ impl Consumer {
                                 self.name(),
                                 env.partitions.list(&a)
                             );
-                            let last_sent = self.membership.last_heartbeat_sent;
                             let m = self.kip848();
                             m.target = Some(a);
                             // A new target ends ACKNOWLEDGING (`processAssignmentReceived`):
@@ -466,8 +530,7 @@ impl Consumer {
                             // heartbeat goes at once only if its interval is up
                             // (`canSendRequest`), before the reconciliation, reporting what
                             // the member owned before this target; else once it is reconciled.
-                            let interval = Duration::from_millis(m.heartbeat_interval_ms);
-                            m.send_when_answered &= env.now() >= last_sent + interval;
+                            m.send_when_answered &= env.now() >= m.interval_due;
                             self.move_to(env, MemberState::Reconciling);
                             self.wake(env);
                         }
@@ -523,16 +586,14 @@ impl Consumer {
             }
             _ => {}
         }
-        let last_sent = self.membership.last_heartbeat_sent;
         let m = self.kip848();
         let at_once =
             std::mem::take(&mut m.send_when_answered) || m.state == MemberState::Acknowledging;
-        let interval = m.heartbeat_interval_ms;
+        let (interval, due) = (m.heartbeat_interval_ms, m.interval_due.max(m.backoff_until));
         if at_once {
             self.send_consumer_heartbeat(env);
         } else if interval > 0 {
-            let at = last_sent + Duration::from_millis(interval);
-            env.set_timer(ClientTimer::Heartbeat, at.max(env.now()));
+            env.set_timer(ClientTimer::Heartbeat, due.max(env.now()));
         }
     }
 

@@ -299,6 +299,15 @@ impl Consumer {
                 m.in_flight = false;
                 m.forget_sent();
                 m.retry_heartbeat = true;
+                // NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE go again as soon as a
+                // coordinator is found (`reset`); any other failure backs off
+                // (AbstractHeartbeatRequestManager.onErrorResponse, onFailure).
+                match error {
+                    ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable => {
+                        m.reset_backoff()
+                    }
+                    _ => m.back_off(env),
+                }
             }
             _ => {}
         }

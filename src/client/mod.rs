@@ -10,11 +10,13 @@
 //! [`ClientEnv`] (read-only views of the world) and writes [`ClientEffect`]s (requests, keyed
 //! timers, one-shot timers, facts) that the world applies.
 
+mod backoff;
 mod classic;
 mod consumer_protocol;
 mod coordinator;
 
 use classic::{ClassicMembership, Phase};
+
 mod commit;
 mod fetch;
 mod heartbeat;
@@ -79,6 +81,8 @@ pub struct ClientEnv<'a> {
     /// Fetch round trips: the one `fetch` stream all members share, a draw per poll, so the
     /// polls' order decides who gets which round trip.
     pub fetch: &'a mut Stream,
+    /// The jitter of retry backoffs (`retry-backoff`, one stream all members share).
+    pub backoff: &'a mut Stream,
     /// Previous owners and standby placement, for state recovery.
     pub standby: &'a StandbyPlacement,
     /// Where each partition's replicas are: the leader's metadata for the assignors, and the

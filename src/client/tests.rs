@@ -25,6 +25,7 @@ struct Harness {
     replicas: crate::cluster::Replicas,
     availability: crate::cluster::Availability,
     fetch: Stream,
+    backoff: Stream,
     arrival_lag_us: Vec<u64>,
     consumer: Consumer,
     now: SimTime,
@@ -56,6 +57,7 @@ impl Harness {
             standby: StandbyPlacement::new(1, partitions.len()),
             arrival_lag_us: vec![0; partitions.len()],
             fetch: streams.stream("fetch"),
+            backoff: streams.stream("retry-backoff"),
             consumer: Consumer::new(0, scenario.members[0].clone()),
             now: SimTime::ZERO,
             keyed: Default::default(),
@@ -80,6 +82,7 @@ impl Harness {
             logs: &self.logs,
             arrival_lag_us: &self.arrival_lag_us,
             fetch: &mut self.fetch,
+            backoff: &mut self.backoff,
             standby: &self.standby,
             replicas: &self.replicas,
             availability: &self.availability,
@@ -1923,4 +1926,65 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
         matches!(&sent[..], [Request::ConsumerGroupHeartbeat { .. }]),
         "{sent:?}"
     );
+}
+
+/// The KIP-848 heartbeat manager's `RequestState`: a heartbeat that is not urgent goes only
+/// once the heartbeat interval has passed since the last one was sent and the backoff since
+/// the last answer: `retry.backoff.ms` with a fifth of jitter after a success (so an answer
+/// that comes after the interval is due is not followed by a heartbeat at once), doubled
+/// after each failure in a row up to `retry.backoff.max.ms`; an acknowledgement goes at once.
+#[test]
+fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    kip_848_member_given(&mut h, vec![0]);
+    h.respond(
+        20,
+        Response::OffsetFetch {
+            committed: vec![(0, None)],
+        },
+    );
+    let heartbeats = |h: &mut Harness| -> Vec<u64> {
+        std::mem::take(&mut h.sent)
+            .into_iter()
+            .filter(|(_, r)| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+            .map(|(at, _)| at.as_millis())
+            .collect()
+    };
+    h.run_until(30);
+    let ack = heartbeats(&mut h);
+    assert_eq!(ack.len(), 1, "the acknowledgement goes at once: {ack:?}");
+    h.respond(40, consumer_heartbeat_ok(2, None));
+    // The next one goes at the interval from the acknowledgement, and is answered late.
+    h.run_until(6_000);
+    assert_eq!(heartbeats(&mut h), [ack[0] + 5_000]);
+    h.respond(11_000, consumer_heartbeat_ok(2, None));
+    h.run_until(11_079);
+    assert!(
+        heartbeats(&mut h).is_empty(),
+        "not at once after the answer"
+    );
+    h.run_until(11_200);
+    let after = heartbeats(&mut h);
+    assert!(
+        matches!(after[..], [t] if (11_080..11_120).contains(&t)),
+        "{after:?}"
+    );
+    // COORDINATOR_LOAD_IN_PROGRESS four times in a row: 100 ms (the coordinator's load
+    // backoff, then its own of 80..120 ms), 200, 400, 800 ms, each with its jitter.
+    let mut last = after[0];
+    for (low, high) in [(100, 120), (160, 240), (320, 480), (640, 960)] {
+        h.respond(
+            last + 5,
+            Response::Failed {
+                request: RequestKind::ConsumerGroupHeartbeat,
+                error: ErrorCode::CoordinatorLoadInProgress,
+            },
+        );
+        h.run_until(last + 2_000);
+        let next = heartbeats(&mut h);
+        assert_eq!(next.len(), 1, "{next:?}");
+        let gap = next[0] - (last + 5);
+        assert!((low..high).contains(&gap), "{gap} ms, not in {low}..{high}");
+        last = next[0];
+    }
 }

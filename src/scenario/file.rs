@@ -262,6 +262,10 @@ pub struct GroupFile {
     pub fetch_max_wait_ms: u64,
     #[serde(default = "default_retry_backoff")]
     pub retry_backoff_ms: u64,
+    /// `retry.backoff.max.ms`: the cap of the exponential backoff (KIP-580) between failed
+    /// attempts.
+    #[serde(default = "default_retry_backoff_max")]
+    pub retry_backoff_max_ms: u64,
     /// `request.timeout.ms`: a request with no answer by then fails (the connection is closed).
     #[serde(default = "default_request_timeout")]
     pub request_timeout_ms: u64,
@@ -395,6 +399,9 @@ fn default_fetch_max_wait() -> u64 {
 }
 fn default_retry_backoff() -> u64 {
     100
+}
+fn default_retry_backoff_max() -> u64 {
+    1_000
 }
 fn default_request_timeout() -> u64 {
     30_000

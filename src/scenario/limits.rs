@@ -116,6 +116,7 @@ pub(super) fn check_file(file: &ScenarioFile, keys: &KeySpans) -> Result<(), Inv
         ("record_processing_us", g.record_processing_us),
         ("fetch_max_wait_ms", g.fetch_max_wait_ms),
         ("retry_backoff_ms", g.retry_backoff_ms),
+        ("retry_backoff_max_ms", g.retry_backoff_max_ms),
         ("on_partitions_revoked_ms", g.on_partitions_revoked_ms),
         ("on_partitions_assigned_ms", g.on_partitions_assigned_ms),
         ("metadata_max_age_ms", g.metadata_max_age_ms),

@@ -120,6 +120,8 @@ pub struct GroupSpec {
     pub record_processing_us: u64,
     pub fetch_max_wait_ms: u64,
     pub retry_backoff_ms: u64,
+    /// `retry.backoff.max.ms`.
+    pub retry_backoff_max_ms: u64,
     /// `request.timeout.ms`.
     pub request_timeout_ms: u64,
     /// The application's `poll(Duration)` timeout.

@@ -211,9 +211,13 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
             "group.max_poll_records must be at least 1".into(),
         ));
     }
-    if g.auto_commit_interval_ms == 0 || g.fetch_max_wait_ms == 0 || g.retry_backoff_ms == 0 {
+    if g.auto_commit_interval_ms == 0
+        || g.fetch_max_wait_ms == 0
+        || g.retry_backoff_ms == 0
+        || g.retry_backoff_max_ms == 0
+    {
         return Err(whole(
-            "group.auto_commit_interval_ms, fetch_max_wait_ms and retry_backoff_ms must be positive".into(),
+            "group.auto_commit_interval_ms, fetch_max_wait_ms, retry_backoff_ms and retry_backoff_max_ms must be positive".into(),
         ));
     }
     let group = GroupSpec {
@@ -233,6 +237,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         record_processing_us: g.record_processing_us,
         fetch_max_wait_ms: g.fetch_max_wait_ms,
         retry_backoff_ms: g.retry_backoff_ms,
+        retry_backoff_max_ms: g.retry_backoff_max_ms,
         request_timeout_ms: g.request_timeout_ms,
         poll_timeout_ms: g.poll_timeout_ms,
         commit_after_batch: match g.commit_after_batch {

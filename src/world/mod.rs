@@ -168,6 +168,8 @@ struct World<'s> {
     observers: Observers,
     /// Fetch round trips.
     fetch: Stream,
+    /// The jitter of the clients' retry backoffs.
+    backoff: Stream,
     /// Extra delay before each partition's records reach a consumer (out-of-order arrival,
     /// and the join's wait for the other side).
     arrival_lag_us: Vec<u64>,
@@ -280,6 +282,7 @@ impl<'s> World<'s> {
                 metrics,
             },
             fetch: streams.stream("fetch"),
+            backoff: streams.stream("retry-backoff"),
             arrival_lag_us,
             coordinator,
             members: scenario
@@ -791,6 +794,7 @@ impl<'s> World<'s> {
             logs: &self.logs,
             arrival_lag_us: &self.arrival_lag_us,
             fetch: &mut self.fetch,
+            backoff: &mut self.backoff,
             standby: &self.observers.standby,
             replicas: &self.cluster.replicas,
             availability: &self.cluster.availability,

@@ -1,0 +1,64 @@
+//! Kafka's `ExponentialBackoff` (KIP-580), as the clients use it between failed attempts:
+//! `retry.backoff.ms` doubled per attempt up to `retry.backoff.max.ms`, with a random factor in
+//! [0.8, 1.2) (`CommonClientConfigs.RETRY_BACKOFF_JITTER`), capped at the maximum. With a
+//! maximum at or below the initial backoff it is the maximum, fixed and without jitter.
+
+use crate::sim::rng::Stream;
+
+/// The backoff before attempt `attempts + 1` after `attempts` failures (0: the first retry),
+/// in milliseconds; its jitter is drawn from `stream` (nothing is drawn when it has none).
+pub fn exponential_backoff(
+    initial_ms: u64,
+    max_ms: u64,
+    attempts: u32,
+    stream: &mut Stream,
+) -> u64 {
+    if max_ms <= initial_ms {
+        return max_ms;
+    }
+    // initial * 2^min(attempts, log2(max / initial)): doubled until it would pass the maximum,
+    // which is where the exponent's cap puts it.
+    let term = initial_ms
+        .checked_shl(attempts)
+        .filter(|t| t >> attempts == initial_ms && *t < max_ms)
+        .unwrap_or(max_ms);
+    // `(long) (randomFactor * term)`, the factor uniform in [0.8, 1.2), in millionths.
+    let factor = stream.between(800_000, 1_199_999);
+    (term * factor / 1_000_000).min(max_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_from_the_initial_backoff_with_a_fifth_of_jitter_up_to_the_maximum() {
+        let mut stream = Stream::derive(1, "retry-backoff");
+        for (attempts, low, high) in [(0, 80, 119), (1, 160, 239), (2, 320, 479), (3, 640, 959)] {
+            let drawn: Vec<u64> = (0..200)
+                .map(|_| exponential_backoff(100, 1_000, attempts, &mut stream))
+                .collect();
+            assert!(
+                drawn.iter().all(|b| (low..=high).contains(b)),
+                "{attempts}: {drawn:?}"
+            );
+            assert!(
+                drawn.iter().min() < Some(&(low + 10)) && drawn.iter().max() > Some(&(high - 10))
+            );
+        }
+        // From the fourth retry on the term is the maximum, and the jitter cannot pass it.
+        for attempts in [4, 5, 31, 32, 64, u32::MAX] {
+            let b = exponential_backoff(100, 1_000, attempts, &mut stream);
+            assert!((800..=1_000).contains(&b), "{attempts}: {b}");
+        }
+    }
+
+    #[test]
+    fn a_maximum_at_or_below_the_initial_backoff_is_fixed_and_draws_nothing() {
+        let mut stream = Stream::derive(1, "retry-backoff");
+        let mut untouched = Stream::derive(1, "retry-backoff");
+        assert_eq!(exponential_backoff(100, 100, 3, &mut stream), 100);
+        assert_eq!(exponential_backoff(500, 200, 0, &mut stream), 200);
+        assert_eq!(stream.next_u64(), untouched.next_u64());
+    }
+}
