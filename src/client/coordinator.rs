@@ -265,7 +265,7 @@ impl Consumer {
             RequestKind::Heartbeat => {
                 self.membership.heartbeats_in_flight.pop_front();
                 if self.membership.heartbeat_enabled {
-                    env.set_timer(ClientTimer::Heartbeat, now + backoff);
+                    self.fail_heartbeat(env);
                 }
             }
             RequestKind::JoinGroup if self.membership.phase == Phase::AwaitingJoin => {

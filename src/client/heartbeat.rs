@@ -15,6 +15,8 @@ impl Consumer {
     pub(super) fn enable_heartbeat(&mut self, env: &mut ClientEnv) {
         self.disable_heartbeat(env);
         self.membership.heartbeat_enabled = true;
+        // `resetTimeouts`: the heartbeat timer restarts at the interval.
+        self.membership.heartbeat_retry_at = SimTime::ZERO;
         let now = env.now();
         self.membership.last_heartbeat_sent = now;
         self.reset_session_timer(env);
@@ -49,6 +51,14 @@ impl Consumer {
             env.set_timer(ClientTimer::Heartbeat, now + backoff);
             return;
         }
+        // `shouldHeartbeat`: after a failure, not before its backoff has passed (the thread
+        // looks on its passes, every `retry.backoff.ms`).
+        if now < self.membership.heartbeat_retry_at {
+            let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+            let at = next_pass(now, backoff, self.membership.heartbeat_retry_at);
+            env.set_timer(ClientTimer::Heartbeat, at);
+            return;
+        }
         // The session timer is checked before a heartbeat is sent.
         if now >= self.membership.session_deadline
             && (self.session_timed_out(env) || !self.membership.heartbeat_enabled)
@@ -75,6 +85,24 @@ impl Consumer {
             let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
             env.set_timer(ClientTimer::SessionCheck, next_pass(now, backoff, deadline));
         }
+    }
+
+    /// `Heartbeat.failHeartbeat`: the next heartbeat waits the backoff of one more failure in a
+    /// row; the thread, woken, looks again on its passes every `retry.backoff.ms` from now.
+    pub(super) fn fail_heartbeat(&mut self, env: &mut ClientEnv) {
+        let g = &env.scenario.group;
+        let ms = backoff::exponential_backoff(
+            g.retry_backoff_ms,
+            g.retry_backoff_max_ms,
+            self.membership.failed_heartbeats,
+            env.backoff,
+        );
+        let now = env.now();
+        self.membership.failed_heartbeats = self.membership.failed_heartbeats.saturating_add(1);
+        self.membership.heartbeat_retry_at = now + Duration::from_millis(ms);
+        let pass = Duration::from_millis(g.retry_backoff_ms);
+        let at = next_pass(now, pass, self.membership.heartbeat_retry_at);
+        env.set_timer(ClientTimer::Heartbeat, at);
     }
 
     /// The heartbeat thread's pass armed at the session timer.
@@ -127,9 +155,10 @@ impl Consumer {
         error: ErrorCode,
         sent_generation: i32,
     ) -> bool {
-        // `receiveHeartbeat`: the session timer restarts.
+        // `receiveHeartbeat`: the session timer restarts, and the failures in a row are over.
         if matches!(error, ErrorCode::None | ErrorCode::RebalanceInProgress) {
             self.reset_session_timer(env);
+            self.membership.failed_heartbeats = 0;
         }
         match error {
             ErrorCode::None => false,

@@ -1988,3 +1988,56 @@ fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
         last = next[0];
     }
 }
+
+/// `Heartbeat.failHeartbeat`: after a failed heartbeat the next waits `retry.backoff.ms`,
+/// doubled per failure in a row up to `retry.backoff.max.ms`, with a fifth of jitter
+/// (KIP-580), sent on the heartbeat thread's first pass (every `retry.backoff.ms` from the
+/// failure) after it; an answered heartbeat ends the run of failures.
+#[test]
+fn a_classic_heartbeat_backs_off_exponentially_after_failures_in_a_row() {
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    join_group(&mut h);
+    let heartbeats = |h: &mut Harness| -> Vec<u64> {
+        std::mem::take(&mut h.sent)
+            .into_iter()
+            .filter(|(_, r)| matches!(r, Request::Heartbeat { .. }))
+            .map(|(at, _)| at.as_millis())
+            .collect()
+    };
+    h.run_until(3_100);
+    let mut last = heartbeats(&mut h);
+    assert_eq!(last.len(), 1, "{last:?}");
+    let failed = || Response::Failed {
+        request: RequestKind::Heartbeat,
+        error: ErrorCode::CoordinatorLoadInProgress,
+    };
+    // 80..120 ms, 160..240, 320..480, 640..960, then at most the 1 s cap: on the 100 ms passes.
+    for passes in [1..=2, 2..=3, 4..=5, 7..=10, 8..=10] {
+        let failed_at = last[0] + 5;
+        h.respond(failed_at, failed());
+        h.run_until(failed_at + 1_100);
+        last = heartbeats(&mut h);
+        assert_eq!(last.len(), 1, "{last:?}");
+        let gap = last[0] - failed_at;
+        assert!(
+            gap % 100 == 0 && passes.contains(&(gap / 100)),
+            "{gap} ms, not {passes:?} passes"
+        );
+    }
+    // Answered: the next failure backs off from the start again.
+    h.respond(
+        last[0] + 5,
+        Response::Heartbeat {
+            error: ErrorCode::None,
+        },
+    );
+    h.run_until(last[0] + 3_100);
+    last = heartbeats(&mut h);
+    h.respond(last[0] + 5, failed());
+    h.run_until(last[0] + 300);
+    let again = heartbeats(&mut h);
+    assert!(
+        matches!(again[..], [t] if t - (last[0] + 5) <= 200),
+        "{again:?}"
+    );
+}
