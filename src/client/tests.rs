@@ -147,6 +147,16 @@ impl Harness {
             .collect()
     }
 
+    /// When each request `kind` picks out was sent since the last look (in ms), taking every
+    /// request sent.
+    fn sent_at(&mut self, kind: impl Fn(&Request) -> bool) -> Vec<u64> {
+        std::mem::take(&mut self.sent)
+            .into_iter()
+            .filter(|(_, r)| kind(r))
+            .map(|(at, _)| at.as_millis())
+            .collect()
+    }
+
     fn pending_one_shot(&self, matches: impl Fn(&ClientTimer) -> bool) -> Option<u64> {
         self.one_shots
             .iter()
@@ -1943,13 +1953,8 @@ fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
             committed: vec![(0, None)],
         },
     );
-    let heartbeats = |h: &mut Harness| -> Vec<u64> {
-        std::mem::take(&mut h.sent)
-            .into_iter()
-            .filter(|(_, r)| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
-            .map(|(at, _)| at.as_millis())
-            .collect()
-    };
+    let heartbeats =
+        |h: &mut Harness| h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
     h.run_until(30);
     let ack = heartbeats(&mut h);
     assert_eq!(ack.len(), 1, "the acknowledgement goes at once: {ack:?}");
@@ -1997,13 +2002,7 @@ fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
 fn a_classic_heartbeat_backs_off_exponentially_after_failures_in_a_row() {
     let mut h = Harness::new("assignors = [\"range\"]", "");
     join_group(&mut h);
-    let heartbeats = |h: &mut Harness| -> Vec<u64> {
-        std::mem::take(&mut h.sent)
-            .into_iter()
-            .filter(|(_, r)| matches!(r, Request::Heartbeat { .. }))
-            .map(|(at, _)| at.as_millis())
-            .collect()
-    };
+    let heartbeats = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::Heartbeat { .. }));
     h.run_until(3_100);
     let mut last = heartbeats(&mut h);
     assert_eq!(last.len(), 1, "{last:?}");
