@@ -100,15 +100,8 @@ impl ConsumerMembership {
     /// `onFailedAttempt`: the next heartbeat that is not urgent waits the backoff of one more
     /// failure in a row.
     pub(super) fn back_off(&mut self, env: &mut ClientEnv) {
-        let g = &env.scenario.group;
-        let ms = backoff::exponential_backoff(
-            g.retry_backoff_ms,
-            g.retry_backoff_max_ms,
-            self.failed_attempts,
-            env.backoff,
-        );
+        self.backoff_until = env.now + env.retry_backoff(self.failed_attempts);
         self.failed_attempts = self.failed_attempts.saturating_add(1);
-        self.backoff_until = env.now + Duration::from_millis(ms);
         self.interval_due = SimTime::ZERO;
     }
 
@@ -461,19 +454,12 @@ impl Consumer {
                 error,
             });
         }
-        let g = &env.scenario.group;
-        let after_success = backoff::exponential_backoff(
-            g.retry_backoff_ms,
-            g.retry_backoff_max_ms,
-            0,
-            env.backoff,
-        );
         let m = self.kip848();
         m.in_flight = false;
         match error {
             ErrorCode::None => {
                 m.failed_attempts = 0;
-                m.backoff_until = env.now + Duration::from_millis(after_success);
+                m.backoff_until = env.now + env.retry_backoff(0);
             }
             // Rejoin at once (`heartbeatRequestState.reset()`).
             ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId => m.reset_backoff(),

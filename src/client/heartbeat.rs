@@ -90,17 +90,11 @@ impl Consumer {
     /// `Heartbeat.failHeartbeat`: the next heartbeat waits the backoff of one more failure in a
     /// row; the thread, woken, looks again on its passes every `retry.backoff.ms` from now.
     pub(super) fn fail_heartbeat(&mut self, env: &mut ClientEnv) {
-        let g = &env.scenario.group;
-        let ms = backoff::exponential_backoff(
-            g.retry_backoff_ms,
-            g.retry_backoff_max_ms,
-            self.membership.failed_heartbeats,
-            env.backoff,
-        );
         let now = env.now();
+        self.membership.heartbeat_retry_at =
+            now + env.retry_backoff(self.membership.failed_heartbeats);
         self.membership.failed_heartbeats = self.membership.failed_heartbeats.saturating_add(1);
-        self.membership.heartbeat_retry_at = now + Duration::from_millis(ms);
-        let pass = Duration::from_millis(g.retry_backoff_ms);
+        let pass = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         let at = next_pass(now, pass, self.membership.heartbeat_retry_at);
         env.set_timer(ClientTimer::Heartbeat, at);
     }

@@ -129,6 +129,19 @@ impl ClientEnv<'_> {
         self.out.push(ClientEffect::Disconnect(broker));
     }
 
+    /// Kafka's `ExponentialBackoff` after `attempts` failures in a row (0 after a success),
+    /// its jitter drawn from the `retry-backoff` stream.
+    fn retry_backoff(&mut self, attempts: u32) -> Duration {
+        let g = &self.scenario.group;
+        let ms = backoff::exponential_backoff(
+            g.retry_backoff_ms,
+            g.retry_backoff_max_ms,
+            attempts,
+            self.backoff,
+        );
+        Duration::from_millis(ms)
+    }
+
     fn logging(&self) -> bool {
         self.out.logging()
     }
