@@ -54,10 +54,7 @@ impl Consumer {
         // `shouldHeartbeat`: after a failure, not before its backoff has passed (the thread
         // looks on its passes, every `retry.backoff.ms`).
         if now < self.membership.heartbeat_retry_at {
-            let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-            let at = next_pass(now, backoff, self.membership.heartbeat_retry_at);
-            env.set_timer(ClientTimer::Heartbeat, at);
-            return;
+            return self.arm_heartbeat_retry(env);
         }
         // The session timer is checked before a heartbeat is sent.
         if now >= self.membership.session_deadline
@@ -90,12 +87,16 @@ impl Consumer {
     /// `Heartbeat.failHeartbeat`: the next heartbeat waits the backoff of one more failure in a
     /// row; the thread, woken, looks again on its passes every `retry.backoff.ms` from now.
     pub(super) fn fail_heartbeat(&mut self, env: &mut ClientEnv) {
-        let now = env.now();
         self.membership.heartbeat_retry_at =
-            now + env.retry_backoff(self.membership.failed_heartbeats);
+            env.now() + env.retry_backoff(self.membership.failed_heartbeats);
         self.membership.failed_heartbeats = self.membership.failed_heartbeats.saturating_add(1);
+        self.arm_heartbeat_retry(env);
+    }
+
+    /// The thread's first pass (every `retry.backoff.ms` from now) at or after the retry.
+    fn arm_heartbeat_retry(&mut self, env: &mut ClientEnv) {
         let pass = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-        let at = next_pass(now, pass, self.membership.heartbeat_retry_at);
+        let at = next_pass(env.now(), pass, self.membership.heartbeat_retry_at);
         env.set_timer(ClientTimer::Heartbeat, at);
     }
 
