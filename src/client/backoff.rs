@@ -4,6 +4,36 @@
 //! maximum at or below the initial backoff it is the maximum, fixed and without jitter.
 
 use crate::sim::rng::Stream;
+use crate::sim::SimTime;
+
+/// A synchronous call's request that failed with a retriable error (a `commitSync`, an
+/// OffsetFetch for committed offsets): it goes again once its backoff has passed and the
+/// coordinator is known. The attempts count within one call: `commitOffsetsSync` and
+/// `fetchCommittedOffsets` sleep `retryBackoff.backoff(attempts++)` between tries, and KIP-848's
+/// commit manager keeps one `RequestState` per call.
+#[derive(Debug, Default)]
+pub(super) struct SyncRetry {
+    /// Failed attempts in a row within this call.
+    pub(super) attempts: u32,
+    /// When it goes again (`None`: nothing waits to be retried).
+    pub(super) due: Option<SimTime>,
+}
+
+impl SyncRetry {
+    /// Whether a retry waits, and its backoff has passed by `now`.
+    pub(super) fn is_due(&self, now: SimTime) -> bool {
+        self.due.is_some_and(|at| at <= now)
+    }
+
+    /// The retry, if due by `now`: taken (it goes now).
+    pub(super) fn take_due(&mut self, now: SimTime) -> bool {
+        let due = self.is_due(now);
+        if due {
+            self.due = None;
+        }
+        due
+    }
+}
 
 /// The backoff before attempt `attempts + 1` after `attempts` failures (0: the first retry),
 /// in milliseconds; its jitter is drawn from `stream` (nothing is drawn when it has none).

@@ -154,7 +154,10 @@ impl Consumer {
         }
     }
 
+    /// The poll loop waits on a synchronous commit just sent: a new call, whose retries back
+    /// off from the start.
     pub(super) fn block_on_commit(&mut self, after: AfterCommit) {
+        self.commit_retry = backoff::SyncRetry::default();
         self.after_commit = Some(after);
         self.app = App::Blocked;
     }

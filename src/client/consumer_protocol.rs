@@ -583,6 +583,34 @@ impl Consumer {
         }
     }
 
+    /// A ConsumerGroupHeartbeat got no answer from the group (`Response::Failed`: an error that
+    /// loses the coordinator, COORDINATOR_LOAD_IN_PROGRESS, a disconnect or a timeout).
+    /// NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE go again as soon as a coordinator is
+    /// found (`reset`); any other failure backs off (AbstractHeartbeatRequestManager's
+    /// `onErrorResponse` and `onFailure`).
+    pub(super) fn consumer_heartbeat_failed(&mut self, env: &mut ClientEnv, error: ErrorCode) {
+        let m = self.kip848();
+        m.in_flight = false;
+        m.forget_sent();
+        match error {
+            ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable => m.reset_backoff(),
+            _ => m.back_off(env),
+        }
+        if error != ErrorCode::CoordinatorLoadInProgress {
+            m.retry_heartbeat = true;
+            return;
+        }
+        // The coordinator is kept, and the heartbeat manager's own state decides: a JOINING
+        // member sends again at once (`heartbeatNow` skips `canSendRequest`), any other once
+        // its backoff has passed (an acknowledgement is STABLE once sent,
+        // `onHeartbeatRequestGenerated`).
+        if m.state == MemberState::Joining {
+            self.send_consumer_heartbeat(env);
+        } else {
+            env.set_timer(ClientTimer::Heartbeat, m.backoff_until);
+        }
+    }
+
     /// The background thread checks the poll timer: past `max.poll.interval.ms` the member
     /// leaves (epoch -1) and is STALE; its partitions are lost at the next poll.
     pub(super) fn consumer_check_poll_timer(&mut self, env: &mut ClientEnv) {

@@ -6,8 +6,9 @@
 //!   broker, every `retry.backoff.ms` until one names a coordinator the client can connect to;
 //! - a Heartbeat that failed is retried after the backoff (`failHeartbeat`); a JoinGroup or
 //!   SyncGroup that failed rejoins with a new JoinGroup, same member id and generation, without
-//!   running `onJoinPrepare` again; a `commitSync` and an OffsetFetch are sent again once the
-//!   coordinator is known; an async commit is dropped (its callback gets a retriable error);
+//!   running `onJoinPrepare` again; a `commitSync` and an OffsetFetch are sent again once
+//!   their backoff has passed (exponential over the failures of one call, `backoff::SyncRetry`) and
+//!   the coordinator is known; an async commit is dropped (its callback gets a retriable error);
 //! - KIP-848: the next ConsumerGroupHeartbeat is a full one (`resetHeartbeatState`);
 //! - nothing gives up the member's partitions: it goes on fetching and processing them from
 //!   the leaders it can reach, until an answer says it was fenced (a zombie, as in Kafka);
@@ -15,9 +16,10 @@
 //!   found or the poll's timeout (`poll_timeout_ms`) has passed, then fetches anyway.
 //!
 //! COORDINATOR_LOAD_IN_PROGRESS keeps the coordinator: no lookup, what failed goes again to
-//! the same broker after `retry.backoff.ms` (a Heartbeat on its own timer, a JoinGroup after
-//! the poll loop's sleep in `joinGroupIfNeeded`, a `commitSync` and an OffsetFetch as their
-//! loops do, the KIP-848 heartbeat after its backoff; an async commit is dropped). A SyncGroup
+//! the same broker after its backoff (a Heartbeat after `failHeartbeat`'s, a JoinGroup after
+//! the poll loop's `retry.backoff.ms` sleep in `joinGroupIfNeeded`, a `commitSync` and an
+//! OffsetFetch after their calls' exponential one, the KIP-848 heartbeat at once while
+//! JOINING and after its `RequestState`'s backoff otherwise; an async commit is dropped). A SyncGroup
 //! answered COORDINATOR_LOAD_IN_PROGRESS is fatal to the classic consumer
 //! (`SyncGroupResponseHandler` has no case for it: "Unexpected error from SyncGroup", poll()
 //! throws).
@@ -86,13 +88,12 @@ impl Consumer {
     /// COORDINATOR_LOAD_IN_PROGRESS has passed.
     fn resume_with_coordinator(&mut self, env: &mut ClientEnv) {
         self.send_waiting_async_commits(env);
-        if std::mem::take(&mut self.retry_commit)
-            && self.after_commit.is_some()
-            && !self.send_commit(env)
+        let now = env.now();
+        if self.commit_retry.take_due(now) && self.after_commit.is_some() && !self.send_commit(env)
         {
             return self.commit_answered(env);
         }
-        if std::mem::take(&mut self.retry_offsets) && self.awaiting_offsets {
+        if self.offsets_retry.take_due(now) && self.awaiting_offsets {
             let partitions = self.offsets_requested.clone();
             env.send(Request::OffsetFetch { partitions });
         }
@@ -142,26 +143,27 @@ impl Consumer {
         self.poll(env);
     }
 
-    /// One retry after COORDINATOR_LOAD_IN_PROGRESS pending at a time, `retry.backoff.ms` from
-    /// now.
-    fn retry_after_load_backoff(&mut self, env: &mut ClientEnv) {
-        if self.load_retry_due.is_none() {
-            let at = env.now() + Duration::from_millis(env.scenario.group.retry_backoff_ms);
-            self.load_retry_due = Some(at);
-            env.after(at, ClientTimer::LoadBackoff);
-        }
+    /// A synchronous call's request failed: it goes again after `backoff`.
+    fn retry_after(&mut self, env: &mut ClientEnv, offsets: bool, backoff: Duration) {
+        let at = env.now() + backoff;
+        let retry = if offsets {
+            &mut self.offsets_retry
+        } else {
+            &mut self.commit_retry
+        };
+        retry.due = Some(at);
+        retry.attempts = retry.attempts.saturating_add(1);
+        env.after(at, ClientTimer::RetryBackoff);
     }
 
-    /// A backoff after COORDINATOR_LOAD_IN_PROGRESS has passed: what failed goes again, if the
-    /// coordinator is still known (else the lookup that finds one sends it), and a poll loop
-    /// that slept before its next JoinGroup goes on.
-    pub(super) fn load_backoff_passed(&mut self, env: &mut ClientEnv) {
+    /// A retry's backoff has passed: a synchronous commit or an OffsetFetch goes again, if the
+    /// coordinator is known (else the lookup that finds one sends it), and a poll loop that
+    /// slept before its next JoinGroup goes on.
+    pub(super) fn retry_backoff_passed(&mut self, env: &mut ClientEnv) {
         let now = env.now();
-        if self.load_retry_due.is_some_and(|at| at <= now) {
-            self.load_retry_due = None;
-            if self.membership.coordinator.is_some() {
-                self.resume_with_coordinator(env);
-            }
+        let due = self.commit_retry.is_due(now) || self.offsets_retry.is_due(now);
+        if due && self.membership.coordinator.is_some() {
+            self.resume_with_coordinator(env);
         }
         if self.join_backoff_until.is_some_and(|at| at <= now) {
             self.join_backoff_until = None;
@@ -242,9 +244,7 @@ impl Consumer {
         // `commitOffsetsSync` and the heartbeat thread sleep `retry.backoff.ms` first).
         let now = env.now();
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-        if loading {
-            self.retry_after_load_backoff(env);
-        } else {
+        if !loading {
             self.retry_lookup(env);
         }
         if kind == RequestKind::JoinGroup
@@ -274,7 +274,7 @@ impl Consumer {
                 if loading {
                     // `joinGroupIfNeeded` sleeps the backoff in poll() before the next one.
                     self.join_backoff_until = Some(now + backoff);
-                    env.after(now + backoff, ClientTimer::LoadBackoff);
+                    env.after(now + backoff, ClientTimer::RetryBackoff);
                     self.wake(env);
                 }
             }
@@ -290,24 +290,26 @@ impl Consumer {
                 self.membership.phase = Phase::Unjoined;
                 self.membership.join_retry = true;
             }
-            // Only a synchronous commit (the poll loop waits on it) is sent again.
-            RequestKind::OffsetCommit if self.after_commit.is_some() => self.retry_commit = true,
+            // Only a synchronous commit (the poll loop waits on it) is sent again: after
+            // `retry.backoff.ms` for `onJoinPrepare`'s (its poll sleeps that and calls it again,
+            // ConsumerCoordinator.onJoinPrepare), else after the exponential backoff of one more
+            // failure in this call (`commitOffsetsSync`; KIP-848's commit `RequestState`).
+            RequestKind::OffsetCommit if self.after_commit.is_some() => {
+                let backoff = if matches!(self.after_commit, Some(AfterCommit::Join)) {
+                    backoff
+                } else {
+                    env.retry_backoff(self.commit_retry.attempts)
+                };
+                self.retry_after(env, false, backoff);
+            }
             RequestKind::OffsetCommit => self.auto_commit_failed(env),
-            RequestKind::OffsetFetch if self.awaiting_offsets => self.retry_offsets = true,
+            // `fetchCommittedOffsets` (and KIP-848's OffsetFetch `RequestState`) likewise.
+            RequestKind::OffsetFetch if self.awaiting_offsets => {
+                let backoff = env.retry_backoff(self.offsets_retry.attempts);
+                self.retry_after(env, true, backoff);
+            }
             RequestKind::ConsumerGroupHeartbeat if self.consumer_membership.is_some() => {
-                let m = self.kip848();
-                m.in_flight = false;
-                m.forget_sent();
-                m.retry_heartbeat = true;
-                // NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE go again as soon as a
-                // coordinator is found (`reset`); any other failure backs off
-                // (AbstractHeartbeatRequestManager.onErrorResponse, onFailure).
-                match error {
-                    ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable => {
-                        m.reset_backoff()
-                    }
-                    _ => m.back_off(env),
-                }
+                self.consumer_heartbeat_failed(env, error)
             }
             _ => {}
         }

@@ -174,9 +174,10 @@ pub enum ClientTimer {
     FindCoordinator,
     /// The poll that looks for the coordinator reaches its timeout.
     CoordinatorWait,
-    /// The backoff after COORDINATOR_LOAD_IN_PROGRESS has passed: what failed goes again to
-    /// the same coordinator.
-    LoadBackoff,
+    /// A retry's backoff has passed: a synchronous commit or an OffsetFetch that failed goes
+    /// again (if the coordinator is known), a poll loop that slept before its next JoinGroup
+    /// goes on.
+    RetryBackoff,
     /// The heartbeat thread's pass that finds its session timer passed, unless a heartbeat is
     /// answered first.
     SessionCheck,
@@ -200,7 +201,7 @@ impl ClientTimer {
             | ClientTimer::RestoreDone(_)
             | ClientTimer::FindCoordinator
             | ClientTimer::CoordinatorWait
-            | ClientTimer::LoadBackoff => None,
+            | ClientTimer::RetryBackoff => None,
         }
     }
 }
@@ -296,8 +297,6 @@ pub struct Consumer {
     waiting_for_coordinator: Option<SimTime>,
     coordinator_wait_armed: bool,
     lookup_retry_armed: bool,
-    /// When what failed COORDINATOR_LOAD_IN_PROGRESS goes again (one retry pending at a time).
-    load_retry_due: Option<SimTime>,
     /// The poll loop sleeps `retry.backoff.ms` before the next JoinGroup, until then
     /// (COORDINATOR_LOAD_IN_PROGRESS).
     join_backoff_until: Option<SimTime>,
@@ -305,9 +304,10 @@ pub struct Consumer {
     skip_coordinator_once: bool,
     /// The coordinator was marked unknown and has not been found since.
     coordinator_lost: bool,
-    /// A synchronous commit or an OffsetFetch failed: sent again once the coordinator is known.
-    retry_commit: bool,
-    retry_offsets: bool,
+    /// A synchronous commit or an OffsetFetch failed: sent again once its backoff has passed
+    /// and the coordinator is known.
+    commit_retry: backoff::SyncRetry,
+    offsets_retry: backoff::SyncRetry,
     /// The generation each OffsetCommit in flight went out in, oldest first (a connection
     /// answers in order).
     commits_in_flight: VecDeque<i32>,
@@ -350,14 +350,13 @@ impl Consumer {
             waiting_for_coordinator: None,
             coordinator_wait_armed: false,
             lookup_retry_armed: false,
-            load_retry_due: None,
             join_backoff_until: None,
             skip_coordinator_once: false,
             coordinator_lost: false,
-            retry_commit: false,
+            commit_retry: backoff::SyncRetry::default(),
             commits_in_flight: VecDeque::new(),
             async_commits_waiting: Vec::new(),
-            retry_offsets: false,
+            offsets_retry: backoff::SyncRetry::default(),
             offsets_requested: Vec::new(),
         }
     }
@@ -571,7 +570,7 @@ impl Consumer {
                 }
             }
             ClientTimer::CoordinatorWait => self.stop_waiting_for_coordinator(env),
-            ClientTimer::LoadBackoff => self.load_backoff_passed(env),
+            ClientTimer::RetryBackoff => self.retry_backoff_passed(env),
             ClientTimer::SessionCheck => self.check_session(env),
         }
     }
@@ -654,7 +653,7 @@ impl Consumer {
                 if self.join_prepare_commit_done(env, false) {
                     return;
                 }
-                if !self.retry_commit {
+                if self.commit_retry.due.is_none() {
                     self.commit_answered(env);
                 }
             }

@@ -148,7 +148,7 @@ impl Consumer {
         if self.membership.join_due() && self.membership.coordinator.is_some() {
             if self.join_backoff_until.is_some_and(|at| at > now) {
                 // Asleep in `joinGroupIfNeeded` until the backoff after the last JoinGroup's
-                // COORDINATOR_LOAD_IN_PROGRESS has passed (`load_backoff_passed` wakes it).
+                // COORDINATOR_LOAD_IN_PROGRESS has passed (`retry_backoff_passed` wakes it).
                 self.app = App::Blocked;
                 return;
             }
@@ -199,6 +199,7 @@ impl Consumer {
             let partitions = std::mem::take(&mut self.pending_fetch);
             self.offsets_requested.clone_from(&partitions);
             self.awaiting_offsets = true;
+            self.offsets_retry = backoff::SyncRetry::default();
             self.app = App::Blocked;
             env.send(Request::OffsetFetch { partitions });
             return;

@@ -1816,6 +1816,111 @@ fn commit_fails_until_the_coordinator_is_found(h: &mut Harness, failed: u64, fou
     h.respond(found, Response::FindCoordinator { broker: 0 });
 }
 
+/// `commitOffsetsSync`: a synchronous commit that failed with a retriable error goes again
+/// after `retryBackoff.backoff(attempts++)`: 100, 200, 400, 800 ms for the failures in a row
+/// of one call, each with a fifth of jitter (KIP-580), and not before, even when the
+/// coordinator it lost is found earlier. A new call backs off from the start.
+#[test]
+fn a_commit_sync_backs_off_exponentially_within_one_call() {
+    let mut h = Harness::new(
+        "assignors = [\"range\"]",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 100\n",
+    );
+    join_group(&mut h);
+    h.run_until(2000);
+    h.take_sent();
+    h.call(|c, env| c.close(env));
+    let commits = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::OffsetCommit { .. }));
+    h.run_until(2010);
+    let mut last = commits(&mut h);
+    assert_eq!(last.len(), 1, "close()'s commit: {last:?}");
+    for (low, high) in [(80, 120), (160, 240), (320, 480), (640, 960)] {
+        let failed_at = last[0] + 5;
+        h.respond(
+            failed_at,
+            Response::Failed {
+                request: RequestKind::OffsetCommit,
+                error: ErrorCode::CoordinatorLoadInProgress,
+            },
+        );
+        h.run_until(failed_at + 1_000);
+        last = commits(&mut h);
+        assert_eq!(last.len(), 1, "{last:?}");
+        let gap = last[0] - failed_at;
+        assert!((low..high).contains(&gap), "{gap} ms, not in {low}..{high}");
+    }
+    // NOT_COORDINATOR, the fifth failure: the coordinator is found within 130 ms, the commit
+    // waits out its backoff (at least 800 ms) before it goes again.
+    let failed_at = last[0] + 5;
+    commit_fails_until_the_coordinator_is_found(&mut h, failed_at, failed_at + 130);
+    h.run_until(failed_at + 799);
+    assert_eq!(commits(&mut h), [0u64; 0]);
+    h.run_until(failed_at + 1_001);
+    assert_eq!(commits(&mut h).len(), 1);
+
+    // A commitSync after a batch is a new call: its first retry is 80..120 ms again.
+    let mut h = Harness::new(
+        "assignors = [\"range\"]\ncommit_after_batch = \"sync\"",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 100\n",
+    );
+    join_group(&mut h);
+    for _ in 0..2 {
+        h.run_until(h.now.as_millis() + 1_000);
+        let sent = commits(&mut h);
+        let failed_at = *sent.last().expect("a commit after a batch") + 1;
+        h.respond(
+            failed_at,
+            Response::Failed {
+                request: RequestKind::OffsetCommit,
+                error: ErrorCode::CoordinatorLoadInProgress,
+            },
+        );
+        h.run_until(failed_at + 200);
+        let again = commits(&mut h);
+        assert!(
+            matches!(again[..], [t] if (80..120).contains(&(t - failed_at))),
+            "{again:?}"
+        );
+        h.respond(
+            again[0] + 1,
+            Response::OffsetCommit {
+                error: ErrorCode::None,
+            },
+        );
+    }
+}
+
+/// `fetchCommittedOffsets` backs off the same way between failed OffsetFetches.
+#[test]
+fn an_offset_fetch_backs_off_exponentially() {
+    let mut h = Harness::new("assignors = [\"range\"]", "");
+    start_and_find_the_coordinator(&mut h);
+    h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
+    let sent = h.take_sent();
+    let subscription = join_subscription(&sent[0]).1.clone();
+    h.respond(20, join_ok(1, true, subscription));
+    h.take_sent();
+    h.respond(30, sync_ok(vec![0, 1, 2, 3]));
+    let fetches = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::OffsetFetch { .. }));
+    let mut last = fetches(&mut h);
+    assert_eq!(last.len(), 1, "{last:?}");
+    for (low, high) in [(80, 120), (160, 240), (320, 480)] {
+        let failed_at = last[0] + 5;
+        h.respond(
+            failed_at,
+            Response::Failed {
+                request: RequestKind::OffsetFetch,
+                error: ErrorCode::CoordinatorLoadInProgress,
+            },
+        );
+        h.run_until(failed_at + 600);
+        last = fetches(&mut h);
+        assert_eq!(last.len(), 1, "{last:?}");
+        let gap = last[0] - failed_at;
+        assert!((low..high).contains(&gap), "{gap} ms, not in {low}..{high}");
+    }
+}
+
 /// `markCoordinatorUnknown(error)`: a classic consumer answered NOT_COORDINATOR or
 /// COORDINATOR_NOT_AVAILABLE disconnects from the coordinator it knew (`disconnectAsync`), so
 /// what else is in flight on that connection fails; a request that got no answer (a
@@ -1898,7 +2003,9 @@ fn a_leader_whose_assignor_throws_sends_no_sync_group_and_fails() {
 /// COORDINATOR_LOAD_IN_PROGRESS keeps the coordinator (AbstractCoordinator's JoinGroup handler
 /// "backoff and retry", `joinGroupIfNeeded` sleeping `retry.backoff.ms` in poll(); the KIP-848
 /// heartbeat manager "will backoff and retry"): no FindCoordinator, and what failed goes again
-/// to the same broker once the backoff (100 ms) has passed, not before.
+/// to the same broker once the backoff has passed, not before: 100 ms for the JoinGroup, the
+/// heartbeat manager's 80..120 ms (`retry.backoff.ms` with a fifth of jitter) for a member past
+/// JOINING. A JOINING member sends its heartbeat again at once (`heartbeatNow`).
 #[test]
 fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
     let mut h = Harness::new("assignors = [\"range\"]", "");
@@ -1927,15 +2034,29 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
     h.take_sent();
     h.respond(20, loading(RequestKind::ConsumerGroupHeartbeat));
     assert_eq!(h.consumer.coordinator(), Some(0));
-    h.run_until(119);
+    h.run_until(99);
     let sent = h.take_sent();
     assert!(sent.is_empty(), "{sent:?}");
-    h.run_until(120);
-    let sent = h.take_sent();
+    h.run_until(140);
+    let sent = h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
     assert!(
-        matches!(&sent[..], [Request::ConsumerGroupHeartbeat { .. }]),
+        matches!(sent[..], [t] if (100..140).contains(&t)),
         "{sent:?}"
     );
+    assert!(!h
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::CoordinatorUnknown { .. })));
+
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    start_and_find_the_coordinator(&mut h);
+    let joins =
+        |h: &mut Harness| h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
+    assert_eq!(joins(&mut h), [0]);
+    for at in [3, 7] {
+        h.respond(at, loading(RequestKind::ConsumerGroupHeartbeat));
+        assert_eq!(joins(&mut h), [at], "JOINING: at once");
+    }
 }
 
 /// The KIP-848 heartbeat manager's `RequestState`: a heartbeat that is not urgent goes only
@@ -1974,10 +2095,10 @@ fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
         matches!(after[..], [t] if (11_080..11_120).contains(&t)),
         "{after:?}"
     );
-    // COORDINATOR_LOAD_IN_PROGRESS four times in a row: 100 ms (the coordinator's load
-    // backoff, then its own of 80..120 ms), 200, 400, 800 ms, each with its jitter.
+    // COORDINATOR_LOAD_IN_PROGRESS four times in a row: 100, 200, 400, 800 ms, each with its
+    // jitter.
     let mut last = after[0];
-    for (low, high) in [(100, 120), (160, 240), (320, 480), (640, 960)] {
+    for (low, high) in [(80, 120), (160, 240), (320, 480), (640, 960)] {
         h.respond(
             last + 5,
             Response::Failed {

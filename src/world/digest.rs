@@ -112,7 +112,7 @@ fn client_timer(d: &mut Digest, timer: &ClientTimer) {
         ClientTimer::FindCoordinator => d.u8(9),
         ClientTimer::CoordinatorWait => d.u8(10),
         ClientTimer::SessionCheck => d.u8(11),
-        ClientTimer::LoadBackoff => d.u8(12),
+        ClientTimer::RetryBackoff => d.u8(12),
     }
 }
 
