@@ -7,8 +7,9 @@
 //! - a Heartbeat that failed is retried after the backoff (`failHeartbeat`); a JoinGroup or
 //!   SyncGroup that failed rejoins with a new JoinGroup, same member id and generation, without
 //!   running `onJoinPrepare` again; a `commitSync` and an OffsetFetch are sent again once
-//!   their backoff has passed (exponential over the failures of one call, `backoff::SyncRetry`) and
-//!   the coordinator is known; an async commit is dropped (its callback gets a retriable error);
+//!   their backoff has passed (exponential over the failures of one call,
+//!   `backoff::SyncRetry`) and the coordinator is known; an async commit is dropped (its
+//!   callback gets a retriable error);
 //! - KIP-848: the next ConsumerGroupHeartbeat is a full one (`resetHeartbeatState`);
 //! - nothing gives up the member's partitions: it goes on fetching and processing them from
 //!   the leaders it can reach, until an answer says it was fenced (a zombie, as in Kafka);
@@ -19,8 +20,8 @@
 //! the same broker after its backoff (a Heartbeat after `failHeartbeat`'s, a JoinGroup after
 //! the poll loop's `retry.backoff.ms` sleep in `joinGroupIfNeeded`, a `commitSync` and an
 //! OffsetFetch after their calls' exponential one, the KIP-848 heartbeat at once while
-//! JOINING and after its `RequestState`'s backoff otherwise; an async commit is dropped). A SyncGroup
-//! answered COORDINATOR_LOAD_IN_PROGRESS is fatal to the classic consumer
+//! JOINING and after its `RequestState`'s backoff otherwise; an async commit is dropped). A
+//! SyncGroup answered COORDINATOR_LOAD_IN_PROGRESS is fatal to the classic consumer
 //! (`SyncGroupResponseHandler` has no case for it: "Unexpected error from SyncGroup", poll()
 //! throws).
 
