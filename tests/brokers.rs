@@ -376,11 +376,21 @@ fn cluster_fault_regressions_pass() {
     // processed it. Kafka waits out its `RequestState` backoff after every answer first.
     // 4183358: the same path, found by this stop's sweep before that fix: the member went on
     // committing the partition handed on, below its new owner's commit (offset_regression).
+    // 5253944: a latency spike held a KIP-848 member's heartbeat, sent during its assign
+    // callback, until after the callback and its first batch; the coordinator freed the
+    // partition on that word and handed it on, and the member's next report listing it did
+    // not take it back. The checker called the member a second owner; it is a zombie's hold
+    // until its revocation.
+    // 5652545 and 5850848: a static member the join phase moved on from (it was cut off from
+    // the coordinator) had processed past the committed offset; once it rejoined, its revoke
+    // listener committed that, and the new owner's next commit of its own position went below
+    // it. Kafka's coordinator checks a commit's generation, not who owns what.
     for seed in [
         830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606, 7029777,
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
-        1098054, 1288033, 1409835, 3099277, 3573007, 3159053, 287902, 4183358,
+        1098054, 1288033, 1409835, 3099277, 3573007, 3159053, 287902, 4183358, 5253944, 5652545,
+        5850848,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

@@ -181,9 +181,10 @@ impl Checks {
             } if self.ownership.owner(*partition) == Some(*member) => {
                 self.ownership.processed_by_owner(*partition)
             }
-            Fact::OffsetCommitted { .. } | Fact::CommittedRead { .. } => {
+            Fact::OffsetCommitted { partition, .. } | Fact::CommittedRead { partition, .. } => {
+                let owner = self.ownership.owner(*partition);
                 let mut found = findings!(self);
-                self.offsets.observe(now, fact, &mut found);
+                self.offsets.observe(now, fact, owner, &mut found);
             }
             _ => {
                 let mut found = findings!(self);

@@ -27,6 +27,13 @@ pub struct Ownership {
     processed_by_owner: Vec<bool>,
     /// Per partition: the member the coordinator last sent it to (KIP-848).
     sent_to: Vec<Option<usize>>,
+    /// Per member: the assignment the coordinator's answers last gave it (KIP-848).
+    target: Vec<Option<BTreeSet<usize>>>,
+    /// Per partition: the coordinator freed it on its owner's word while the owner held it (a
+    /// report that left it out, sent before the owner's `onPartitionsAssigned` completed, read
+    /// with the partition out of the owner's target): the owner holds it as a zombie once
+    /// another member takes it.
+    freed_while_held: Vec<bool>,
     /// Per partition: the member whose heartbeat, received after the partition was sent to
     /// it, left it out (its `onPartitionsAssigned` had not run yet): if it then takes the
     /// partition, the coordinator may already have freed it.
@@ -55,6 +62,8 @@ impl Ownership {
             reported_unowned: vec![false; partitions],
             processed_by_owner: vec![false; partitions],
             sent_to: vec![None; partitions],
+            target: Vec::new(),
+            freed_while_held: vec![false; partitions],
             reported_before_taken: vec![None; partitions],
             removed: Vec::new(),
             late: LateAnswers::default(),
@@ -141,6 +150,8 @@ impl Ownership {
                     self.hold_as_zombie(*member, &held);
                 }
             }
+            // A converted group starts over: a classic group's assignments are not answers.
+            Fact::GroupConverted { .. } => self.target.clear(),
             // A new coordinator loads the group as its log has it: a member the old one
             // removed from its memory only (a rebalance in progress is forgotten) is a member
             // again, and one the log lacks rejoins (added anew).
@@ -166,9 +177,13 @@ impl Ownership {
             // waited for the poll loop, or delayed on the wire): the partitions sent to the
             // member and left out of its report count as reported unowned once it takes them.
             Fact::OwnedReported { member, partitions } => {
+                let target = self.target.get(*member).and_then(Option::as_ref);
                 for (p, o) in self.owner.iter().enumerate() {
                     if *o == Some(*member) {
                         self.reported_unowned[p] = !partitions.contains(&p);
+                        if self.reported_unowned[p] && target.is_some_and(|t| !t.contains(&p)) {
+                            self.freed_while_held[p] = true;
+                        }
                     } else if self.sent_to[p] == Some(*member) {
                         self.reported_before_taken[p] =
                             (!partitions.contains(&p)).then_some(*member);
@@ -179,6 +194,17 @@ impl Ownership {
                 for &p in partitions {
                     self.sent_to[p] = Some(*member);
                 }
+                // The answer to a report that left out a partition the member holds, and the
+                // partition out of its target: the coordinator has freed it.
+                for (p, o) in self.owner.iter().enumerate() {
+                    if *o == Some(*member) && self.reported_unowned[p] && !partitions.contains(&p) {
+                        self.freed_while_held[p] = true;
+                    }
+                }
+                if self.target.len() <= *member {
+                    self.target.resize(*member + 1, None);
+                }
+                self.target[*member] = Some(partitions.iter().copied().collect());
                 // The member's membership (not removed) is given what it went on holding from
                 // a zombie's claim: its own from here.
                 let in_group = !self.is_removed(*member);
@@ -256,6 +282,14 @@ impl Ownership {
             {
                 self.released[p].insert(o);
                 found.reached(Coverage::MovedInCallback);
+            } else if let Some(o) = previous.filter(|_| self.freed_while_held[p]) {
+                // The report that left `p` out was sent while `o`'s callback still ran and
+                // read after it had completed (held on the wire): `o` took `p` and processed
+                // it, and the coordinator freed it on that word. `o` goes on holding it, a
+                // zombie, until the answer with its new target reaches it and its
+                // reconciliation revokes it (fuzz --cluster-faults seed 5253944).
+                found.reached(Coverage::MovedInCallback);
+                self.hold_as_zombie(o, &[p]);
             } else if let Some(o) = previous {
                 let names = found.names;
                 let detail = format!(
@@ -265,6 +299,7 @@ impl Ownership {
                 found.violation(now, Property::DoubleOwnership, detail);
             }
             self.owner[p] = Some(m);
+            self.freed_while_held[p] = false;
             self.released[p].remove(&m);
             self.reported_unowned[p] = self.reported_before_taken[p].take() == Some(m);
             self.processed_by_owner[p] = false;
@@ -300,6 +335,7 @@ impl Ownership {
         for &p in parts {
             if self.owner[p] == Some(m) {
                 self.owner[p] = None;
+                self.freed_while_held[p] = false;
             }
         }
     }

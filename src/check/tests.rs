@@ -290,6 +290,34 @@ fn an_injected_claim_is_caught() {
     assert_eq!(c.finish().violations[0].kind, "double_ownership");
 }
 
+/// Kafka's coordinator accepts a commit on the member's generation alone: a static member
+/// the join phase moved on from (`MissedRejoin`) commits what it processed meanwhile from its
+/// revoke listener once it has rejoined, and the owner's next commit of its own, lower,
+/// position goes below that (fuzz --cluster-faults seeds 5652545, 5850848). Not a violation;
+/// a regression below the owner's own commit, or a zombie's commit below the owner's, is.
+#[test]
+fn an_owners_commit_below_a_zombies_commit_is_not_a_regression() {
+    let commit = |member, offset| Fact::OffsetCommitted {
+        member,
+        partition: 0,
+        offset,
+    };
+    let mut c = checks();
+    c.observe(at(1), &assigned(1, &[0]));
+    c.observe(at(2), &commit(1, 5));
+    // c1, which the group moved on from, commits 7; the owner c2 commits its 5 again.
+    c.observe(at(3), &commit(0, 7));
+    c.observe(at(4), &commit(1, 5));
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    c.observe(at(5), &commit(1, 8));
+    c.observe(at(6), &commit(1, 6));
+    c.observe(at(7), &commit(0, 4));
+    assert_eq!(
+        kinds(&c.finish()),
+        [(6, "offset_regression"), (7, "offset_regression")]
+    );
+}
+
 #[test]
 fn offset_regression_fires_only_when_a_commit_goes_backwards() {
     let mut c = checks();
@@ -734,6 +762,61 @@ fn a_partition_reported_unowned_before_its_callback_started_may_move_on() {
     let kinds = kinds(&inv);
     assert_eq!(kinds, [(7, "double_ownership")], "{:?}", inv.violations);
     assert!(inv.covered.contains(&"moved_in_callback".to_string()));
+}
+
+/// KIP-848 (fuzz --cluster-faults seed 5253944): c1's heartbeat, sent while its
+/// `onPartitionsAssigned` for t-0 ran, was held on the wire until after the callback completed
+/// and c1 had processed t-0; the coordinator read it with t-0 out of c1's new target and freed
+/// it (`ownsRevokedPartitions`), and c1's next report listing t-0 does not take it back. c2's
+/// assignment of t-0 makes c1 a zombie holder until its revocation, not a second owner; after
+/// that revocation, processing t-0 again is a violation. Without the freeing (the report left
+/// t-0 out while the target still held it, then listed it) a second owner is one.
+#[test]
+fn a_partition_freed_on_a_report_held_on_the_wire_past_the_take_is_a_zombies_hold() {
+    let processed = |member: usize| Fact::Processed {
+        member,
+        partition: 0,
+        from: 0,
+        to: 1,
+    };
+    let mut c = checks();
+    c.observe(at(1), &sent(0, &[0, 1]));
+    c.observe(at(1), &assigned(0, &[0, 1]));
+    c.observe(at(2), &processed(0));
+    // The report sent during the callback, read now, and the answer without t-0.
+    c.observe(at(3), &reported(0, &[1]));
+    c.observe(at(3), &sent(0, &[1]));
+    c.observe(at(4), &reported(0, &[0, 1]));
+    c.observe(at(5), &sent(1, &[0]));
+    c.observe(at(5), &assigned(1, &[0]));
+    c.observe(at(6), &processed(0));
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    c.observe(
+        at(7),
+        &Fact::Revoked {
+            member: 0,
+            partitions: vec![0],
+        },
+    );
+    c.observe(at(8), &processed(0));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(8, "processed_after_revoke")]);
+    assert_eq!(
+        inv.zombie_processing.len(),
+        1,
+        "{:?}",
+        inv.zombie_processing
+    );
+
+    let mut c = checks();
+    c.observe(at(1), &sent(0, &[0, 1]));
+    c.observe(at(1), &assigned(0, &[0, 1]));
+    c.observe(at(2), &processed(0));
+    c.observe(at(3), &reported(0, &[1]));
+    c.observe(at(4), &reported(0, &[0, 1]));
+    c.observe(at(5), &sent(0, &[1]));
+    c.observe(at(6), &assigned(1, &[0]));
+    assert_eq!(kinds(&c.finish()), [(6, "double_ownership")]);
 }
 
 /// KIP-848: a heartbeat that left out partitions sent to the member, before its assign
