@@ -380,7 +380,9 @@ fn cluster_fault_regressions_pass() {
     // callback, until after the callback and its first batch; the coordinator freed the
     // partition on that word and handed it on, and the member's next report listing it did
     // not take it back. The checker called the member a second owner; it is a zombie's hold
-    // until its revocation.
+    // until its revocation (6406291 too). 6507884: the same freeing, on a report read before
+    // the member's assign callback took the partition (the reconciliation waited behind a
+    // synchronous commit held by a latency spike).
     // 5652545 and 5850848: a static member the join phase moved on from (it was cut off from
     // the coordinator) had processed past the committed offset; once it rejoined, its revoke
     // listener committed that, and the new owner's next commit of its own position went below
@@ -390,7 +392,7 @@ fn cluster_fault_regressions_pass() {
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
         1098054, 1288033, 1409835, 3099277, 3573007, 3159053, 287902, 4183358, 5253944, 5652545,
-        5850848,
+        5850848, 6507884, 6406291,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

@@ -27,13 +27,17 @@ pub struct Ownership {
     processed_by_owner: Vec<bool>,
     /// Per partition: the member the coordinator last sent it to (KIP-848).
     sent_to: Vec<Option<usize>>,
+    /// Per partition: the member the coordinator's answers sent it to that has not taken it
+    /// since (KIP-848).
+    awaiting_take: Vec<Option<usize>>,
     /// Per member: the assignment the coordinator's answers last gave it (KIP-848).
     target: Vec<Option<BTreeSet<usize>>>,
-    /// Per partition: the coordinator freed it on its owner's word while the owner held it (a
-    /// report that left it out, sent before the owner's `onPartitionsAssigned` completed, read
-    /// with the partition out of the owner's target): the owner holds it as a zombie once
-    /// another member takes it.
-    freed_while_held: Vec<bool>,
+    /// Per partition: the member on whose word the coordinator freed it while the member held
+    /// it or was about to take it: a report that left it out, sent before the member's
+    /// `onPartitionsAssigned` for it completed, read with the partition out of the member's
+    /// target (`ownsRevokedPartitions`). A later report listing it does not take it back. The
+    /// member holds it as a zombie once another member takes it.
+    freed_on_word_of: Vec<Option<usize>>,
     /// Per partition: the member whose heartbeat, received after the partition was sent to
     /// it, left it out (its `onPartitionsAssigned` had not run yet): if it then takes the
     /// partition, the coordinator may already have freed it.
@@ -63,7 +67,8 @@ impl Ownership {
             processed_by_owner: vec![false; partitions],
             sent_to: vec![None; partitions],
             target: Vec::new(),
-            freed_while_held: vec![false; partitions],
+            freed_on_word_of: vec![None; partitions],
+            awaiting_take: vec![None; partitions],
             reported_before_taken: vec![None; partitions],
             removed: Vec::new(),
             late: LateAnswers::default(),
@@ -177,28 +182,37 @@ impl Ownership {
             // waited for the poll loop, or delayed on the wire): the partitions sent to the
             // member and left out of its report count as reported unowned once it takes them.
             Fact::OwnedReported { member, partitions } => {
-                let target = self.target.get(*member).and_then(Option::as_ref);
-                for (p, o) in self.owner.iter().enumerate() {
-                    if *o == Some(*member) {
-                        self.reported_unowned[p] = !partitions.contains(&p);
-                        if self.reported_unowned[p] && target.is_some_and(|t| !t.contains(&p)) {
-                            self.freed_while_held[p] = true;
-                        }
-                    } else if self.sent_to[p] == Some(*member) {
-                        self.reported_before_taken[p] =
-                            (!partitions.contains(&p)).then_some(*member);
+                let m = *member;
+                for p in 0..self.owner.len() {
+                    let left_out = !partitions.contains(&p);
+                    if self.owner[p] == Some(m) {
+                        self.reported_unowned[p] = left_out;
+                    } else if self.sent_to[p] == Some(m) {
+                        self.reported_before_taken[p] = left_out.then_some(m);
+                    }
+                    let target = self.target.get(m).and_then(Option::as_ref);
+                    if left_out && target.is_some_and(|t| !t.contains(&p)) {
+                        self.maybe_freed_on_word_of(m, p);
                     }
                 }
             }
             Fact::AssignmentSent { member, partitions } => {
                 for &p in partitions {
                     self.sent_to[p] = Some(*member);
+                    if self.owner[p] != Some(*member) {
+                        self.awaiting_take[p] = Some(*member);
+                    }
                 }
-                // The answer to a report that left out a partition the member holds, and the
-                // partition out of its target: the coordinator has freed it.
-                for (p, o) in self.owner.iter().enumerate() {
-                    if *o == Some(*member) && self.reported_unowned[p] && !partitions.contains(&p) {
-                        self.freed_while_held[p] = true;
+                // The answer to a report that left out a partition the member holds (or is about
+                // to take), and the partition out of its target: the coordinator has freed it.
+                // One given back is the member's again.
+                for p in 0..self.owner.len() {
+                    if partitions.contains(&p) {
+                        if self.freed_on_word_of[p] == Some(*member) {
+                            self.freed_on_word_of[p] = None;
+                        }
+                    } else {
+                        self.maybe_freed_on_word_of(*member, p);
                     }
                 }
                 if self.target.len() <= *member {
@@ -282,12 +296,13 @@ impl Ownership {
             {
                 self.released[p].insert(o);
                 found.reached(Coverage::MovedInCallback);
-            } else if let Some(o) = previous.filter(|_| self.freed_while_held[p]) {
-                // The report that left `p` out was sent while `o`'s callback still ran and
-                // read after it had completed (held on the wire): `o` took `p` and processed
-                // it, and the coordinator freed it on that word. `o` goes on holding it, a
-                // zombie, until the answer with its new target reaches it and its
-                // reconciliation revokes it (fuzz --cluster-faults seed 5253944).
+            } else if let Some(o) = previous.filter(|&o| self.freed_on_word_of[p] == Some(o)) {
+                // The report that left `p` out was sent before `o`'s callback for it completed
+                // and read with `p` out of `o`'s target (held on the wire past the callback, or
+                // the callback waited behind a commit): the coordinator freed `p` on that word.
+                // `o` goes on holding it, a zombie, until the answer with its new target
+                // reaches it and its reconciliation revokes it (fuzz --cluster-faults seeds
+                // 5253944, 6507884).
                 found.reached(Coverage::MovedInCallback);
                 self.hold_as_zombie(o, &[p]);
             } else if let Some(o) = previous {
@@ -299,10 +314,23 @@ impl Ownership {
                 found.violation(now, Property::DoubleOwnership, detail);
             }
             self.owner[p] = Some(m);
-            self.freed_while_held[p] = false;
+            self.awaiting_take[p] = None;
+            // Handed over: what was freed on another member's word is this one's now.
+            self.freed_on_word_of[p] = self.freed_on_word_of[p].filter(|&f| f == m);
             self.released[p].remove(&m);
             self.reported_unowned[p] = self.reported_before_taken[p].take() == Some(m);
             self.processed_by_owner[p] = false;
+        }
+    }
+
+    /// Member `m`'s report and target both leave `p` out: the coordinator freed it on `m`'s
+    /// word if `m` holds it (its report left it out while its callback took it) or was sent it
+    /// and has not taken it yet (nor given it up since).
+    fn maybe_freed_on_word_of(&mut self, m: usize, p: usize) {
+        let held = self.owner[p] == Some(m) && self.reported_unowned[p];
+        let coming = self.awaiting_take[p] == Some(m) && self.reported_before_taken[p] == Some(m);
+        if held || coming {
+            self.freed_on_word_of[p] = Some(m);
         }
     }
 
@@ -335,7 +363,9 @@ impl Ownership {
         for &p in parts {
             if self.owner[p] == Some(m) {
                 self.owner[p] = None;
-                self.freed_while_held[p] = false;
+                if self.freed_on_word_of[p] == Some(m) {
+                    self.freed_on_word_of[p] = None;
+                }
             }
         }
     }

@@ -819,6 +819,58 @@ fn a_partition_freed_on_a_report_held_on_the_wire_past_the_take_is_a_zombies_hol
     assert_eq!(kinds(&c.finish()), [(6, "double_ownership")]);
 }
 
+/// KIP-848 (fuzz --cluster-faults seed 6507884): t-0 was sent to c1 again after c1 had
+/// revoked it; c1's report, before its callback took it (the reconciliation waited behind a
+/// synchronous commit), left it out with t-0 out of c1's new target, so the coordinator freed
+/// it. c1 takes it afterwards and reports it, which does not take it back: c2's take makes c1
+/// a zombie holder. While c1's target still held t-0 at that report, the coordinator had to
+/// wait for c1's revocation: then c2's take is a second owner.
+#[test]
+fn a_partition_freed_before_its_member_took_it_is_a_zombies_hold_once_handed_on() {
+    let processed = Fact::Processed {
+        member: 0,
+        partition: 0,
+        from: 0,
+        to: 1,
+    };
+    let revoked = Fact::Revoked {
+        member: 0,
+        partitions: vec![0],
+    };
+    let mut c = checks();
+    c.observe(at(1), &sent(0, &[0]));
+    c.observe(at(1), &assigned(0, &[0]));
+    c.observe(at(2), &revoked);
+    c.observe(at(2), &reported(0, &[]));
+    c.observe(at(2), &sent(0, &[]));
+    c.observe(at(3), &sent(0, &[0]));
+    c.observe(at(4), &reported(0, &[]));
+    c.observe(at(4), &sent(0, &[]));
+    c.observe(at(5), &assigned(0, &[0]));
+    c.observe(at(6), &reported(0, &[0]));
+    c.observe(at(7), &sent(1, &[0]));
+    c.observe(at(7), &assigned(1, &[0]));
+    c.observe(at(8), &processed);
+    let inv = c.finish();
+    assert!(inv.violations.is_empty(), "{:?}", inv.violations);
+    assert_eq!(inv.zombie_processing.len(), 1);
+
+    let mut c = checks();
+    c.observe(at(1), &sent(0, &[0]));
+    c.observe(at(1), &assigned(0, &[0]));
+    c.observe(at(2), &revoked);
+    c.observe(at(2), &reported(0, &[]));
+    c.observe(at(2), &sent(0, &[]));
+    c.observe(at(3), &sent(0, &[0]));
+    c.observe(at(4), &reported(0, &[]));
+    c.observe(at(5), &assigned(0, &[0]));
+    c.observe(at(6), &reported(0, &[0]));
+    c.observe(at(6), &sent(0, &[]));
+    c.observe(at(7), &sent(1, &[0]));
+    c.observe(at(7), &assigned(1, &[0]));
+    assert!(kinds(&c.finish()).contains(&(7, "double_ownership")));
+}
+
 /// KIP-848: a heartbeat that left out partitions sent to the member, before its assign
 /// callback took them, let the coordinator free them on its word and hand them on
 /// (`CurrentAssignmentBuilder.ownsRevokedPartitions`); the callback completes afterwards
