@@ -223,6 +223,77 @@ fn a_hung_coordinator_is_noticed_after_the_request_timeout() {
     }
 }
 
+/// fuzz --cluster-faults seed 6503662, shrunk: the coordinator's broker crashed with its
+/// connections hanging; 30 s on, c2's hung requests time out, and the auto-commit it sends that
+/// same instant, still to the old coordinator, opens a new connection to the dead host 55 ms
+/// before it restarts. That SYN goes unanswered until a retransmit a second later finds the
+/// broker back (the model had the connection hang until the request timed out, 30 s), and the
+/// lookup that follows goes to a broker with nothing in flight (`leastLoadedNode`; the model
+/// sent it behind the hung commit). c2 finds the new coordinator within a lookup's backoff
+/// instead of 30 s later, past its poll timeout.
+#[test]
+fn a_connection_opened_to_a_hung_broker_connects_once_it_restarts() {
+    let r = report_of(
+        "restart.toml",
+        r#"name = "restart"
+seed = 6503662
+duration_ms = 80282
+
+[cluster]
+brokers = 3
+request_latency_ms = { min = 1, max = 4 }
+
+[group]
+protocol = "consumer"
+remote_assignor = "range"
+consumer_heartbeat_interval_ms = 1100
+consumer_session_timeout_ms = 6000
+consumer_assignment_interval_ms = 0
+max_poll_interval_ms = 18000
+max_poll_records = 10
+record_processing_us = 0
+auto_commit_interval_ms = 1000
+commit_after_batch = "sync"
+commit_on_revoke = false
+
+[[topics]]
+name = "t0"
+partitions = 1
+replication_factor = 3
+
+[[topics]]
+name = "t1"
+partitions = 2
+
+[[members]]
+name = "c1"
+
+[[members]]
+name = "c2"
+
+[[timeline]]
+at_ms = 12482
+action = "broker_crash"
+broker = 0
+connections = "hang"
+
+[[timeline]]
+at_ms = 43174
+action = "broker_restart"
+broker = 0
+"#,
+    );
+    assert!(
+        r.invariants.violations.is_empty(),
+        "{:?}",
+        r.invariants.violations
+    );
+    for m in &r.members {
+        let unknown = m.coordinator_unknown_ms.expect("reported under faults");
+        assert!(unknown < 1_000, "{}: {unknown} ms", m.name);
+    }
+}
+
 /// `cgsim fuzz --cluster-faults`: broker crashes (the coordinator's included, reset and hung),
 /// restarts, network partitions and latency spikes on top of each seed's member faults. Over a
 /// fixed sweep nothing fails that does not fail without them.
@@ -383,6 +454,7 @@ fn cluster_fault_regressions_pass() {
     // until its revocation (6406291 too). 6507884: the same freeing, on a report read before
     // the member's assign callback took the partition (the reconciliation waited behind a
     // synchronous commit held by a latency spike).
+    // 6503662: see `a_connection_opened_to_a_hung_broker_connects_once_it_restarts`.
     // 5652545 and 5850848: a static member the join phase moved on from (it was cut off from
     // the coordinator) had processed past the committed offset; once it rejoined, its revoke
     // listener committed that, and the new owner's next commit of its own position went below
@@ -392,7 +464,7 @@ fn cluster_fault_regressions_pass() {
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
         1098054, 1288033, 1409835, 3099277, 3573007, 3159053, 287902, 4183358, 5253944, 5652545,
-        5850848, 6507884, 6406291,
+        5850848, 6507884, 6406291, 6503662,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

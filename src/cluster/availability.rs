@@ -211,6 +211,19 @@ impl Availability {
             .map(|d| d.connections)
     }
 
+    /// When `broker`, down at `at` with its connections hanging, runs again (`None`: it is up,
+    /// or down with its connections reset).
+    pub fn hangs_until(&self, broker: u32, at: SimTime) -> Option<SimTime> {
+        if self.quiet {
+            return None;
+        }
+        self.down
+            .get(broker as usize)?
+            .iter()
+            .find(|d| d.from <= at && at < d.until && d.connections == Connections::Hang)
+            .map(|d| d.until)
+    }
+
     /// Whether `member` is cut off from `broker` at `at`; if so, until when.
     pub fn cut_until(&self, member: usize, broker: u32, at: SimTime) -> Option<SimTime> {
         if self.quiet {

@@ -16,6 +16,13 @@ use super::*;
 use crate::group::messages::{ErrorCode, RequestKind};
 use crate::scenario::Connections;
 
+/// When Linux sends a connection's SYN again while no answer comes: 1, 3 and 7 s after the
+/// first (`tcp_syn_retries`, an initial RTO of 1 s doubled), within the client's setup timeout.
+const SYN_RETRANSMITS_MS: [u64; 3] = [1_000, 3_000, 7_000];
+
+/// Kafka's `socket.connection.setup.timeout.ms` default: a connection not set up by then fails.
+const CONNECTION_SETUP_TIMEOUT_MS: u64 = 10_000;
+
 /// A request on its way or waiting for its answer.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct InFlight {
@@ -67,8 +74,9 @@ impl World<'_> {
         }
     }
 
-    /// A member sends a request: to any live broker it can reach for FindCoordinator, else to
-    /// the coordinator it knows. With none known, nothing goes out: the client's
+    /// A member sends a request: for FindCoordinator, to the live broker it can reach with the
+    /// fewest of its requests in flight (the first such, `NetworkClient.leastLoadedNode`
+    /// prefers a ready connection with nothing outstanding), else to the coordinator it knows. With none known, nothing goes out: the client's
     /// `checkAndGetCoordinator` finds no node, so the request fails at once with
     /// COORDINATOR_NOT_AVAILABLE (`RequestFuture.coordinatorNotAvailable()`: a `commitSync` or
     /// an OffsetFetch waits for the coordinator and is sent again), and a LeaveGroup is not
@@ -78,10 +86,11 @@ impl World<'_> {
         let availability = &self.cluster.availability;
         let broker = match request {
             Request::FindCoordinator => (0..self.cluster.brokers)
-                .find(|&b| {
+                .filter(|&b| {
                     availability.broker_down(b, now).is_none()
                         && availability.cut_until(from.member, b, now).is_none()
                 })
+                .min_by_key(|&b| self.in_flight.get(&(from, b)).map_or(0, |q| q.len()))
                 .unwrap_or(BOOTSTRAP_BROKER),
             _ => match self.members[from.member].coordinator() {
                 Some(broker) => broker,
@@ -111,15 +120,37 @@ impl World<'_> {
             } => g.request_timeout_ms.max(rebalance_timeout_ms + 5_000),
             _ => g.request_timeout_ms,
         };
+        // A connection opened since the broker went down with its connections hanging (not
+        // one it had before): its SYN goes unanswered. Linux sends it again 1, 3 and 7 s after
+        // the first (an initial RTO of 1 s, doubled) and the client gives up at
+        // `socket.connection.setup.timeout.ms`: the request goes once a retransmit finds the
+        // broker back, else it fails then with a disconnect.
+        let availability = &self.cluster.availability;
+        let connecting = availability.hangs_until(broker, now).filter(|_| {
+            !self.hung.contains(&(from, broker)) && !self.dead.contains(&(from, broker))
+        });
+        let connected_after = match connecting {
+            None => Some(Duration::ZERO),
+            Some(back) => SYN_RETRANSMITS_MS
+                .iter()
+                .map(|&ms| Duration::from_millis(ms))
+                .find(|&after| now + after >= back),
+        };
+        let deadline = match connected_after {
+            Some(_) => now + Duration::from_millis(timeout_ms),
+            None => now + Duration::from_millis(CONNECTION_SETUP_TIMEOUT_MS),
+        };
         let entry = InFlight {
             kind: request.kind(),
-            deadline: now + Duration::from_millis(timeout_ms),
+            deadline,
         };
         self.in_flight
             .entry((from, broker))
             .or_default()
             .push_back(entry);
-        match self.carry(from, broker, Direction::ToBroker, entry.deadline) {
+        let arrival = connected_after
+            .and_then(|after| self.carry(from, broker, Direction::ToBroker, deadline, after));
+        match arrival {
             Some(at) => {
                 let request = Box::new(request);
                 self.queue.schedule(
@@ -150,14 +181,15 @@ impl World<'_> {
     }
 
     /// When a message sent now on `from`'s connection to `broker` arrives: the network's
-    /// latency and any spike; across a network partition, when it heals (TCP retransmits) if
-    /// that is before `deadline`, else never.
+    /// latency and any spike, after `connecting` (the connection's own setup); across a network
+    /// partition, when it heals (TCP retransmits) if that is before `deadline`, else never.
     fn carry(
         &mut self,
         from: ClientRef,
         broker: u32,
         direction: Direction,
         deadline: SimTime,
+        connecting: Duration,
     ) -> Option<SimTime> {
         let now = self.now();
         let connection = Connection {
@@ -176,7 +208,7 @@ impl World<'_> {
         };
         Some(
             self.net
-                .deliver_slowed(now, connection, direction, spike + held),
+                .deliver_slowed(now, connection, direction, spike + held + connecting),
         )
     }
 
@@ -275,7 +307,13 @@ impl World<'_> {
         let Some(entry) = self.take_in_flight(to, broker, kind) else {
             return;
         };
-        match self.carry(to, broker, Direction::ToClient, entry.deadline) {
+        match self.carry(
+            to,
+            broker,
+            Direction::ToClient,
+            entry.deadline,
+            Duration::ZERO,
+        ) {
             // The consumer does not wait for its LeaveGroup answer.
             Some(_) if kind == RequestKind::LeaveGroup => {}
             Some(at) => {
