@@ -455,6 +455,10 @@ fn cluster_fault_regressions_pass() {
     // the member's assign callback took the partition (the reconciliation waited behind a
     // synchronous commit held by a latency spike).
     // 6503662: see `a_connection_opened_to_a_hung_broker_connects_once_it_restarts`.
+    // 7133437: a static leader's assignor run with the grown partition count was lost with the
+    // coordinator's broker (its SyncGroup never written); the loaded group was back at the
+    // generation before, and the leader's restart skipped the assignment (KIP-814), leaving
+    // the new partitions unassigned as Kafka does. The excuse compared with the lost run.
     // 5652545 and 5850848: a static member the join phase moved on from (it was cut off from
     // the coordinator) had processed past the committed offset; once it rejoined, its revoke
     // listener committed that, and the new owner's next commit of its own position went below
@@ -464,7 +468,7 @@ fn cluster_fault_regressions_pass() {
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
         1098054, 1288033, 1409835, 3099277, 3573007, 3159053, 287902, 4183358, 5253944, 5652545,
-        5850848, 6507884, 6406291, 6503662,
+        5850848, 6507884, 6406291, 6503662, 7133437,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(
