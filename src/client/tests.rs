@@ -1832,26 +1832,13 @@ fn a_commit_sync_backs_off_exponentially_within_one_call() {
     h.call(|c, env| c.close(env));
     let commits = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::OffsetCommit { .. }));
     h.run_until(2010);
-    let mut last = commits(&mut h);
+    let last = commits(&mut h);
     assert_eq!(last.len(), 1, "close()'s commit: {last:?}");
-    for (low, high) in [(80, 120), (160, 240), (320, 480), (640, 960)] {
-        let failed_at = last[0] + 5;
-        h.respond(
-            failed_at,
-            Response::Failed {
-                request: RequestKind::OffsetCommit,
-                error: ErrorCode::CoordinatorLoadInProgress,
-            },
-        );
-        h.run_until(failed_at + 1_000);
-        last = commits(&mut h);
-        assert_eq!(last.len(), 1, "{last:?}");
-        let gap = last[0] - failed_at;
-        assert!((low..high).contains(&gap), "{gap} ms, not in {low}..{high}");
-    }
+    let gaps = [(80, 120), (160, 240), (320, 480), (640, 960)];
+    let last = retried_after_loading(&mut h, RequestKind::OffsetCommit, last[0], &gaps);
     // NOT_COORDINATOR, the fifth failure: the coordinator is found within 130 ms, the commit
     // waits out its backoff (at least 800 ms) before it goes again.
-    let failed_at = last[0] + 5;
+    let failed_at = last + 5;
     commit_fails_until_the_coordinator_is_found(&mut h, failed_at, failed_at + 130);
     h.run_until(failed_at + 799);
     assert_eq!(commits(&mut h), [0u64; 0]);
@@ -1901,24 +1888,39 @@ fn an_offset_fetch_backs_off_exponentially() {
     h.respond(20, join_ok(1, true, subscription));
     h.take_sent();
     h.respond(30, sync_ok(vec![0, 1, 2, 3]));
-    let fetches = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::OffsetFetch { .. }));
-    let mut last = fetches(&mut h);
-    assert_eq!(last.len(), 1, "{last:?}");
-    for (low, high) in [(80, 120), (160, 240), (320, 480)] {
-        let failed_at = last[0] + 5;
+    let sent = h.sent_at(|r| matches!(r, Request::OffsetFetch { .. }));
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let gaps = [(80, 120), (160, 240), (320, 480)];
+    retried_after_loading(&mut h, RequestKind::OffsetFetch, sent[0], &gaps);
+}
+
+/// The request of `kind`, sent at `sent` ms, fails COORDINATOR_LOAD_IN_PROGRESS 5 ms later,
+/// once per entry of `gaps`; each time it goes again (once) `low..high` ms after the failure.
+/// Returns when it last went.
+fn retried_after_loading(
+    h: &mut Harness,
+    kind: RequestKind,
+    sent: u64,
+    gaps: &[(u64, u64)],
+) -> u64 {
+    let mut last = sent;
+    for &(low, high) in gaps {
+        let failed_at = last + 5;
         h.respond(
             failed_at,
             Response::Failed {
-                request: RequestKind::OffsetFetch,
+                request: kind,
                 error: ErrorCode::CoordinatorLoadInProgress,
             },
         );
-        h.run_until(failed_at + 600);
-        last = fetches(&mut h);
-        assert_eq!(last.len(), 1, "{last:?}");
-        let gap = last[0] - failed_at;
+        h.run_until(failed_at + 2 * high);
+        let again = h.sent_at(|r| r.kind() == kind);
+        assert_eq!(again.len(), 1, "{again:?}");
+        let gap = again[0] - failed_at;
         assert!((low..high).contains(&gap), "{gap} ms, not in {low}..{high}");
+        last = again[0];
     }
+    last
 }
 
 /// `markCoordinatorUnknown(error)`: a classic consumer answered NOT_COORDINATOR or
@@ -2097,22 +2099,8 @@ fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
     );
     // COORDINATOR_LOAD_IN_PROGRESS four times in a row: 100, 200, 400, 800 ms, each with its
     // jitter.
-    let mut last = after[0];
-    for (low, high) in [(80, 120), (160, 240), (320, 480), (640, 960)] {
-        h.respond(
-            last + 5,
-            Response::Failed {
-                request: RequestKind::ConsumerGroupHeartbeat,
-                error: ErrorCode::CoordinatorLoadInProgress,
-            },
-        );
-        h.run_until(last + 2_000);
-        let next = heartbeats(&mut h);
-        assert_eq!(next.len(), 1, "{next:?}");
-        let gap = next[0] - (last + 5);
-        assert!((low..high).contains(&gap), "{gap} ms, not in {low}..{high}");
-        last = next[0];
-    }
+    let gaps = [(80, 120), (160, 240), (320, 480), (640, 960)];
+    retried_after_loading(&mut h, RequestKind::ConsumerGroupHeartbeat, after[0], &gaps);
 }
 
 /// `Heartbeat.failHeartbeat`: after a failed heartbeat the next waits `retry.backoff.ms`,
