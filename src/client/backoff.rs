@@ -3,7 +3,9 @@
 //! [0.8, 1.2) (`CommonClientConfigs.RETRY_BACKOFF_JITTER`), capped at the maximum. With a
 //! maximum at or below the initial backoff it is the maximum, fixed and without jitter.
 
+use super::{ClientEnv, ClientTimer};
 use crate::sim::rng::Stream;
+use crate::sim::time::Duration;
 use crate::sim::SimTime;
 
 /// A synchronous call's request that failed with a retriable error (a `commitSync`, an
@@ -23,6 +25,14 @@ impl SyncRetry {
     /// Whether a retry waits, and its backoff has passed by `now`.
     pub(super) fn is_due(&self, now: SimTime) -> bool {
         self.due.is_some_and(|at| at <= now)
+    }
+
+    /// One more failure in this call: the request goes again after `backoff`.
+    pub(super) fn schedule(&mut self, env: &mut ClientEnv, backoff: Duration) {
+        let at = env.now() + backoff;
+        self.due = Some(at);
+        self.attempts = self.attempts.saturating_add(1);
+        env.after(at, ClientTimer::RetryBackoff);
     }
 
     /// The retry, if due by `now`: taken (it goes now).

@@ -85,8 +85,8 @@ impl Consumer {
         self.resume_with_coordinator(env);
     }
 
-    /// What waited for the coordinator goes on: a lookup named it, or the backoff after
-    /// COORDINATOR_LOAD_IN_PROGRESS has passed.
+    /// What waited for the coordinator goes on: a lookup named it, or a retry's backoff has
+    /// passed with it known.
     fn resume_with_coordinator(&mut self, env: &mut ClientEnv) {
         self.send_waiting_async_commits(env);
         let now = env.now();
@@ -142,19 +142,6 @@ impl Consumer {
         self.app = App::Idle;
         self.skip_coordinator_once = true;
         self.poll(env);
-    }
-
-    /// A synchronous call's request failed: it goes again after `backoff`.
-    fn retry_after(&mut self, env: &mut ClientEnv, offsets: bool, backoff: Duration) {
-        let at = env.now() + backoff;
-        let retry = if offsets {
-            &mut self.offsets_retry
-        } else {
-            &mut self.commit_retry
-        };
-        retry.due = Some(at);
-        retry.attempts = retry.attempts.saturating_add(1);
-        env.after(at, ClientTimer::RetryBackoff);
     }
 
     /// A retry's backoff has passed: a synchronous commit or an OffsetFetch goes again, if the
@@ -301,13 +288,13 @@ impl Consumer {
                 } else {
                     env.retry_backoff(self.commit_retry.attempts)
                 };
-                self.retry_after(env, false, backoff);
+                self.commit_retry.schedule(env, backoff);
             }
             RequestKind::OffsetCommit => self.auto_commit_failed(env),
             // `fetchCommittedOffsets` (and KIP-848's OffsetFetch `RequestState`) likewise.
             RequestKind::OffsetFetch if self.awaiting_offsets => {
                 let backoff = env.retry_backoff(self.offsets_retry.attempts);
-                self.retry_after(env, true, backoff);
+                self.offsets_retry.schedule(env, backoff);
             }
             RequestKind::ConsumerGroupHeartbeat if self.consumer_membership.is_some() => {
                 self.consumer_heartbeat_failed(env, error)
