@@ -3,9 +3,10 @@
 //! member that did not own the partition then: Kafka's coordinator checks a commit's
 //! generation and member, not who owns what, so a member the group moved on from without
 //! telling it commits what it processed meanwhile, and the owner's next commit of its own
-//! position goes below that); always `committed_offset_lost`: an OffsetFetch reads at least what was
-//! last committed (a coordinator fail-over loses nothing that was written). Its own record of
-//! every committed offset, from the coordinator's `OffsetCommitted` and `CommittedRead` facts.
+//! position goes below that); always `committed_offset_lost`: an OffsetFetch reads at least
+//! what was last committed (a coordinator fail-over loses nothing that was written). Its own
+//! record of every committed offset, from the coordinator's `OffsetCommitted` and
+//! `CommittedRead` facts.
 
 use super::{Findings, Property};
 use crate::facts::Fact;

@@ -76,11 +76,12 @@ impl World<'_> {
 
     /// A member sends a request: for FindCoordinator, to the live broker it can reach with the
     /// fewest of its requests in flight (the first such, `NetworkClient.leastLoadedNode`
-    /// prefers a ready connection with nothing outstanding), else to the coordinator it knows. With none known, nothing goes out: the client's
-    /// `checkAndGetCoordinator` finds no node, so the request fails at once with
-    /// COORDINATOR_NOT_AVAILABLE (`RequestFuture.coordinatorNotAvailable()`: a `commitSync` or
-    /// an OffsetFetch waits for the coordinator and is sent again), and a LeaveGroup is not
-    /// sent at all (`maybeLeaveGroup` only leaves through a known coordinator).
+    /// prefers a ready connection with nothing outstanding), else to the coordinator it knows.
+    /// With none known, nothing goes out: the client's `checkAndGetCoordinator` finds no node,
+    /// so the request fails at once with COORDINATOR_NOT_AVAILABLE
+    /// (`RequestFuture.coordinatorNotAvailable()`: a `commitSync` or an OffsetFetch waits for
+    /// the coordinator and is sent again), and a LeaveGroup is not sent at all
+    /// (`maybeLeaveGroup` only leaves through a known coordinator).
     pub(super) fn send(&mut self, from: ClientRef, request: Request) {
         let now = self.now();
         let availability = &self.cluster.availability;
