@@ -171,7 +171,10 @@ impl Checks {
         }
     }
 
-    /// One fact, to every property.
+    /// One fact, to every property. Inlined into the observers' one call site: every fact of
+    /// a run comes through here, and a call of its own cost a scale-out run 2% more
+    /// instructions.
+    #[inline(always)]
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
         // The two facts of every batch and every commit go straight to the one property that
         // reads them; the rest to all.
