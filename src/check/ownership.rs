@@ -197,28 +197,26 @@ impl Ownership {
                 }
             }
             Fact::AssignmentSent { member, partitions } => {
+                // One given back is the member's again.
                 for &p in partitions {
                     self.sent_to[p] = Some(*member);
                     if self.owner[p] != Some(*member) {
                         self.awaiting_take[p] = Some(*member);
                     }
+                    if self.freed_on_word_of[p] == Some(*member) {
+                        self.freed_on_word_of[p] = None;
+                    }
                 }
                 // The answer to a report that left out a partition the member holds (or is about
                 // to take), and the partition out of its target: the coordinator has freed it.
-                // One given back is the member's again.
-                for p in 0..self.owner.len() {
-                    if partitions.contains(&p) {
-                        if self.freed_on_word_of[p] == Some(*member) {
-                            self.freed_on_word_of[p] = None;
-                        }
-                    } else {
-                        self.maybe_freed_on_word_of(*member, p);
-                    }
+                let target: BTreeSet<usize> = partitions.iter().copied().collect();
+                for p in (0..self.owner.len()).filter(|p| !target.contains(p)) {
+                    self.maybe_freed_on_word_of(*member, p);
                 }
                 if self.target.len() <= *member {
                     self.target.resize(*member + 1, None);
                 }
-                self.target[*member] = Some(partitions.iter().copied().collect());
+                self.target[*member] = Some(target);
                 // The member's membership (not removed) is given what it went on holding from
                 // a zombie's claim: its own from here.
                 let in_group = !self.is_removed(*member);

@@ -62,17 +62,18 @@ fn assigned(member: usize, partitions: &[usize]) -> Fact {
     }
 }
 
+fn revoked(member: usize, partitions: &[usize]) -> Fact {
+    Fact::Revoked {
+        member,
+        partitions: partitions.to_vec(),
+    }
+}
+
 #[test]
 fn double_ownership_fires_on_a_second_owner_and_not_after_a_revoke() {
     let mut c = checks();
     c.observe(at(1), &assigned(0, &[0, 1]));
-    c.observe(
-        at(2),
-        &Fact::Revoked {
-            member: 0,
-            partitions: vec![1],
-        },
-    );
+    c.observe(at(2), &revoked(0, &[1]));
     // t-1 was revoked first: a clean hand-over.
     c.observe(at(3), &assigned(1, &[1]));
     assert!(c.violations.is_empty());
@@ -258,13 +259,7 @@ fn a_zombies_claim_the_new_membership_is_given_is_owned() {
     c.observe(at(4), &assigned(0, &[0, 1]));
     c.observe(at(5), &added());
     c.observe(at(5), &sent(0, &[0]));
-    c.observe(
-        at(6),
-        &Fact::Revoked {
-            member: 0,
-            partitions: vec![1],
-        },
-    );
+    c.observe(at(6), &revoked(0, &[1]));
     c.observe(
         at(7),
         &Fact::Processed {
@@ -430,13 +425,7 @@ fn a_batch_by_a_member_that_no_longer_owns_it_is_a_zombie_not_a_violation() {
 fn coverage_lists_what_the_run_reached() {
     let mut c = checks();
     assert!(checks().finish().covered.is_empty());
-    c.observe(
-        at(1),
-        &Fact::Revoked {
-            member: 0,
-            partitions: vec![],
-        },
-    );
+    c.observe(at(1), &revoked(0, &[]));
     assert!(
         c.coverage.names().is_empty(),
         "an empty revoke is no revocation"
@@ -791,13 +780,7 @@ fn a_partition_freed_on_a_report_held_on_the_wire_past_the_take_is_a_zombies_hol
     c.observe(at(5), &assigned(1, &[0]));
     c.observe(at(6), &processed(0));
     assert!(c.violations.is_empty(), "{:?}", c.violations);
-    c.observe(
-        at(7),
-        &Fact::Revoked {
-            member: 0,
-            partitions: vec![0],
-        },
-    );
+    c.observe(at(7), &revoked(0, &[0]));
     c.observe(at(8), &processed(0));
     let inv = c.finish();
     assert_eq!(kinds(&inv), [(8, "processed_after_revoke")]);
@@ -833,15 +816,11 @@ fn a_partition_freed_before_its_member_took_it_is_a_zombies_hold_once_handed_on(
         from: 0,
         to: 1,
     };
-    let revoked = Fact::Revoked {
-        member: 0,
-        partitions: vec![0],
-    };
     // c1 took t-0, revoked it, and is sent it again; its report leaves it out.
     let sent_again = |c: &mut Checks| {
         c.observe(at(1), &sent(0, &[0]));
         c.observe(at(1), &assigned(0, &[0]));
-        c.observe(at(2), &revoked);
+        c.observe(at(2), &revoked(0, &[0]));
         c.observe(at(2), &reported(0, &[]));
         c.observe(at(2), &sent(0, &[]));
         c.observe(at(3), &sent(0, &[0]));
@@ -896,13 +875,7 @@ fn a_partition_freed_on_its_members_word_before_it_took_it_is_a_zombies_claim() 
     assert!(c.violations.is_empty(), "{:?}", c.violations);
     // t-1: c1 took it, gave it up (its report left it out then) and c2 was sent it; c1 taking
     // it again without an answer giving it is a second owner.
-    c.observe(
-        at(7),
-        &Fact::Revoked {
-            member: 0,
-            partitions: vec![1],
-        },
-    );
+    c.observe(at(7), &revoked(0, &[1]));
     c.observe(at(8), &reported(0, &[]));
     c.observe(at(9), &sent(1, &[0, 1]));
     c.observe(at(9), &assigned(1, &[1]));

@@ -8,6 +8,29 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::SimTime;
 
+/// Failures in a row, and when the next attempt may go: the state behind Kafka's
+/// `RequestState` (the KIP-848 heartbeat manager) and `Heartbeat.failHeartbeat`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Backoff {
+    pub(super) failures: u32,
+    pub(super) until: SimTime,
+}
+
+impl Backoff {
+    /// One more failure in a row: the next attempt waits its backoff from now.
+    pub(super) fn failed(&mut self, env: &mut ClientEnv) {
+        self.until = env.now() + env.retry_backoff(self.failures);
+        self.failures = self.failures.saturating_add(1);
+    }
+
+    /// A success ends the failures; the next attempt waits the first step's backoff
+    /// (`onSuccessfulAttempt`).
+    pub(super) fn succeeded(&mut self, env: &mut ClientEnv) {
+        self.failures = 0;
+        self.until = env.now() + env.retry_backoff(0);
+    }
+}
+
 /// A synchronous call's request that failed with a retriable error (a `commitSync`, an
 /// OffsetFetch for committed offsets): it goes again once its backoff has passed and the
 /// coordinator is known. The attempts count within one call: `commitOffsetsSync` and

@@ -62,8 +62,7 @@ pub(super) struct ClassicMembership {
     /// `Heartbeat.failHeartbeat`: after a failed heartbeat the next one waits
     /// `retry.backoff.ms`, doubled per failure in a row up to `retry.backoff.max.ms`, with a
     /// fifth of jitter (KIP-580), until a heartbeat is answered (`receiveHeartbeat`).
-    pub(super) heartbeat_retry_at: SimTime,
-    pub(super) failed_heartbeats: u32,
+    pub(super) heartbeat_backoff: super::backoff::Backoff,
     /// The generation each heartbeat in flight was sent with, oldest first (a connection
     /// answers in order): an error is acted on only if the generation has not changed since.
     pub(super) heartbeats_in_flight: VecDeque<i32>,
@@ -131,8 +130,7 @@ impl ClassicMembership {
             heartbeat_enabled: false,
             last_heartbeat_sent: SimTime::ZERO,
             session_deadline: SimTime::ZERO,
-            heartbeat_retry_at: SimTime::ZERO,
-            failed_heartbeats: 0,
+            heartbeat_backoff: super::backoff::Backoff::default(),
             heartbeats_in_flight: VecDeque::new(),
             heartbeat_answers: VecDeque::new(),
             join_retry: false,

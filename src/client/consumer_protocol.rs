@@ -63,8 +63,7 @@ pub(super) struct ConsumerMembership {
     /// ACKNOWLEDGING, LEAVING) goes only once the backoff since the last answer has passed,
     /// `retry.backoff.ms` (jittered) after a success, exponentially more after each failure
     /// in a row (`onSuccessfulAttempt`, `onFailedAttempt`, `canSendRequest`).
-    backoff_until: SimTime,
-    failed_attempts: u32,
+    backoff: backoff::Backoff,
     /// When its `heartbeatTimer` expires: the interval from the last heartbeat sent, restarted
     /// when an answer changes the interval (`updateAndReset`), expired at once by a failure.
     interval_due: SimTime,
@@ -92,16 +91,14 @@ pub(super) struct ConsumerMembership {
 impl ConsumerMembership {
     /// `RequestState.reset`: the next heartbeat goes without a backoff.
     pub(super) fn reset_backoff(&mut self) {
-        self.backoff_until = SimTime::ZERO;
-        self.failed_attempts = 0;
+        self.backoff = backoff::Backoff::default();
         self.interval_due = SimTime::ZERO;
     }
 
     /// `onFailedAttempt`: the next heartbeat that is not urgent waits the backoff of one more
     /// failure in a row.
     pub(super) fn back_off(&mut self, env: &mut ClientEnv) {
-        self.backoff_until = env.now + env.retry_backoff(self.failed_attempts);
-        self.failed_attempts = self.failed_attempts.saturating_add(1);
+        self.backoff.failed(env);
         self.interval_due = SimTime::ZERO;
     }
 
@@ -113,8 +110,7 @@ impl ConsumerMembership {
             in_flight: false,
             retry_heartbeat: false,
             send_when_answered: false,
-            backoff_until: SimTime::ZERO,
-            failed_attempts: 0,
+            backoff: backoff::Backoff::default(),
             interval_due: SimTime::ZERO,
             target: None,
             latest_target: None,
@@ -355,7 +351,7 @@ impl Consumer {
             m.state,
             MemberState::Joining | MemberState::Acknowledging | MemberState::Leaving
         );
-        let due = m.backoff_until.max(m.interval_due);
+        let due = m.backoff.until.max(m.interval_due);
         if !urgent && env.now() < due {
             env.set_timer(ClientTimer::Heartbeat, due);
             return;
@@ -457,10 +453,7 @@ impl Consumer {
         let m = self.kip848();
         m.in_flight = false;
         match error {
-            ErrorCode::None => {
-                m.failed_attempts = 0;
-                m.backoff_until = env.now + env.retry_backoff(0);
-            }
+            ErrorCode::None => m.backoff.succeeded(env),
             // Rejoin at once (`heartbeatRequestState.reset()`).
             ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId => m.reset_backoff(),
             _ => {}
@@ -575,7 +568,7 @@ impl Consumer {
         let m = self.kip848();
         let at_once =
             std::mem::take(&mut m.send_when_answered) || m.state == MemberState::Acknowledging;
-        let (interval, due) = (m.heartbeat_interval_ms, m.interval_due.max(m.backoff_until));
+        let (interval, due) = (m.heartbeat_interval_ms, m.interval_due.max(m.backoff.until));
         if at_once {
             self.send_consumer_heartbeat(env);
         } else if interval > 0 {
@@ -607,7 +600,7 @@ impl Consumer {
         if m.state == MemberState::Joining {
             self.send_consumer_heartbeat(env);
         } else {
-            env.set_timer(ClientTimer::Heartbeat, m.backoff_until);
+            env.set_timer(ClientTimer::Heartbeat, m.backoff.until);
         }
     }
 

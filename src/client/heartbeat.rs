@@ -16,7 +16,7 @@ impl Consumer {
         self.disable_heartbeat(env);
         self.membership.heartbeat_enabled = true;
         // `resetTimeouts`: the heartbeat timer restarts at the interval.
-        self.membership.heartbeat_retry_at = SimTime::ZERO;
+        self.membership.heartbeat_backoff.until = SimTime::ZERO;
         let now = env.now();
         self.membership.last_heartbeat_sent = now;
         self.reset_session_timer(env);
@@ -53,7 +53,7 @@ impl Consumer {
         }
         // `shouldHeartbeat`: after a failure, not before its backoff has passed (the thread
         // looks on its passes, every `retry.backoff.ms`).
-        if now < self.membership.heartbeat_retry_at {
+        if now < self.membership.heartbeat_backoff.until {
             return self.arm_heartbeat_retry(env);
         }
         // The session timer is checked before a heartbeat is sent.
@@ -87,16 +87,14 @@ impl Consumer {
     /// `Heartbeat.failHeartbeat`: the next heartbeat waits the backoff of one more failure in a
     /// row; the thread, woken, looks again on its passes every `retry.backoff.ms` from now.
     pub(super) fn fail_heartbeat(&mut self, env: &mut ClientEnv) {
-        self.membership.heartbeat_retry_at =
-            env.now() + env.retry_backoff(self.membership.failed_heartbeats);
-        self.membership.failed_heartbeats = self.membership.failed_heartbeats.saturating_add(1);
+        self.membership.heartbeat_backoff.failed(env);
         self.arm_heartbeat_retry(env);
     }
 
     /// The thread's first pass (every `retry.backoff.ms` from now) at or after the retry.
     fn arm_heartbeat_retry(&mut self, env: &mut ClientEnv) {
         let pass = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-        let at = next_pass(env.now(), pass, self.membership.heartbeat_retry_at);
+        let at = next_pass(env.now(), pass, self.membership.heartbeat_backoff.until);
         env.set_timer(ClientTimer::Heartbeat, at);
     }
 
@@ -153,7 +151,7 @@ impl Consumer {
         // `receiveHeartbeat`: the session timer restarts, and the failures in a row are over.
         if matches!(error, ErrorCode::None | ErrorCode::RebalanceInProgress) {
             self.reset_session_timer(env);
-            self.membership.failed_heartbeats = 0;
+            self.membership.heartbeat_backoff.failures = 0;
         }
         match error {
             ErrorCode::None => false,

@@ -570,8 +570,8 @@ fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
     assert_eq!(commit_generations(&h.take_sent()), vec![2]);
 }
 
-#[test]
-fn closing_commits_revokes_everything_and_leaves() {
+/// A member that processes records, told to close at 2000 ms (what it sent before dropped).
+fn closing_at_2000() -> Harness {
     let mut h = Harness::new(
         "assignors = [\"range\"]",
         "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 100\n",
@@ -580,6 +580,12 @@ fn closing_commits_revokes_everything_and_leaves() {
     h.run_until(2000);
     h.take_sent();
     h.call(|c, env| c.close(env));
+    h
+}
+
+#[test]
+fn closing_commits_revokes_everything_and_leaves() {
+    let mut h = closing_at_2000();
     h.run_until(2100);
     let sent = h.take_sent();
     // close(): a synchronous auto-commit first; the poll loop waits for its answer.
@@ -1822,14 +1828,7 @@ fn commit_fails_until_the_coordinator_is_found(h: &mut Harness, failed: u64, fou
 /// coordinator it lost is found earlier. A new call backs off from the start.
 #[test]
 fn a_commit_sync_backs_off_exponentially_within_one_call() {
-    let mut h = Harness::new(
-        "assignors = [\"range\"]",
-        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 100\n",
-    );
-    join_group(&mut h);
-    h.run_until(2000);
-    h.take_sent();
-    h.call(|c, env| c.close(env));
+    let mut h = closing_at_2000();
     let commits = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::OffsetCommit { .. }));
     h.run_until(2010);
     let last = commits(&mut h);

@@ -199,8 +199,8 @@ impl Availability {
         &self.cuts
     }
 
-    /// Whether `broker`'s process runs at `at`; if not, how its connections behave.
-    pub fn broker_down(&self, broker: u32, at: SimTime) -> Option<Connections> {
+    /// `broker`'s down time that `at` falls in, if any.
+    fn down_at(&self, broker: u32, at: SimTime) -> Option<&Down> {
         if self.quiet {
             return None;
         }
@@ -208,19 +208,18 @@ impl Availability {
             .get(broker as usize)?
             .iter()
             .find(|d| d.from <= at && at < d.until)
-            .map(|d| d.connections)
+    }
+
+    /// Whether `broker`'s process runs at `at`; if not, how its connections behave.
+    pub fn broker_down(&self, broker: u32, at: SimTime) -> Option<Connections> {
+        self.down_at(broker, at).map(|d| d.connections)
     }
 
     /// When `broker`, down at `at` with its connections hanging, runs again (`None`: it is up,
     /// or down with its connections reset).
     pub fn hangs_until(&self, broker: u32, at: SimTime) -> Option<SimTime> {
-        if self.quiet {
-            return None;
-        }
-        self.down
-            .get(broker as usize)?
-            .iter()
-            .find(|d| d.from <= at && at < d.until && d.connections == Connections::Hang)
+        self.down_at(broker, at)
+            .filter(|d| d.connections == Connections::Hang)
             .map(|d| d.until)
     }
 

@@ -121,22 +121,7 @@ impl World<'_> {
             } => g.request_timeout_ms.max(rebalance_timeout_ms + 5_000),
             _ => g.request_timeout_ms,
         };
-        // A connection opened since the broker went down with its connections hanging (not
-        // one it had before): its SYN goes unanswered. Linux sends it again 1, 3 and 7 s after
-        // the first (an initial RTO of 1 s, doubled) and the client gives up at
-        // `socket.connection.setup.timeout.ms`: the request goes once a retransmit finds the
-        // broker back, else it fails then with a disconnect.
-        let availability = &self.cluster.availability;
-        let connecting = availability.hangs_until(broker, now).filter(|_| {
-            !self.hung.contains(&(from, broker)) && !self.dead.contains(&(from, broker))
-        });
-        let connected_after = match connecting {
-            None => Some(Duration::ZERO),
-            Some(back) => SYN_RETRANSMITS_MS
-                .iter()
-                .map(|&ms| Duration::from_millis(ms))
-                .find(|&after| now + after >= back),
-        };
+        let connected_after = self.connected_after(from, broker);
         let deadline = match connected_after {
             Some(_) => now + Duration::from_millis(timeout_ms),
             None => now + Duration::from_millis(CONNECTION_SETUP_TIMEOUT_MS),
@@ -164,6 +149,25 @@ impl World<'_> {
                 );
             }
             None => self.time_out(from, broker, entry.deadline),
+        }
+    }
+
+    /// How long a request sent now waits for its connection to be set up (`None`: the setup
+    /// times out first). A connection opened since the broker went down with its connections
+    /// hanging (not one it had before) is a SYN nobody answers: Linux sends it again 1, 3 and
+    /// 7 s after the first (an initial RTO of 1 s, doubled) and the client gives up at
+    /// `socket.connection.setup.timeout.ms`, so the request goes once a retransmit finds the
+    /// broker back, else it fails then with a disconnect.
+    fn connected_after(&self, from: ClientRef, broker: u32) -> Option<Duration> {
+        let now = self.now();
+        let opened_before =
+            self.hung.contains(&(from, broker)) || self.dead.contains(&(from, broker));
+        match self.cluster.availability.hangs_until(broker, now) {
+            Some(back) if !opened_before => SYN_RETRANSMITS_MS
+                .iter()
+                .map(|&ms| Duration::from_millis(ms))
+                .find(|&after| now + after >= back),
+            _ => Some(Duration::ZERO),
         }
     }
 
