@@ -493,7 +493,7 @@ impl<'s> ConsumerReplay<'s> {
                         "state": m.state.name(),
                         "assigned": self.render_parts(&m.assigned_partitions()),
                         "assigned_epochs": epochs,
-                        "pending_revocation": self.render_parts(&m.pending_revocation),
+                        "pending_revocation": self.render_parts(&m.pending_revocation.keys().copied().collect()),
                         "target": self.render_parts(&g.target_of(&m.member_id)),
                         "subscribed_topic_names": m.subscribed_topic_names,
                         "server_assignor": m.server_assignor,

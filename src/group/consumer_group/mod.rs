@@ -36,6 +36,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Partitions as the coordinator keys them: topic index (name order) and partition.
 pub type Partitions = BTreeSet<TopicPartition>;
 
+/// Partitions, each with the member epoch it was assigned at (KIP-1251's assignment epochs).
+pub type AssignmentEpochs = BTreeMap<TopicPartition, i32>;
+
 /// `LEAVE_GROUP_MEMBER_EPOCH` and `LEAVE_GROUP_STATIC_MEMBER_EPOCH`.
 pub const LEAVE_EPOCH: i32 = -1;
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
@@ -134,8 +137,10 @@ pub struct ConsumerMember {
     pub previous_member_epoch: i32,
     pub state: MemberState,
     /// Its current assignment, each partition with the epoch it was assigned at.
-    pub assigned: BTreeMap<TopicPartition, i32>,
-    pub pending_revocation: Partitions,
+    pub assigned: AssignmentEpochs,
+    /// What it must revoke, each partition with the epoch it was assigned at: still held, and
+    /// its progress still committed at that epoch (KIP-1251).
+    pub pending_revocation: AssignmentEpochs,
     pub subscribed_topic_names: Vec<String>,
     pub server_assignor: Option<String>,
     pub rebalance_timeout_ms: i32,
@@ -160,7 +165,7 @@ impl ConsumerMember {
             previous_member_epoch: 0,
             state: MemberState::Stable,
             assigned: BTreeMap::new(),
-            pending_revocation: Partitions::new(),
+            pending_revocation: AssignmentEpochs::new(),
             subscribed_topic_names: Vec::new(),
             server_assignor: None,
             rebalance_timeout_ms: -1,
@@ -201,7 +206,29 @@ impl ConsumerMember {
 
     /// What it still holds: assigned or pending revocation.
     fn holds(&self, tp: &TopicPartition) -> bool {
-        self.assigned.contains_key(tp) || self.pending_revocation.contains(tp)
+        self.assignment_epoch(tp).is_some()
+    }
+
+    /// The epoch a partition it holds (assigned or pending revocation) was assigned at.
+    pub fn assignment_epoch(&self, tp: &TopicPartition) -> Option<i32> {
+        self.assigned
+            .get(tp)
+            .or_else(|| self.pending_revocation.get(tp))
+            .copied()
+    }
+
+    /// Whether an OffsetCommit at `epoch` may write `partitions` (`ConsumerGroup
+    /// .validateOffsetCommit`, KIP-1251): at its own epoch, anything; at a newer one, nothing;
+    /// at an older one (the epoch bump has not reached it yet), only partitions it still holds,
+    /// assigned or pending revocation, and held since `epoch` or before.
+    pub fn may_commit_at(&self, epoch: i32, partitions: &Partitions) -> bool {
+        if epoch == self.member_epoch {
+            return true;
+        }
+        epoch < self.member_epoch
+            && partitions
+                .iter()
+                .all(|tp| self.assignment_epoch(tp).is_some_and(|at| at <= epoch))
     }
 }
 
@@ -539,16 +566,16 @@ impl ConsumerGroup {
                     .iter()
                     .any(|t| topic_names.get(tp.topic as usize) == Some(&t.as_str()))
             };
-            let dropped: Vec<TopicPartition> = updated
+            let dropped: AssignmentEpochs = updated
                 .assigned
-                .keys()
-                .filter(|tp| !subscribed(tp))
-                .copied()
+                .iter()
+                .filter(|(tp, _)| !subscribed(tp))
+                .map(|(&tp, &epoch)| (tp, epoch))
                 .collect();
             updated.assigned.retain(|tp, _| subscribed(tp));
             let owned = request.owned.as_ref();
             let still_owned = |tp: &TopicPartition| owned.is_none_or(|o| o.contains(tp));
-            if dropped.iter().any(still_owned) {
+            if dropped.keys().any(still_owned) {
                 updated.pending_revocation.extend(dropped);
                 updated.state = MemberState::UnrevokedPartitions;
             }
@@ -796,7 +823,11 @@ impl ConsumerGroup {
             // It keeps its partitions (at epoch 0) until it comes back or its session ends.
             let mut left = member;
             left.set_epoch(STATIC_LEAVE_EPOCH);
-            for e in left.assigned.values_mut() {
+            for e in left
+                .assigned
+                .values_mut()
+                .chain(left.pending_revocation.values_mut())
+            {
                 *e = 0;
             }
             cx.record(ConsumerGroupRecord::CurrentMemberAssignment {

@@ -4,7 +4,7 @@
 //! the revoked partitions), partitions still held by another member wait (UNRELEASED_PARTITIONS),
 //! everything else moves at once. A pure function of the member, the target and who holds what.
 
-use super::{ConsumerMember, MemberState, Partitions};
+use super::{AssignmentEpochs, ConsumerMember, MemberState, Partitions};
 use crate::assignor::TopicPartition;
 
 /// The member after one reconciliation step towards `target` at `target_epoch`. `held_elsewhere`
@@ -44,10 +44,10 @@ pub fn reconcile(
 }
 
 /// Whether the member still reports any of `revoking` (a heartbeat without `owned` does).
-fn still_owns(owned: Option<&Partitions>, revoking: &Partitions) -> bool {
+fn still_owns(owned: Option<&Partitions>, revoking: &AssignmentEpochs) -> bool {
     match owned {
         None => true,
-        Some(owned) => owned.iter().any(|tp| revoking.contains(tp)),
+        Some(owned) => owned.iter().any(|tp| revoking.contains_key(tp)),
     }
 }
 
@@ -67,11 +67,12 @@ fn next_assignment(
         .filter(|tp| target.contains(tp))
         .copied()
         .collect();
-    let revoke: Partitions = member
+    // Pending revocation, each keeps the epoch it was assigned at.
+    let revoke: AssignmentEpochs = member
         .assigned
-        .keys()
-        .filter(|tp| !keep.contains(tp))
-        .copied()
+        .iter()
+        .filter(|(tp, _)| !keep.contains(tp))
+        .map(|(&tp, &epoch)| (tp, epoch))
         .collect();
     let mut unreleased = false;
     let assign: Partitions = target

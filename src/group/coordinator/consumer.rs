@@ -252,8 +252,8 @@ impl Coordinator {
         self.apply_group_effects(cx, out);
     }
 
-    /// OffsetCommit in a consumer group: the member epoch must be the member's, except that a
-    /// commit for partitions the member still owns is accepted at a lagging epoch (KIP-1251).
+    /// OffsetCommit in a consumer group: the member's own epoch, or a lagging one for partitions
+    /// it has held since (KIP-1251; `ConsumerMember::may_commit_at`).
     pub(super) fn consumer_offset_commit(
         &mut self,
         cx: &mut Cx,
@@ -269,13 +269,9 @@ impl Coordinator {
             return ErrorCode::UnknownMemberId;
         };
         let parts: Vec<usize> = offsets.iter().map(|&(p, _)| p).collect();
-        let owned = host
-            .to_group(&parts)
-            .iter()
-            .all(|tp| member.assigned.contains_key(tp));
         // MUTANT(fenced-commit): a commit at a fenced member epoch is written all the same.
         let fenced_ok = self.config.mutant == Some(crate::scenario::Mutant::FencedCommit);
-        if !fenced_ok && (epoch > member.member_epoch || (epoch < member.member_epoch && !owned)) {
+        if !fenced_ok && !member.may_commit_at(epoch, &host.to_group(&parts)) {
             return ErrorCode::StaleMemberEpoch;
         }
         Coordinator::write_commits(cx, from, offsets);
