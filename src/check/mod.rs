@@ -184,10 +184,23 @@ impl Checks {
             } if self.ownership.owner(*partition) == Some(*member) => {
                 self.ownership.processed_by_owner(*partition)
             }
-            Fact::OffsetCommitted { partition, .. } | Fact::CommittedRead { partition, .. } => {
-                let owner = self.ownership.owner(*partition);
+            Fact::OffsetCommitted {
+                member, partition, ..
+            } => {
+                let committer = if self.ownership.owner(*partition) == Some(*member) {
+                    offsets::Committer::Owner
+                } else if self.ownership.is_freed_zombie(*member, *partition) {
+                    offsets::Committer::FreedZombie
+                } else {
+                    offsets::Committer::Other
+                };
                 let mut found = findings!(self);
-                self.offsets.observe(now, fact, owner, &mut found);
+                self.offsets.observe(now, fact, committer, &mut found);
+            }
+            Fact::CommittedRead { .. } => {
+                let mut found = findings!(self);
+                self.offsets
+                    .observe(now, fact, offsets::Committer::Other, &mut found);
             }
             _ => {
                 let mut found = findings!(self);

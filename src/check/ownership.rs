@@ -38,6 +38,13 @@ pub struct Ownership {
     /// target (`ownsRevokedPartitions`). A later report listing it does not take it back. The
     /// member holds it as a zombie once another member takes it.
     freed_on_word_of: Vec<Option<usize>>,
+    /// Per partition: the member that held it (or went on holding it, a zombie) when the
+    /// coordinator, having freed it on that member's word, handed it on. The coordinator had moved that
+    /// member to a new epoch without it, and a commit at the member's own epoch is written
+    /// whatever partitions it names (`validateOffsetCommit` checks partitions only at an older
+    /// epoch, KIP-1251). Kept until the member takes the partition again, crashes or leaves
+    /// the group: a commit it sent while holding it may land after its revocation.
+    freed_zombie: Vec<Option<usize>>,
     /// Per partition: the member whose heartbeat, received after the partition was sent to
     /// it, left it out (its `onPartitionsAssigned` had not run yet): if it then takes the
     /// partition, the coordinator may already have freed it.
@@ -68,6 +75,7 @@ impl Ownership {
             sent_to: vec![None; partitions],
             target: Vec::new(),
             freed_on_word_of: vec![None; partitions],
+            freed_zombie: vec![None; partitions],
             awaiting_take: vec![None; partitions],
             reported_before_taken: vec![None; partitions],
             removed: Vec::new(),
@@ -79,6 +87,22 @@ impl Ownership {
     /// Who owns partition `p` now.
     pub fn owner(&self, p: usize) -> Option<usize> {
         self.owner[p]
+    }
+
+    /// Whether member `m` holds partition `p`, or held it, as the zombie its own word freed it
+    /// to be (`freed_zombie`): the coordinator writes its commits of `p`.
+    pub fn is_freed_zombie(&self, m: usize, p: usize) -> bool {
+        self.freed_zombie[p] == Some(m)
+    }
+
+    /// Member `m`'s epoch is no longer current (crashed, removed, a new member id): its
+    /// commits are fenced from here.
+    fn end_freed_zombie(&mut self, m: usize) {
+        for z in &mut self.freed_zombie {
+            if *z == Some(m) {
+                *z = None;
+            }
+        }
     }
 
     /// Its owner processed a batch of partition `p` (the one thing an owner's batch tells).
@@ -114,6 +138,7 @@ impl Ownership {
                 if let Some(held) = self.zombie_held.get_mut(*member) {
                     held.clear();
                 }
+                self.end_freed_zombie(*member);
                 self.release(*member, owned);
                 self.forget_releases(*member);
             }
@@ -127,6 +152,7 @@ impl Ownership {
                 }
                 self.member_ids[*member] = Some(member_id.clone());
                 self.set_removed(*member, false);
+                self.end_freed_zombie(*member);
             }
             // The coordinator removes one member id: a crashed process's old id expiring after
             // its restart joined under a new one is not the running process's removal (Kafka's
@@ -146,6 +172,7 @@ impl Ownership {
                     }
                 }
                 self.forget_releases(*member);
+                self.end_freed_zombie(*member);
                 if matches!(fact, Fact::MemberRemoved { .. }) {
                     self.set_removed(*member, true);
                     // Its process goes on holding them until a callback gives them up: a
@@ -293,6 +320,7 @@ impl Ownership {
                 previous.filter(|_| self.reported_unowned[p] && !self.processed_by_owner[p])
             {
                 self.released[p].insert(o);
+                self.freed_zombie[p] = Some(o);
                 found.reached(Coverage::MovedInCallback);
             } else if let Some(o) = previous.filter(|&o| self.freed_on_word_of[p] == Some(o)) {
                 // The report that left `p` out was sent before `o`'s callback for it completed
@@ -303,6 +331,7 @@ impl Ownership {
                 // 5253944, 6507884).
                 found.reached(Coverage::MovedInCallback);
                 self.hold_as_zombie(o, &[p]);
+                self.freed_zombie[p] = Some(o);
             } else if let Some(o) = previous {
                 let names = found.names;
                 let detail = format!(
@@ -313,6 +342,9 @@ impl Ownership {
             }
             self.owner[p] = Some(m);
             self.awaiting_take[p] = None;
+            if self.freed_zombie[p] == Some(m) {
+                self.freed_zombie[p] = None;
+            }
             // Handed over: what was freed on another member's word is this one's now.
             self.freed_on_word_of[p] = self.freed_on_word_of[p].filter(|&f| f == m);
             self.released[p].remove(&m);

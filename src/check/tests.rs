@@ -886,6 +886,69 @@ fn a_partition_freed_on_its_members_word_before_it_took_it_is_a_zombies_claim() 
     assert_eq!(inv.zombie_processing[0].member, "c1");
 }
 
+/// KIP-848 (fuzz --cluster-faults seed 11643602): the coordinator freed t-0 on c1's word (its
+/// report, sent before its assign callback took t-0, left it out), moved c1 to a new epoch
+/// without it and gave it to c2. c1, holding it as a zombie, commits its position of t-0 at
+/// that current epoch after a batch, which the coordinator writes whatever it names
+/// (KIP-1251 checks partitions at an older epoch only); under a latency spike that commit
+/// lands after c2's own, lower. Kafka's own regression, not the model's: no violation, even
+/// once c1 has revoked t-0 (the commit was on the wire). The owner going below its own commit
+/// still is one, and so is c1's commit once it has left the group (fenced: the model's bug).
+#[test]
+fn a_commit_by_a_zombie_freed_on_its_own_word_may_go_below_the_owners() {
+    let commit = |member, offset| Fact::OffsetCommitted {
+        member,
+        partition: 0,
+        offset,
+    };
+    // c1 may have processed t-0 before c2 takes it (then it holds it on as a zombie) or not.
+    let freed_and_handed_on = |c: &mut Checks, c1_processed: bool| {
+        c.observe(at(1), &sent(0, &[0, 1]));
+        c.observe(at(2), &reported(0, &[1]));
+        c.observe(at(2), &sent(0, &[1]));
+        c.observe(at(3), &assigned(0, &[0]));
+        if c1_processed {
+            c.observe(
+                at(3),
+                &Fact::Processed {
+                    member: 0,
+                    partition: 0,
+                    from: 94,
+                    to: 95,
+                },
+            );
+        }
+        c.observe(at(4), &sent(1, &[0]));
+        c.observe(at(4), &assigned(1, &[0]));
+        c.observe(at(5), &commit(1, 99));
+    };
+    for c1_processed in [false, true] {
+        let mut c = checks();
+        freed_and_handed_on(&mut c, c1_processed);
+        c.observe(at(6), &commit(0, 95));
+        c.observe(at(7), &revoked(0, &[0]));
+        c.observe(at(8), &commit(0, 94));
+        // c2's next commit of its own position is not below a zombie's either.
+        c.observe(at(9), &commit(1, 100));
+        assert!(c.violations.is_empty(), "{:?}", c.violations);
+        // The owner below its own commit still is a regression.
+        c.observe(at(10), &commit(1, 98));
+        assert_eq!(kinds(&c.finish()), [(10, "offset_regression")]);
+    }
+
+    let mut c = checks();
+    freed_and_handed_on(&mut c, true);
+    c.observe(
+        at(6),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "a".into(),
+        },
+    );
+    c.observe(at(7), &commit(0, 95));
+    assert_eq!(kinds(&c.finish()), [(7, "offset_regression")]);
+}
+
 /// KIP-848 keeps the member id across a rejoin: a leave the coordinator reads just before the
 /// member's rejoin heartbeat removes it, and the answer to the rejoin gives it partitions its
 /// process never stopped holding. Its client runs no callback for them; they are its own
