@@ -77,18 +77,20 @@ pub(super) struct ClassicMembership {
     /// fails, even if a heartbeat error reset the membership meanwhile; its answer is then
     /// dropped and the next poll joins anew.
     pub(super) join_in_flight: bool,
-    /// COOPERATIVE `onJoinPrepare` is waiting for its auto-commit (see [`JoinPrepare`]).
+    /// `onJoinPrepare` is waiting for its auto-commit (see [`JoinPrepare`]).
     pub(super) join_prepare: Option<JoinPrepare>,
 }
 
-/// COOPERATIVE `onJoinPrepare`'s auto-commit is asynchronous (ConsumerCoordinator.onJoinPrepare,
+/// `onJoinPrepare`'s auto-commit is asynchronous (ConsumerCoordinator.onJoinPrepare,
 /// KAFKA-13310): the JoinGroup waits for its answer, the poll loop does not. Each `poll()` with a
-/// join due calls `onJoinPrepare` again, which returns false until the commit is answered, and
-/// the poll goes on fetching and returning records of the partitions the member keeps; the
+/// join due calls `onJoinPrepare` again, which returns false until the commit is answered; the
 /// JoinGroup goes out at the first poll after the answer (at once for a member blocked in
-/// poll with nothing to process, later for one in a batch). EAGER marks every partition pending
-/// revocation instead, so its poll returns nothing until the answer: the model blocks it
-/// (`auto_commit_sync`).
+/// poll with nothing to process, later for one in a batch). COOPERATIVE's poll goes on fetching
+/// and returning records of the partitions the member keeps. EAGER marks every partition pending
+/// revocation at the first call (`maybeMarkPartitionsPendingRevocation`), so its poll returns
+/// nothing until the answer, but it is still called: the poll interval does not run out while
+/// the commit waits on an unreachable coordinator, and a rebalance timeout after the first call
+/// the member joins without the answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct JoinPrepare {
     /// `joinPrepareTimer`: a rebalance timeout after the first call, the member joins without
@@ -391,7 +393,8 @@ impl Consumer {
         );
     }
 
-    /// `onJoinPrepare`: auto-commit synchronously (if enabled), then revoke and join.
+    /// `onJoinPrepare`: auto-commit (if enabled; the JoinGroup waits for the answer, see
+    /// [`JoinPrepare`]), then revoke and join.
     /// The heartbeat thread goes on until the JoinGroup is sent (PREPARING_REBALANCE), so a
     /// long `onPartitionsRevoked` does not cost the member its session.
     pub(super) fn begin_join(&mut self, env: &mut ClientEnv) {
@@ -406,17 +409,14 @@ impl Consumer {
         }
         self.metadata = env.metadata();
         self.membership.inbox.clear();
-        if self.cooperative() || !self.auto_commit_sync(env, AfterCommit::Join) {
-            self.prepare_and_join(env);
-        }
+        self.prepare_and_join(env);
     }
 
-    /// COOPERATIVE `onJoinPrepare`'s asynchronous auto-commit ([`JoinPrepare`]): whether the
-    /// join waits for it this poll. Sends it at the first call (and again after a retriable
-    /// failure); nothing to commit, or no generation to commit in, fails it at once and the
-    /// member joins.
+    /// `onJoinPrepare`'s asynchronous auto-commit ([`JoinPrepare`]): whether the join waits for
+    /// it this poll. Sends it at the first call (and again after a retriable failure); nothing
+    /// to commit, or no generation to commit in, fails it at once and the member joins.
     fn join_prepare_waits(&mut self, env: &mut ClientEnv) -> bool {
-        if !self.cooperative() || !env.scenario.group.enable_auto_commit {
+        if !env.scenario.group.enable_auto_commit {
             return false;
         }
         let now = env.now();

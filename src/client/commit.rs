@@ -1,6 +1,6 @@
-//! Offset commits: auto-commit on the interval and, synchronously, in `onJoinPrepare` and
-//! `close()`; `commitSync`/`commitAsync` after a batch; the listener's commit before giving
-//! partitions up.
+//! Offset commits: auto-commit on the interval, asynchronously in `onJoinPrepare`
+//! (`classic::JoinPrepare`) and synchronously in `close()` and before a KIP-848 revocation;
+//! `commitSync`/`commitAsync` after a batch; the listener's commit before giving partitions up.
 
 use super::*;
 use crate::facts::RejoinCause;
@@ -162,7 +162,7 @@ impl Consumer {
         self.app = App::Blocked;
     }
 
-    /// The synchronous auto-commit of `onJoinPrepare` and `close()`: when auto-commit is on and
+    /// The synchronous auto-commit of `close()` and of a KIP-848 revocation: when auto-commit is on and
     /// there is something to commit, sends it and blocks the poll loop until the answer, then
     /// goes on with `after`. Returns whether it did.
     pub(super) fn auto_commit_sync(&mut self, env: &mut ClientEnv, after: AfterCommit) -> bool {

@@ -278,16 +278,12 @@ impl Consumer {
                 self.membership.phase = Phase::Unjoined;
                 self.membership.join_retry = true;
             }
-            // Only a synchronous commit (the poll loop waits on it) is sent again: after
-            // `retry.backoff.ms` for `onJoinPrepare`'s (its poll sleeps that and calls it again,
-            // ConsumerCoordinator.onJoinPrepare), else after the exponential backoff of one more
-            // failure in this call (`commitOffsetsSync`; KIP-848's commit `RequestState`).
+            // Only a synchronous commit (the poll loop waits on it) is sent again, after the
+            // exponential backoff of one more failure in this call (`commitOffsetsSync`;
+            // KIP-848's commit `RequestState`); `onJoinPrepare`'s is sent again by its next call
+            // (above).
             RequestKind::OffsetCommit if self.after_commit.is_some() => {
-                let backoff = if matches!(self.after_commit, Some(AfterCommit::Join)) {
-                    backoff
-                } else {
-                    env.retry_backoff(self.commit_retry.attempts)
-                };
+                let backoff = env.retry_backoff(self.commit_retry.attempts);
                 self.commit_retry.schedule(env, backoff);
             }
             RequestKind::OffsetCommit => self.auto_commit_failed(env),

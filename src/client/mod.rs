@@ -209,8 +209,6 @@ impl ClientTimer {
 /// What the poll loop does once the synchronous commit it waits on is answered.
 #[derive(Debug)]
 enum AfterCommit {
-    /// `onJoinPrepare`: revoke (EAGER: everything) and send JoinGroup.
-    Join,
     /// `close()`: revoke everything and leave.
     Close,
     /// `onJoinComplete` with a cooperative revocation (the listener commits first).
@@ -706,20 +704,6 @@ impl Consumer {
         };
         self.app = App::Idle;
         match after {
-            // close() was called while onJoinPrepare's synchronous auto-commit was in flight:
-            // its wakeup() ends the poll there (ConsumerCoordinator.maybeAutoCommitOffsetsSync
-            // rethrows the WakeupException), so the member closes instead of rejoining.
-            AfterCommit::Join if self.closing => self.begin_close(env),
-            // The answer reset the generation: onJoinPrepare, called again, gives everything
-            // up as lost (NO_GENERATION) instead of revoking it.
-            AfterCommit::Join if self.membership.membership_lost => self.poll(env),
-            // The JoinGroup goes out and the same poll goes on fetching: the join does not
-            // block it (`ensureActiveGroup` with a zero timer), so a cooperative member
-            // processes what it keeps all through the join phase.
-            AfterCommit::Join => {
-                self.prepare_and_join(env);
-                self.poll(env)
-            }
             AfterCommit::Close => self.finish_close(env),
             AfterCommit::CompleteJoin(assignment) => {
                 // The poll loop goes on after onJoinComplete (a callback that takes time

@@ -1653,6 +1653,39 @@ fn a_member_joins_without_on_join_prepares_answer_after_the_rebalance_timeout() 
     assert!(join_group_sent_at(&h).is_some_and(|at| at >= sent_at + 4000));
 }
 
+/// EAGER `onJoinPrepare` commits asynchronously too, with every partition pending revocation
+/// (`maybeMarkPartitionsPendingRevocation`): while the commit goes unanswered the member
+/// processes nothing, but its poll is still called, so the poll interval does not run out (no
+/// LeaveGroup); a rebalance timeout after the first call it revokes everything and joins. The
+/// model had blocked the poll loop on the commit, and an unreachable coordinator cost the member
+/// its membership at the poll timeout.
+#[test]
+fn an_eager_member_waiting_for_on_join_prepares_commit_polls_but_processes_nothing() {
+    let mut h = Harness::new(
+        "assignors = [\"range\"]\nmax_poll_interval_ms = 4000",
+        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 200",
+    );
+    join_group(&mut h);
+    hear_rebalance_in_progress(&mut h);
+    let sent_at = join_prepare_commit_sent(&mut h);
+    let facts = h.facts.len();
+    h.run_until(sent_at + 3999);
+    assert_eq!(join_group_sent_at(&h), None, "{:?}", h.sent);
+    h.run_until(sent_at + 4600);
+    let joined = join_group_sent_at(&h).expect("joins without the answer");
+    assert!(joined >= sent_at + 4000, "{joined}");
+    let leave = |r: &Request| matches!(r, Request::LeaveGroup { .. });
+    assert!(!h.sent.iter().any(|(_, r)| leave(r)), "{:?}", h.sent);
+    let after = &h.facts[facts..];
+    assert!(
+        !after
+            .iter()
+            .any(|f| matches!(f, Fact::Processed { .. } | Fact::PollTimeout { .. })),
+        "{after:?}"
+    );
+    assert!(after.iter().any(|f| matches!(f, Fact::Revoked { .. })));
+}
+
 /// The generation of each OffsetCommit in `sent`.
 fn commit_generations(sent: &[Request]) -> Vec<i32> {
     sent.iter()
