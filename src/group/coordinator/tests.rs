@@ -685,24 +685,45 @@ fn a_loaded_group_is_what_its_last_record_says() {
 /// A coordinator that may convert its classic group: "orders" (6 partitions) as a consumer
 /// group would see it, under `policy`.
 fn migrating(policy: crate::scenario::MigrationPolicy) -> Harness {
-    let mut h = Harness::new();
     let config = crate::group::consumer_group::ConsumerGroupConfig {
         migration_policy: policy,
         ..Default::default()
     };
-    let topics = vec![ConsumerTopic {
-        name: "orders".into(),
-        id: crate::java::Uuid::from_bytes([7; 16]),
-        partitions: 6,
-        first: 0,
-    }];
-    // As `Harness::new`'s, with consumer-group support.
+    with_consumer_support(config, vec![topic("orders", 7, 6, 0)])
+}
+
+/// A harness whose coordinator (as `Harness::new`'s) has consumer-group support over `topics`.
+fn with_consumer_support(
+    config: crate::group::consumer_group::ConsumerGroupConfig,
+    topics: Vec<ConsumerTopic>,
+) -> Harness {
+    let mut h = Harness::new();
     h.coordinator = Coordinator::new(
         CoordinatorConfig::with_initial_delay(3000),
         Stream::derive(1, "member-ids"),
     )
     .with_consumer_support(config, topics);
     h
+}
+
+/// A topic as a consumer group knows it: its name, an id of 16 `id` bytes, its partitions and
+/// where they begin.
+fn topic(name: &str, id: u8, partitions: u32, first: usize) -> ConsumerTopic {
+    ConsumerTopic {
+        name: name.into(),
+        id: crate::java::Uuid::from_bytes([id; 16]),
+        partitions,
+        first,
+    }
+}
+
+/// A consumer-group coordinator assigning at every epoch bump.
+fn assigning_at_once(topics: Vec<ConsumerTopic>) -> Harness {
+    let config = crate::group::consumer_group::ConsumerGroupConfig {
+        assignment_interval_ms: 0,
+        ..Default::default()
+    };
+    with_consumer_support(config, topics)
 }
 
 /// A classic group of A, B and C, Stable at generation 1, each with two partitions.
@@ -867,23 +888,7 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
 /// A consumer-group coordinator over "orders" (partition 0) and "audit" (partition 1), assigning
 /// at every epoch bump.
 fn two_topic_consumer_group() -> Harness {
-    let mut h = Harness::new();
-    let config = crate::group::consumer_group::ConsumerGroupConfig {
-        assignment_interval_ms: 0,
-        ..Default::default()
-    };
-    let topic = |name: &str, id: u8, first: usize| ConsumerTopic {
-        name: name.into(),
-        id: crate::java::Uuid::from_bytes([id; 16]),
-        partitions: 1,
-        first,
-    };
-    h.coordinator = Coordinator::new(
-        CoordinatorConfig::with_initial_delay(3000),
-        Stream::derive(1, "member-ids"),
-    )
-    .with_consumer_support(config, vec![topic("orders", 7, 0), topic("audit", 8, 1)]);
-    h
+    assigning_at_once(vec![topic("orders", 7, 1, 0), topic("audit", 8, 1, 1)])
 }
 
 fn consumer_heartbeat(
@@ -973,22 +978,7 @@ fn a_partition_pending_revocation_stays_held_when_its_owner_drops_the_topic() {
 /// next owner reprocessed what had been committed nowhere.
 #[test]
 fn a_lagging_commit_of_partitions_pending_revocation_is_written() {
-    let mut h = Harness::new();
-    let config = crate::group::consumer_group::ConsumerGroupConfig {
-        assignment_interval_ms: 0,
-        ..Default::default()
-    };
-    let orders = ConsumerTopic {
-        name: "orders".into(),
-        id: crate::java::Uuid::from_bytes([7; 16]),
-        partitions: 3,
-        first: 0,
-    };
-    h.coordinator = Coordinator::new(
-        CoordinatorConfig::with_initial_delay(3000),
-        Stream::derive(1, "member-ids"),
-    )
-    .with_consumer_support(config, vec![orders]);
+    let mut h = assigning_at_once(vec![topic("orders", 7, 3, 0)]);
     let topics: &[&str] = &["orders"];
     let all = vec![0, 1, 2];
     let (e1, a) = epoch_and_assignment(&h.ask(
