@@ -447,6 +447,24 @@ impl Consumer {
         self.membership.join_prepare.is_some()
     }
 
+    /// EAGER `onJoinPrepare` waits for its commit with every partition pending revocation:
+    /// whether it does. Then the poll returns nothing, and the loop polls again when the answer
+    /// comes (`join_prepare_commit_done` wakes it), after `retry.backoff.ms` to send a failed
+    /// commit again, or at the fetch's max wait.
+    pub(super) fn eager_awaits_join_prepare_commit(&mut self, env: &mut ClientEnv) -> bool {
+        let Some(prepare) = self.membership.join_prepare.filter(|_| !self.cooperative()) else {
+            return false;
+        };
+        let g = &env.scenario.group;
+        let wait = match prepare.commit {
+            PrepareCommit::Retry => g.retry_backoff_ms,
+            _ => g.fetch_max_wait_ms,
+        };
+        let at = env.now() + Duration::from_millis(wait);
+        self.schedule_poll(env, at);
+        true
+    }
+
     /// An OffsetCommit was answered (`failed`: it got no answer): whether it was the one
     /// `onJoinPrepare` waits for. A member blocked in poll with nothing to process goes on at
     /// once (the network client's poll returns with the answer).

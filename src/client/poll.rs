@@ -3,7 +3,6 @@
 //! poll (at once when it is blocked in poll with nothing to process), so a long batch delays
 //! it; a listener callback blocks the loop for its time; a stall holds the batch in progress.
 
-use super::classic::PrepareCommit;
 use super::*;
 use crate::facts::Callback;
 
@@ -157,25 +156,11 @@ impl Consumer {
             if !matches!(self.app, App::Idle) {
                 return;
             }
-            if !self.cooperative() && self.membership.join_prepare.is_some() {
-                return self.await_join_prepare_commit(env);
+            if self.eager_awaits_join_prepare_commit(env) {
+                return;
             }
         }
         self.poll_fetch_and_process(env);
-    }
-
-    /// EAGER `onJoinPrepare` waits for its commit with every partition pending revocation: the
-    /// poll returns nothing, and the loop polls again when the answer comes (`join_prepare
-    /// _commit_done` wakes it), after `retry.backoff.ms` to send a failed commit again, or at the
-    /// fetch's max wait.
-    fn await_join_prepare_commit(&mut self, env: &mut ClientEnv) {
-        let g = &env.scenario.group;
-        let wait = match self.membership.join_prepare.map(|p| p.commit) {
-            Some(PrepareCommit::Retry) => g.retry_backoff_ms,
-            _ => g.fetch_max_wait_ms,
-        };
-        let at = env.now() + Duration::from_millis(wait);
-        self.schedule_poll(env, at);
     }
 
     /// The membership was lost (a heartbeat or SyncGroup error, a poll timeout): what the
