@@ -39,11 +39,11 @@ pub struct Ownership {
     /// member holds it as a zombie once another member takes it.
     freed_on_word_of: Vec<Option<usize>>,
     /// Per partition: the member that held it (or went on holding it, a zombie) when the
-    /// coordinator, having freed it on that member's word, handed it on. The coordinator had moved that
-    /// member to a new epoch without it, and a commit at the member's own epoch is written
-    /// whatever partitions it names (`validateOffsetCommit` checks partitions only at an older
-    /// epoch, KIP-1251). Kept until the member takes the partition again, crashes or leaves
-    /// the group: a commit it sent while holding it may land after its revocation.
+    /// coordinator, having freed it on that member's word, handed it on. The coordinator had
+    /// moved that member to a new epoch without it, and a commit at the member's own epoch is
+    /// written whatever partitions it names (`validateOffsetCommit` checks partitions only at
+    /// an older epoch, KIP-1251). Kept until the member takes the partition again, crashes or
+    /// leaves the group: a commit it sent while holding it may land after its revocation.
     freed_zombie: Vec<Option<usize>>,
     /// Per partition: the member whose heartbeat, received after the partition was sent to
     /// it, left it out (its `onPartitionsAssigned` had not run yet): if it then takes the
