@@ -55,6 +55,7 @@ fn build(counts: &[i32], subs: &[(Vec<bool>, bool, u32)], identical: bool) -> Gr
                 topics: idx,
                 owned: vec![],
                 generation: None,
+                subscription_generation: None,
                 rack: None,
             }
         })

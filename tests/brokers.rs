@@ -468,12 +468,19 @@ fn cluster_fault_regressions_pass() {
     // the member, at its new epoch, committed its position of it after a batch, and a latency
     // spike landed that commit after the new owner's own, higher one. The coordinator writes
     // a commit at the member's own epoch whatever it names: Kafka's regression.
+    // 12556525: the leader's sticky assignor looped for good (the sweep hung). A member's
+    // userData claimed, without a generation, partitions it had revoked long before (the model
+    // kept the last revoked set; Kafka's StickyAssignor keeps the last assignment and its
+    // generation, through a reset). Kafka's `performReassignments` never returns on groups
+    // like that one either: the model now says so, and its leader spins as Kafka's does
+    // (`kafkas_sticky_assignor_never_returns_on_this_group_and_ours_says_so`,
+    // `a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_leaves`).
     for seed in [
         830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606, 7029777,
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
         1098054, 1288033, 1409835, 3099277, 3573007, 3159053, 287902, 4183358, 5253944, 5652545,
-        5850848, 6507884, 6406291, 6503662, 7133437, 11643602,
+        5850848, 6507884, 6406291, 6503662, 7133437, 11643602, 12556525,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

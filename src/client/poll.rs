@@ -102,7 +102,10 @@ impl Consumer {
     }
 
     pub(super) fn poll(&mut self, env: &mut ClientEnv) {
-        if !self.alive || matches!(self.app, App::Blocked | App::Busy { .. }) {
+        if !self.alive
+            || self.spinning_in_assignor
+            || matches!(self.app, App::Blocked | App::Busy { .. })
+        {
             return;
         }
         let now = env.now();

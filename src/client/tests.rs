@@ -663,6 +663,7 @@ impl Subscription {
             owned: Vec::new(),
             previous_assignment: Vec::new(),
             generation: None,
+            assigned_generation: None,
             user_data: None,
             rack_id: None,
         }
@@ -2180,4 +2181,146 @@ fn a_classic_heartbeat_backs_off_exponentially_after_failures_in_a_row() {
         matches!(again[..], [t] if t - (last[0] + 5) <= 200),
         "{again:?}"
     );
+}
+
+/// Kafka's own StickyAssignor never returns on this group (`a` moved from t0 to t1 and missed
+/// generation 4): run on it, AbstractStickyAssignor's `performReassignments` hands t0-1 back to
+/// `a` (its previous owner, no longer subscribed to t0), swaps that move for t0-2 and passes
+/// t0-2 between c and b for good. The leader's poll
+/// thread spins in it: no SyncGroup. The heartbeat thread, enabled with the JoinGroup answer,
+/// heartbeats on until the poll timer expires (`max.poll.interval.ms` after that answer), then
+/// sends the LeaveGroup; the thread in the assignor never gets to close().
+#[test]
+fn a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_leaves() {
+    let mut h = Harness::new(
+        "assignors = [\"sticky\"]\nmax_poll_interval_ms = 20000",
+        "topics = [\"t0\"]\n\n[[topics]]\nname = \"t0\"\npartitions = 5\n\n\
+         [[topics]]\nname = \"t1\"\npartitions = 8",
+    );
+    start_and_find_the_coordinator(&mut h);
+    let sent = h.take_sent();
+    let template = join_subscription(&sent[0]).1.clone();
+    let (t0, t1) = (
+        h.scenario.topic_index("t0").unwrap(),
+        h.scenario.topic_index("t1").unwrap(),
+    );
+    let member = |id: &str, topic: &str, owned: &[(usize, u32)], generation: i32| {
+        let previous_assignment = owned
+            .iter()
+            .map(|&(t, p)| h.partitions.global(t, p))
+            .collect();
+        JoinedMember {
+            member_id: id.into(),
+            group_instance_id: None,
+            subscription: Subscription {
+                topics: vec![topic.into()],
+                previous_assignment,
+                generation: Some(generation),
+                assigned_generation: Some(generation),
+                ..template.clone()
+            },
+        }
+    };
+    let members = vec![
+        member("c", "t0", &[(t0, 1), (t0, 3)], 4),
+        member("a", "t1", &[(t0, 1), (t0, 4)], 3),
+        member("b", "t0", &[(t0, 0), (t0, 2), (t0, 4)], 4),
+        member("d", "t1", &(0..8).map(|p| (t1, p)).collect::<Vec<_>>(), 4),
+    ];
+    h.respond(
+        10,
+        Response::JoinGroup {
+            error: ErrorCode::None,
+            member_id: "c".into(),
+            generation: 5,
+            protocol_type: Some("consumer".into()),
+            protocol_name: Some("sticky".into()),
+            leader: "c".into(),
+            members,
+            skip_assignment: false,
+        },
+    );
+    assert!(h.facts.contains(&Fact::FatalError {
+        member: 0,
+        error: leader::SPINS_IN_ASSIGNOR,
+    }));
+    h.call(|c, env| c.close(env));
+    // The poll timer runs from the JoinGroup answer (10 ms): nothing but heartbeats before.
+    h.run_until(20_000);
+    let sent = h.take_sent();
+    assert!(
+        sent.iter().all(|r| matches!(r, Request::Heartbeat { .. })),
+        "{sent:?}"
+    );
+    assert!(sent.len() >= 5, "{sent:?}");
+    h.run_until(40_000);
+    let sent = h.take_sent();
+    assert!(
+        matches!(&sent[..], [Request::LeaveGroup { members }]
+            if members[0].reason == LeaveReason::PollTimeout),
+        "{sent:?}"
+    );
+    assert!(!h
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::Crashed { .. } | Fact::CloseRequested { .. })));
+    assert!(!h.consumer.is_running());
+}
+
+/// StickyAssignor's userData is its last `onAssignment`: that assignment at that generation,
+/// kept through a poll timeout that resets the generation and loses the partitions, and
+/// replaced by the next assignment even when it is empty (the model used to send the last
+/// revoked set at the member's current generation: none after a reset, so its claims counted
+/// as no generation's, and an empty assignment left an older set claimed).
+#[test]
+fn a_sticky_members_user_data_is_its_last_assignment_at_that_generation() {
+    let mut h = Harness::new(
+        "assignors = [\"sticky\"]\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
+        "[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
+    );
+    join_group(&mut h);
+    h.run_until(1000);
+    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    h.run_until(25_000);
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .expect("rejoins after its poll timeout");
+    let subscription = join_subscription(join).1.clone();
+    assert_eq!(
+        (subscription.generation, subscription.assigned_generation),
+        (None, Some(1))
+    );
+    assert_eq!(subscription.previous_assignment, [0, 1, 2, 3]);
+    // Generation 2 gives it nothing; the next join carries that.
+    h.respond(25_010, join_ok(2, false, subscription));
+    h.take_sent();
+    h.respond(25_020, sync_ok(Vec::new()));
+    let heartbeat_at = 25_010 + 3000;
+    h.run_until(heartbeat_at);
+    assert!(
+        h.take_sent()
+            .iter()
+            .any(|r| matches!(r, Request::Heartbeat { generation: 2, .. })),
+        "heartbeats in generation 2"
+    );
+    h.respond(
+        heartbeat_at + 5,
+        Response::Heartbeat {
+            error: ErrorCode::RebalanceInProgress,
+        },
+    );
+    h.run_until(heartbeat_at + 1000);
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .expect("rejoins");
+    let subscription = join_subscription(join).1;
+    assert_eq!(
+        (subscription.generation, subscription.assigned_generation),
+        (Some(2), Some(2))
+    );
+    assert!(subscription.previous_assignment.is_empty());
 }

@@ -454,7 +454,8 @@ impl<'s> Replay<'s> {
                 let topic = group.topic_index(&self.topics[p / TOPIC_STRIDE].0)?;
                 Some(TopicPartition::new(topic, (p % TOPIC_STRIDE) as i32))
             });
-            let member = leader::assignor_member(m, &group, history);
+            let generation = m.subscription.generation;
+            let member = leader::assignor_member(m, &group, history, generation);
             group.members.push(member);
         }
         let result = assignor.assign(&group).map_err(|e| e.0)?;
@@ -861,6 +862,9 @@ impl<'s> Replay<'s> {
             owned,
             previous_assignment: Vec::new(),
             generation: (generation >= 0).then_some(generation),
+            // The script's userData bytes stand for the assignor's own; the coordinator reads
+            // neither.
+            assigned_generation: None,
             user_data,
             rack_id: None,
         })

@@ -8,7 +8,7 @@
 use super::case::Case;
 use crate::check::Coverage;
 use crate::facts::Fact;
-use crate::group::leader::THROWN_BY_KAFKAS_ASSIGNOR;
+use crate::group::leader::failed_as_kafkas_assignor_does;
 use crate::metrics::outcome::MemberError;
 use crate::report::Report;
 use crate::scenario::{load_str, LoadOptions, Scenario, TimelineAction};
@@ -105,7 +105,8 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// Every property over a finished run (`facts`: its facts, for what Kafka leaves unowned on
 /// purpose, [`left_unassigned_by_static_leader`]): the first broken one. A member stopped by
 /// an exception Kafka's own assignor throws (the sticky assignors' NullPointerException and
-/// IllegalStateException, which ours reproduce) is Kafka's outcome, not a `member_error`.
+/// IllegalStateException, which ours reproduce), or spinning in one that never returns, is
+/// Kafka's outcome, not a `member_error`.
 pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) -> Option<Failure> {
     let inv = &report.invariants;
     if let Some(v) = inv.violations.iter().min_by_key(|v| v.at_ms) {
@@ -118,7 +119,7 @@ pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) ->
     if let Some(e) = report.errors.iter().find(|e| {
         !refused_after_fail_over(facts, e)
             && !unreleased_after_killed_close(scenario, facts, e)
-            && !THROWN_BY_KAFKAS_ASSIGNOR.contains(&e.error.as_str())
+            && !failed_as_kafkas_assignor_does(&e.error)
     }) {
         return Some(Failure {
             property: "member_error".into(),

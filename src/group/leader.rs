@@ -2,7 +2,7 @@
 //! .onLeaderElected`): rebuild every member's subscription as the assignor sees it, in the
 //! broker's member order, and run the group's assignor.
 
-use super::messages::JoinedMember;
+use super::messages::{JoinedMember, Subscription};
 use crate::assignor::racks::PartitionRacks;
 use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
 use crate::cluster::{PartitionSpace, Replicas};
@@ -11,11 +11,13 @@ use crate::scenario::Scenario;
 
 /// One member of a JoinGroup answer as the assignor sees it: its subscription in Java order and
 /// deduplicated, the subscribed topics the metadata has, and its `history` (what it owned, as
-/// topic indexes of `group`) without partitions the metadata no longer has, sorted.
+/// topic indexes of `group`) without partitions the metadata no longer has, sorted, at
+/// `generation` (the assignor's memberData).
 pub fn assignor_member(
     m: &JoinedMember,
     group: &GroupSpec,
     history: impl Iterator<Item = TopicPartition>,
+    generation: Option<i32>,
 ) -> Member {
     let mut subscription = m.subscription.topics.clone();
     subscription.sort_by(|a, b| string_compare(a, b));
@@ -34,7 +36,8 @@ pub fn assignor_member(
         subscription,
         topics,
         owned,
-        generation: m.subscription.generation,
+        generation,
+        subscription_generation: m.subscription.generation,
         rack: m.subscription.rack_id.clone(),
     }
 }
@@ -73,11 +76,39 @@ pub fn thrown(error: &str) -> &'static str {
         .unwrap_or("the leader's assignor failed")
 }
 
+/// What the report says of a leader whose assignor never returns
+/// ([`crate::assignor::AssignError::never_returns`]): its poll thread spins in `assign()`.
+pub const SPINS_IN_ASSIGNOR: &str = "the leader's assignor never returns (poll() spins in it)";
+
 /// The exceptions Kafka's own assignors throw, as `thrown` names them.
 pub const THROWN_BY_KAFKAS_ASSIGNOR: [&str; 2] = [
     "NullPointerException (the leader's assignor)",
     "IllegalStateException (the leader's assignor)",
 ];
+
+/// Whether a member's error (as the report lists it) is what Kafka's own assignor does to
+/// its leader: an exception it throws, or a loop it never leaves.
+pub fn failed_as_kafkas_assignor_does(error: &str) -> bool {
+    THROWN_BY_KAFKAS_ASSIGNOR.contains(&error) || error == SPINS_IN_ASSIGNOR
+}
+
+/// What `protocol`'s assignor reads as a member's history and its generation (`memberData`).
+fn member_data<'a>(protocol: &str, s: &'a Subscription) -> (&'a [usize], Option<i32>) {
+    match protocol {
+        // StickyAssignor reads userData alone: the last assignment and its generation (none
+        // before the first).
+        "sticky" => (&s.previous_assignment, s.assigned_generation),
+        // CooperativeStickyAssignor reads ownedPartitions and the Subscription's generationId,
+        // or without one (-1, after a reset) the generation its userData keeps: -1 before the
+        // first assignment.
+        "cooperative-sticky" => (
+            &s.owned,
+            s.generation.or(Some(s.assigned_generation.unwrap_or(-1))),
+        ),
+        // The others read ownedPartitions (empty under EAGER); no generation.
+        _ => (&s.owned, s.generation),
+    }
+}
 
 /// The leader's assignment: member id -> global partition indexes.
 pub fn assign(
@@ -120,15 +151,11 @@ pub fn assign(
         racks: partition_racks(scenario, space, replicas, &order, partition_counts),
     };
     for m in members {
-        // StickyAssignor reads its history from userData (the previous assignment), the
-        // others from ownedPartitions (empty under EAGER).
-        let history = if protocol == "sticky" {
-            &m.subscription.previous_assignment
-        } else {
-            &m.subscription.owned
-        };
-        let member = assignor_member(m, &group, history.iter().map(|&p| to_spec(p)));
-        group.members.push(member);
+        let (history, generation) = member_data(protocol, &m.subscription);
+        let history = history.iter().map(|&p| to_spec(p));
+        group
+            .members
+            .push(assignor_member(m, &group, history, generation));
     }
     let result = assignor.assign(&group).map_err(|e| e.0)?;
     Ok(group
@@ -149,6 +176,41 @@ pub fn assign(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// After a reset (no generationId), StickyAssignor still reads the generation of the last
+    /// assignment from its userData, and so does CooperativeStickyAssignor, which otherwise
+    /// reads the Subscription's.
+    #[test]
+    fn each_sticky_assignor_reads_its_own_member_data() {
+        let reset = Subscription {
+            topics: vec!["t".into()],
+            owned: Vec::new(),
+            previous_assignment: vec![0, 1],
+            generation: None,
+            assigned_generation: Some(3),
+            user_data: None,
+            rack_id: None,
+        };
+        assert_eq!(member_data("sticky", &reset), (&[0, 1][..], Some(3)));
+        assert_eq!(member_data("cooperative-sticky", &reset).1, Some(3));
+        let joined = Subscription {
+            generation: Some(4),
+            owned: vec![2],
+            ..reset.clone()
+        };
+        assert_eq!(member_data("sticky", &joined), (&[0, 1][..], Some(3)));
+        assert_eq!(
+            member_data("cooperative-sticky", &joined),
+            (&[2][..], Some(4))
+        );
+        let fresh = Subscription {
+            previous_assignment: Vec::new(),
+            assigned_generation: None,
+            ..reset
+        };
+        assert_eq!(member_data("sticky", &fresh).1, None);
+        assert_eq!(member_data("cooperative-sticky", &fresh).1, Some(-1));
+    }
 
     #[test]
     fn an_assignors_failure_is_named_by_the_exception_kafka_throws_there() {

@@ -17,10 +17,17 @@ pub struct Subscription {
     pub topics: Vec<String>,
     /// `ownedPartitions`: what the member still owns after `onJoinPrepare` (empty under EAGER).
     pub owned: Vec<usize>,
-    /// StickyAssignor's userData: the member's previous assignment (kept through an EAGER
-    /// revocation, which is how sticky stays sticky).
+    /// StickyAssignor's userData: the assignment of the member's last `onAssignment` (EAGER
+    /// members; kept through the revocation before each join, which is how sticky stays
+    /// sticky, and through a reset or lost partitions, until the next assignment).
     pub previous_assignment: Vec<usize>,
+    /// `generationId` (ConsumerProtocolSubscription v2+): the generation the member joins
+    /// from, `None` after a reset (Kafka's -1).
     pub generation: Option<i32>,
+    /// The generation of the member's last `onAssignment`, which the sticky assignors keep in
+    /// their userData (`None`: none yet). It differs from `generation` after a reset, or after
+    /// a JoinGroup answer whose SyncGroup failed.
+    pub assigned_generation: Option<i32>,
     /// userData sent as opaque bytes (a conformance script's `user_data_b64`); `None` is
     /// Kafka's null userData. The simulated clients keep theirs in `previous_assignment`.
     pub user_data: Option<Vec<u8>>,

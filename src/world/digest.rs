@@ -158,12 +158,26 @@ fn subscription(d: &mut Digest, s: &Subscription) {
     strs(d, &s.topics);
     d.usizes(&s.owned);
     d.usizes(&s.previous_assignment);
-    match s.generation {
-        Some(g) => {
+    // The userData's generation is written only where it differs from the Subscription's
+    // (tag 2), so runs where the two never part keep the records they had before it existed.
+    match (s.generation, s.assigned_generation) {
+        (Some(g), Some(a)) if a == g => {
             d.u8(1);
             d.i32(g);
         }
-        None => d.u8(0),
+        (None, None) => d.u8(0),
+        (g, a) => {
+            d.u8(2);
+            for x in [g, a] {
+                match x {
+                    Some(x) => {
+                        d.u8(1);
+                        d.i32(x);
+                    }
+                    None => d.u8(0),
+                }
+            }
+        }
     }
     match &s.user_data {
         Some(bytes) => {

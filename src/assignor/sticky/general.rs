@@ -10,6 +10,7 @@
 //! of topics in that state is tracked.
 
 use super::{AssignError, Members, RackInfo, Space, Validated, NONE};
+use crate::assignor::NEVER_RETURNS;
 use crate::assignor::{GroupSpec, MemberPartitions, TopicPartition};
 use crate::java::{bucket_index, string_hash};
 use std::collections::{BTreeSet, HashMap};
@@ -414,6 +415,22 @@ impl Movements {
     }
 }
 
+/// The state one pass of `performReassignments` starts from ([`Balancer::pass_start`]).
+#[derive(PartialEq, Eq)]
+struct PassStart {
+    owner: Vec<u32>,
+    moves: Vec<MoveSetStart>,
+}
+
+/// One movement set at a pass's start: its topic, (from, to) members, and Java iteration order.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct MoveSetStart {
+    topic: u32,
+    pair: (u32, u32),
+    cap: usize,
+    order: Vec<u32>,
+}
+
 struct BalancerInput<'a> {
     part_ti: &'a [u32],
     mtopics: &'a [Vec<u32>],
@@ -578,9 +595,36 @@ impl<'a> Balancer<'a> {
     }
 
     /// `performReassignments`: returns whether anything moved.
+    ///
+    /// Kafka's loop repeats its passes until one moves nothing, and on some inputs that never
+    /// happens: a partition goes back to a previous owner that does not subscribe to its topic,
+    /// the balance rule sends it on, `getTheActualPartitionToBeMoved` swaps in another
+    /// partition, and two members pass that one back and forth forever (the leader spins in
+    /// `assign()`; librdkafka's port had the same, confluentinc/librdkafka#4783). Each pass is
+    /// a function of the state it starts from, so a pass that starts from a state seen before
+    /// will never end the loop: Brent's cycle search compares each pass's start with one saved
+    /// start, exactly, and says so instead of spinning.
     fn perform_reassignments(&mut self, partitions: &[u32]) -> Result<bool, AssignError> {
         let mut performed = false;
-        loop {
+        let mut saved: Option<PassStart> = None;
+        let (mut power, mut since_saved) = (1u32, 0u32);
+        for pass in 0u64.. {
+            // Nearly every run settles within two passes; the search starts after them.
+            if pass >= 2 {
+                let start = self.pass_start();
+                if saved.as_ref() == Some(&start) {
+                    return Err(AssignError(format!(
+                        "sticky: performReassignments never settles (pass {pass} starts where an \
+                         earlier one did): {NEVER_RETURNS}"
+                    )));
+                }
+                since_saved += 1;
+                if since_saved == power {
+                    saved = Some(start);
+                    power *= 2;
+                    since_saved = 0;
+                }
+            }
             let mut modified = false;
             for &g in partitions {
                 if self.is_balanced() {
@@ -635,6 +679,29 @@ impl<'a> Balancer<'a> {
             if !modified {
                 return Ok(performed);
             }
+        }
+        unreachable!("the passes run until one moves nothing or a start repeats")
+    }
+
+    /// What the next pass depends on: every owner, and each movement set with its Java
+    /// iteration order (capacity, then the partitions in order: later insertions go after
+    /// these in their bucket, and a resize keeps their order within a bucket).
+    fn pass_start(&self) -> PassStart {
+        let mut moves = Vec::new();
+        for (&topic, pairs) in &self.moves.by_topic {
+            for (&pair, set) in pairs {
+                moves.push(MoveSetStart {
+                    topic,
+                    pair,
+                    cap: set.cap,
+                    order: set.order.iter().map(|&(_, _, g)| g).collect(),
+                });
+            }
+        }
+        moves.sort_unstable();
+        PassStart {
+            owner: self.owner.clone(),
+            moves,
         }
     }
 

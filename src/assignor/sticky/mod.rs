@@ -319,6 +319,8 @@ pub(crate) struct Members {
     pub rank: Vec<u32>,
     /// Generation, -1 when absent.
     pub generation: Vec<i32>,
+    /// The Subscription's generation, -1 when absent: what a competing claim is weighed by.
+    pub subscription_generation: Vec<i32>,
 }
 
 impl Members {
@@ -353,10 +355,16 @@ impl Members {
             .iter()
             .map(|m| m.generation.unwrap_or(-1))
             .collect();
+        let subscription_generation = group
+            .members
+            .iter()
+            .map(|m| m.subscription_generation.unwrap_or(-1))
+            .collect();
         Members {
             hash_order,
             rank,
             generation,
+            subscription_generation,
         }
     }
 }
@@ -378,7 +386,8 @@ pub(crate) struct Validated {
 /// `allSubscriptionsEqual`: members in HashMap order; a claim on a partition someone already
 /// holds goes to the higher generation; equal generations drop it from both and mark it, and a
 /// later claimant is compared with the last one met. The competing claim's generation is read
-/// from the Subscription (the same number our input gives both ways).
+/// from the Subscription (`Member::subscription_generation`), the claimant's own from its
+/// memberData.
 fn validate(
     group: &GroupSpec,
     space: &Space,
@@ -462,7 +471,7 @@ fn resolve_conflicts(
                 *slot = (m as u32, m as u32);
                 continue;
             }
-            let other_gen = members.generation[other as usize];
+            let other_gen = members.subscription_generation[other as usize];
             if gen == other_gen {
                 *slot = (NONE, m as u32);
                 multi[g as usize] = true;

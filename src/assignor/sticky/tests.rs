@@ -8,6 +8,12 @@ fn tp(g: &GroupSpec, topic: &str, p: i32) -> TopicPartition {
     TopicPartition::new(g.topic_index(topic).unwrap(), p)
 }
 
+/// A member whose claims are of generation `g`, as its Subscription says too.
+fn at_generation(m: &mut crate::assignor::Member, g: i32) {
+    m.generation = Some(g);
+    m.subscription_generation = Some(g);
+}
+
 fn cooperative(g: &GroupSpec) -> AssignResult {
     let mut g = g.clone();
     g.protocol = RebalanceProtocol::Cooperative;
@@ -54,9 +60,9 @@ fn fresh_shortcut_deals_like_the_general_dealing() {
 fn same_generation_double_claim_is_dropped_and_withheld() {
     let mut g = group(&[("t", 4)], &[("a", &["t"]), ("b", &["t"])]);
     g.members[0].owned = vec![tp(&g, "t", 0), tp(&g, "t", 1)];
-    g.members[0].generation = Some(3);
+    at_generation(&mut g.members[0], 3);
     g.members[1].owned = vec![tp(&g, "t", 1), tp(&g, "t", 2)];
-    g.members[1].generation = Some(3);
+    at_generation(&mut g.members[1], 3);
     let r = cooperative(&g);
     let c = r.cooperative.unwrap();
     assert_eq!(c.algorithm, "constrained");
@@ -70,9 +76,9 @@ fn same_generation_double_claim_is_dropped_and_withheld() {
 fn higher_generation_wins_a_conflict() {
     let mut g = group(&[("t", 4)], &[("a", &["t"]), ("b", &["t"])]);
     g.members[0].owned = vec![tp(&g, "t", 0), tp(&g, "t", 1)];
-    g.members[0].generation = Some(2);
+    at_generation(&mut g.members[0], 2);
     g.members[1].owned = vec![tp(&g, "t", 1), tp(&g, "t", 2)];
-    g.members[1].generation = Some(3);
+    at_generation(&mut g.members[1], 3);
     let r = StickyAssignor.assign(&g).unwrap();
     let n = named(&g, &r.assignment);
     assert_eq!(n[1].1, ["t-1", "t-2"]);
@@ -84,7 +90,7 @@ fn eager_cooperative_sticky_ignores_ownership() {
     let mut g = group(&[("t", 6)], &[("a", &["t"]), ("b", &["t"]), ("c", &["t"])]);
     let fresh = StickyAssignor.assign(&g).unwrap().assignment;
     g.members[2].owned = (0..6).map(|p| tp(&g, "t", p)).collect();
-    g.members[2].generation = Some(5);
+    at_generation(&mut g.members[2], 5);
     g.protocol = RebalanceProtocol::Eager;
     let r = CooperativeStickyAssignor.assign(&g).unwrap();
     assert_eq!(r.assignment, fresh);
@@ -101,8 +107,8 @@ fn b_left_topic_u(owned: &[&str]) -> GroupSpec {
             tp(&g, topic, p.parse().expect("a partition number"))
         })
         .collect();
-    g.members[1].generation = Some(1);
-    g.members[0].generation = Some(1);
+    at_generation(&mut g.members[1], 1);
+    at_generation(&mut g.members[0], 1);
     g
 }
 
@@ -189,7 +195,7 @@ fn conflict_free_group(identical: bool) -> impl Strategy<Value = GroupSpec> {
             }
             for m in &mut g.members {
                 if !m.owned.is_empty() || (generations && roll.next().unwrap() % 2 == 0) {
-                    m.generation = Some(4);
+                    at_generation(m, 4);
                 }
             }
             g
@@ -328,6 +334,7 @@ fn conflicting_group() -> impl Strategy<Value = GroupSpec> {
                     0 => None,
                     k => Some(k as i32),
                 };
+                m.subscription_generation = m.generation;
             }
             g
         })
@@ -361,4 +368,50 @@ proptest! {
         prop_assert_eq!(with.target, without.target);
         prop_assert_eq!(with.algorithm, without.algorithm);
     }
+}
+
+/// Kafka's StickyAssignor never returns on this group: AbstractStickyAssignor (run on it, with
+/// the Subscriptions built as the reference cases build them) spins in `performReassignments`.
+/// `a` moved from t0 to t1 and missed generation 4, so its userData still claims t0-1 and t0-4
+/// at generation 3. The loop's first rule hands t0-1 back to `a`, its previous owner, though
+/// `a` no longer subscribes to t0; the balance rule then moves t0-1 on, and
+/// `getTheActualPartitionToBeMoved` swaps that move for t0-2, which c and b pass back and forth
+/// for good. Ours says so instead of spinning. The same group under other member ids (another
+/// HashMap order) settles, and Kafka gives the same answer there.
+#[test]
+fn kafkas_sticky_assignor_never_returns_on_this_group_and_ours_says_so() {
+    let with_ids = |ids: [&str; 4]| {
+        let mut g = group(
+            &[("t0", 5), ("t1", 8)],
+            &[
+                (ids[0], &["t0"]),
+                (ids[1], &["t1"]),
+                (ids[2], &["t0"]),
+                (ids[3], &["t1"]),
+            ],
+        );
+        let owned: [Vec<TopicPartition>; 4] = [
+            vec![tp(&g, "t0", 1), tp(&g, "t0", 3)],
+            vec![tp(&g, "t0", 1), tp(&g, "t0", 4)],
+            vec![tp(&g, "t0", 0), tp(&g, "t0", 2), tp(&g, "t0", 4)],
+            (0..8).map(|p| tp(&g, "t1", p)).collect(),
+        ];
+        for (m, owned) in g.members.iter_mut().zip(owned) {
+            m.owned = owned;
+        }
+        for (m, generation) in g.members.iter_mut().zip([4, 3, 4, 4]) {
+            at_generation(m, generation);
+        }
+        g
+    };
+    let spins = StickyAssignor.assign(&with_ids(["c", "a", "b", "d"]));
+    let e = spins.expect_err("Kafka's assignor never returns here");
+    assert!(AssignError::never_returns(&e.0), "{e}");
+    let g = with_ids(["m1", "m2", "m3", "m4"]);
+    let settles = StickyAssignor.assign(&g).unwrap();
+    let a = named(&g, &settles.assignment);
+    assert_eq!(a[0].1, ["t0-1", "t0-2", "t0-3"]);
+    assert_eq!(a[1].1, ["t1-0", "t1-1", "t1-2", "t1-3"]);
+    assert_eq!(a[2].1, ["t0-0", "t0-4"]);
+    assert_eq!(a[3].1, ["t1-4", "t1-5", "t1-6", "t1-7"]);
 }

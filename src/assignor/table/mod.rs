@@ -326,6 +326,7 @@ pub fn form_members(
         topics: p.topics.clone(),
         owned,
         generation,
+        subscription_generation: generation,
         rack: None,
     };
     let mut rebalances: Vec<Rebalance> = Vec::new();

@@ -79,6 +79,7 @@ pub fn compute(
                 topics: topic_idx,
                 owned,
                 generation: None,
+                subscription_generation: None,
                 // KIP-848's server assignors ignore racks in Kafka 4.3 (KAFKA-16694).
                 rack: None,
             }

@@ -143,6 +143,7 @@ mod tests {
                         owned: Vec::new(),
                         previous_assignment: Vec::new(),
                         generation: None,
+                        assigned_generation: None,
                         user_data: None,
                         rack_id: None,
                     },

@@ -164,6 +164,7 @@ fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> 
         owned: Vec::new(),
         previous_assignment: Vec::new(),
         generation: None,
+        assigned_generation: None,
         user_data: None,
         rack_id: None,
     };
