@@ -3,7 +3,9 @@
 //! - a disconnect, a request timeout, NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE marks the
 //!   coordinator unknown (`markCoordinatorUnknown`; the classic consumer also closes its
 //!   connection to it after an error answer); FindCoordinator is sent again, to any
-//!   broker, every `retry.backoff.ms` until one names a coordinator the client can connect to;
+//!   broker, every `retry.backoff.ms` until one names a coordinator the client can connect to
+//!   (KIP-848's `CoordinatorRequestManager`: after its `RequestState`'s exponential backoff,
+//!   one step per failed lookup in a row, the first step after a success);
 //! - a Heartbeat that failed is retried after the backoff (`failHeartbeat`); a JoinGroup or
 //!   SyncGroup that failed rejoins with a new JoinGroup, same member id and generation, without
 //!   running `onJoinPrepare` again; a `commitSync` and an OffsetFetch are sent again once
@@ -45,8 +47,16 @@ impl Consumer {
         false
     }
 
-    /// FindCoordinator, unless one is in flight.
+    /// FindCoordinator, unless one is in flight. KIP-848's `CoordinatorRequestManager` sends
+    /// none before the backoff of the last answer has passed (its `RequestState`): the lookup
+    /// goes then.
     pub(super) fn lookup_coordinator(&mut self, env: &mut ClientEnv) {
+        if self.consumer_membership.is_some()
+            && !self.membership.finding_coordinator
+            && env.now() < self.lookup_backoff.until
+        {
+            return self.retry_lookup(env);
+        }
         if !self.membership.finding_coordinator {
             self.membership.finding_coordinator = true;
             log!(env, "{} FindCoordinator", self.name());
@@ -61,12 +71,16 @@ impl Consumer {
         }
         self.membership.finding_coordinator = false;
         let now = env.now();
+        if self.consumer_membership.is_some() {
+            // The lookup succeeded, whatever connecting to the broker it names does next.
+            self.lookup_backoff.succeeded(env);
+        }
         // Connecting to a broker that is down or cut off fails (refused at once, or no answer
         // within the connection setup timeout): the lookup goes on.
         if env.availability.broker_down(broker, now).is_some()
             || env.availability.cut_until(self.idx, broker, now).is_some()
         {
-            return self.lookup_failed(env);
+            return self.lookup_gave_nothing(env);
         }
         self.membership.coordinator = Some(broker);
         self.reset_session_timer(env);
@@ -110,9 +124,18 @@ impl Consumer {
         }
     }
 
+    /// A FindCoordinator failed: KIP-848's next waits one more step of the exponential
+    /// backoff (`RequestState.onFailedAttempt`).
+    pub(super) fn lookup_failed(&mut self, env: &mut ClientEnv) {
+        if self.consumer_membership.is_some() {
+            self.lookup_backoff.failed(env);
+        }
+        self.lookup_gave_nothing(env);
+    }
+
     /// No coordinator to connect to yet: look again after the backoff; a poll waiting for it
     /// goes on without it once its timeout has passed.
-    pub(super) fn lookup_failed(&mut self, env: &mut ClientEnv) {
+    fn lookup_gave_nothing(&mut self, env: &mut ClientEnv) {
         self.membership.finding_coordinator = false;
         // The asynchronous commits chained on this lookup fail (RetriableCommitFailedException).
         self.async_commits_waiting.clear();
@@ -162,11 +185,22 @@ impl Consumer {
         }
     }
 
-    /// One lookup retry pending at a time, `retry.backoff.ms` from now.
+    /// One lookup retry pending at a time: `retry.backoff.ms` from now, or under KIP-848 once
+    /// the lookup's own backoff has passed (at once when it has: the background thread sends
+    /// FindCoordinator on its next pass after the coordinator is lost).
+    /// A retry armed before a success may fall after the next one is due: the new one
+    /// replaces it (the old timer, when it fires, is stale).
     fn retry_lookup(&mut self, env: &mut ClientEnv) {
-        if !self.lookup_retry_armed {
-            self.lookup_retry_armed = true;
-            let at = env.now() + Duration::from_millis(env.scenario.group.retry_backoff_ms);
+        let at = if self.consumer_membership.is_some() {
+            self.lookup_backoff.until.max(env.now())
+        } else {
+            env.now() + Duration::from_millis(env.scenario.group.retry_backoff_ms)
+        };
+        if self
+            .lookup_retry_at
+            .is_none_or(|armed| armed > at && self.consumer_membership.is_some())
+        {
+            self.lookup_retry_at = Some(at);
             env.after(at, ClientTimer::FindCoordinator);
         }
     }

@@ -299,7 +299,10 @@ pub struct Consumer {
     /// The poll loop is blocked looking for the coordinator, since then.
     waiting_for_coordinator: Option<SimTime>,
     coordinator_wait_armed: bool,
-    lookup_retry_armed: bool,
+    /// When the pending lookup retry fires (its timer; an earlier one replaced is stale).
+    lookup_retry_at: Option<SimTime>,
+    /// KIP-848: the FindCoordinator `RequestState` (failures in a row, next send).
+    lookup_backoff: backoff::Backoff,
     /// The poll loop sleeps `retry.backoff.ms` before the next JoinGroup, until then
     /// (COORDINATOR_LOAD_IN_PROGRESS).
     join_backoff_until: Option<SimTime>,
@@ -354,7 +357,8 @@ impl Consumer {
             batch_buffer: Vec::new(),
             waiting_for_coordinator: None,
             coordinator_wait_armed: false,
-            lookup_retry_armed: false,
+            lookup_retry_at: None,
+            lookup_backoff: backoff::Backoff::default(),
             join_backoff_until: None,
             skip_coordinator_once: false,
             coordinator_lost: false,
@@ -585,7 +589,10 @@ impl Consumer {
             ClientTimer::MetadataRefresh => self.refresh_metadata(env),
             ClientTimer::RestoreDone(p) => self.restore_done(env, p),
             ClientTimer::FindCoordinator => {
-                self.lookup_retry_armed = false;
+                if self.lookup_retry_at != Some(env.now()) {
+                    return;
+                }
+                self.lookup_retry_at = None;
                 if self.membership.coordinator.is_none() {
                     self.lookup_coordinator(env);
                 }

@@ -2324,3 +2324,69 @@ fn a_sticky_members_user_data_is_its_last_assignment_at_that_generation() {
     );
     assert!(subscription.previous_assignment.is_empty());
 }
+
+/// KIP-848's `CoordinatorRequestManager` backs off between FindCoordinator requests by its
+/// `RequestState`: `retry.backoff.ms` doubled per failure in a row up to `retry.backoff.max.ms`
+/// (100 ms to 1 s, each within a fifth), and after a success the first step again before the
+/// next lookup (a coordinator lost at once is looked for again about 100 ms after the answer).
+/// Asking for the coordinator meanwhile (a heartbeat due) sends nothing more.
+#[test]
+fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    h.call(|c, env| c.start(env, 1, None));
+    let mut sent_at = Vec::new();
+    for t in 0..10_000 {
+        h.run_until(t);
+        let lookups = h
+            .take_sent()
+            .into_iter()
+            .filter(|r| matches!(r, Request::FindCoordinator))
+            .count();
+        assert!(lookups <= 1, "one lookup at a time");
+        if lookups == 1 {
+            sent_at.push(t);
+            if sent_at.len() == 7 {
+                break;
+            }
+            h.respond(
+                t,
+                Response::Failed {
+                    request: RequestKind::FindCoordinator,
+                    error: ErrorCode::CoordinatorNotAvailable,
+                },
+            );
+        }
+    }
+    let gaps: Vec<u64> = sent_at.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps.len(), 6, "{sent_at:?}");
+    for (k, &gap) in gaps.iter().enumerate() {
+        let step = (100u64 << k.min(4)).min(1000) as f64;
+        let (lo, hi) = ((step * 0.8).floor() as u64, (step * 1.2).ceil() as u64);
+        assert!((lo..=hi.min(1000)).contains(&gap), "gap {k}: {gap} ms in {gaps:?}");
+    }
+    // Found at last: a coordinator lost right after is looked for again a first step later.
+    let found = *sent_at.last().unwrap();
+    h.respond(found, Response::FindCoordinator { broker: 0 });
+    assert_eq!(h.consumer.coordinator(), Some(0));
+    h.respond(
+        found + 2,
+        Response::Failed {
+            request: RequestKind::ConsumerGroupHeartbeat,
+            error: ErrorCode::NotCoordinator,
+        },
+    );
+    let mut next = None;
+    for t in found + 2..found + 200 {
+        h.run_until(t);
+        if h
+            .take_sent()
+            .iter()
+            .any(|r| matches!(r, Request::FindCoordinator))
+        {
+            next = Some(t - found);
+            break;
+        }
+    }
+    let next = next.expect("looked for again");
+    assert!((80..=120).contains(&next), "{next} ms after the answer");
+}
