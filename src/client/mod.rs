@@ -263,9 +263,9 @@ pub struct Consumer {
     metadata: Vec<u32>,
     /// The client's assignment (`SubscriptionState`), ascending.
     owned: Vec<usize>,
-    /// StickyAssignor's userData: the assignment of the last `onAssignment` (EAGER members)
-    /// and its generation (kept for CooperativeStickyAssignor's userData too).
+    /// StickyAssignor's userData: the assignment of the last `onAssignment` (EAGER members).
     previous_assignment: Vec<usize>,
+    /// The generation of that `onAssignment`, which both sticky assignors' userData keep.
     assigned_generation: Option<i32>,
     /// Fetch positions of owned partitions whose committed offset is known.
     positions: fetch::FetchPositions,

@@ -2362,7 +2362,10 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
     for (k, &gap) in gaps.iter().enumerate() {
         let step = (100u64 << k.min(4)).min(1000) as f64;
         let (lo, hi) = ((step * 0.8).floor() as u64, (step * 1.2).ceil() as u64);
-        assert!((lo..=hi.min(1000)).contains(&gap), "gap {k}: {gap} ms in {gaps:?}");
+        assert!(
+            (lo..=hi.min(1000)).contains(&gap),
+            "gap {k}: {gap} ms in {gaps:?}"
+        );
     }
     // Found at last: a coordinator lost right after is looked for again a first step later.
     let found = *sent_at.last().unwrap();
@@ -2378,8 +2381,7 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
     let mut next = None;
     for t in found + 2..found + 200 {
         h.run_until(t);
-        if h
-            .take_sent()
+        if h.take_sent()
             .iter()
             .any(|r| matches!(r, Request::FindCoordinator))
         {
