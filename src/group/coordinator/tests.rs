@@ -884,6 +884,54 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
     }
 }
 
+/// `getOrMaybeSubscribeStaticConsumerGroupMember` checks that a static instance was released
+/// (`throwIfInstanceIdIsUnreleased`) only when both the joining process and the holder speak
+/// the consumer protocol. A static classic member's new process, upgraded to
+/// `group.protocol=consumer` in a rolling bounce, takes over the instance at once though the
+/// old process never left: the group converts, the new member id replaces the classic one and
+/// keeps its assignment.
+#[test]
+fn an_upgraded_process_takes_over_a_static_classic_members_instance_without_a_release() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Bidirectional);
+    let mut ids = Vec::new();
+    for (i, pod) in ["pod-a", "pod-b", "pod-c"].into_iter().enumerate() {
+        h.request(i as u64 * 100, i, join_request("", Some(pod), &["range"]));
+        let prefix = format!("{pod}-");
+        let members = h.coordinator.members();
+        let id = members.iter().find(|m| m.member_id.starts_with(&prefix));
+        ids.push(id.expect("added under instance-uuid").member_id.clone());
+    }
+    h.advance(3000);
+    h.advance(6000);
+    let ids: [String; 3] = ids.try_into().unwrap();
+    h.request(6100, 0, sync(&ids[0], 1, assignments(&ids)));
+    h.request(6110, 1, sync(&ids[1], 1, None));
+    h.request(6120, 2, sync(&ids[2], 1, None));
+    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    let mut upgraded = consumer_join("d");
+    if let Request::ConsumerGroupHeartbeat { instance_id, .. } = &mut upgraded {
+        *instance_id = Some("pod-b".into());
+    }
+    let answer = h.ask(7000, 3, upgraded);
+    assert_eq!(error_of(&answer), ErrorCode::None, "{answer:?}");
+    let (epoch, assignment) = epoch_and_assignment(&answer);
+    assert!(epoch > 0);
+    assert_eq!(assignment, Some(vec![2, 3]), "pod-b's partitions");
+    assert!(h.facts.iter().any(|f| matches!(
+        f,
+        Fact::GroupConverted {
+            to_consumer: true,
+            ..
+        }
+    )));
+    // The classic process's entry is gone: its next Heartbeat is not a member's.
+    assert_eq!(
+        error_of(&h.ask(7100, 1, heartbeat(&ids[1], 1))),
+        ErrorCode::UnknownMemberId
+    );
+}
+
 // ---- The consumer protocol's reconciliation ----
 
 /// A consumer-group coordinator over "orders" (partition 0) and "audit" (partition 1), assigning
