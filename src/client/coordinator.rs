@@ -4,8 +4,9 @@
 //!   coordinator unknown (`markCoordinatorUnknown`; the classic consumer also closes its
 //!   connection to it after an error answer); FindCoordinator is sent again, to any
 //!   broker, every `retry.backoff.ms` until one names a coordinator the client can connect to
-//!   (KIP-848's `CoordinatorRequestManager`: after its `RequestState`'s exponential backoff,
-//!   one step per failed lookup in a row, the first step after a success);
+//!   (a classic poll in `ensureCoordinatorReady`: exponentially within that call; KIP-848's
+//!   `CoordinatorRequestManager`: after its `RequestState`'s exponential backoff, one step per
+//!   failed lookup in a row, the first step after a success);
 //! - a Heartbeat that failed is retried after the backoff (`failHeartbeat`); a JoinGroup or
 //!   SyncGroup that failed rejoins with a new JoinGroup, same member id and generation, without
 //!   running `onJoinPrepare` again; a `commitSync` and an OffsetFetch are sent again once
@@ -42,7 +43,11 @@ impl Consumer {
             return true;
         }
         self.lookup_coordinator(env);
-        self.waiting_for_coordinator.get_or_insert(env.now());
+        if self.waiting_for_coordinator.is_none() {
+            // A new `ensureCoordinatorReady` call: its backoff starts over.
+            self.poll_lookup_failures = 0;
+            self.waiting_for_coordinator = Some(env.now());
+        }
         self.app = App::Blocked;
         false
     }
@@ -140,6 +145,18 @@ impl Consumer {
         // The asynchronous commits chained on this lookup fail (RetriableCommitFailedException).
         self.async_commits_waiting.clear();
         let now = env.now();
+        if self.consumer_membership.is_none() && self.waiting_for_coordinator.is_some() {
+            // The classic poll thread in `ensureCoordinatorReady` sleeps
+            // `retryBackoff.backoff(attempts++)` after each lookup that found nothing
+            // (exponential within the call); the heartbeat thread, when enabled, still looks
+            // on its own passes.
+            let backoff = env.retry_backoff(self.poll_lookup_failures);
+            self.poll_lookup_failures = self.poll_lookup_failures.saturating_add(1);
+            if self.lookup_retry_at.is_none() {
+                self.lookup_retry_at = Some(now + backoff);
+                env.after(now + backoff, ClientTimer::FindCoordinator);
+            }
+        }
         self.retry_lookup(env);
         if let Some(since) = self.waiting_for_coordinator {
             let deadline = since + Duration::from_millis(env.scenario.group.poll_timeout_ms);

@@ -298,6 +298,8 @@ pub struct Consumer {
     batch_buffer: Vec<(usize, u64, u64)>,
     /// The poll loop is blocked looking for the coordinator, since then.
     waiting_for_coordinator: Option<SimTime>,
+    /// Lookups that found nothing while the poll waits (`ensureCoordinatorReady`'s attempts).
+    poll_lookup_failures: u32,
     coordinator_wait_armed: bool,
     /// When the pending lookup retry fires (its timer; an earlier one replaced is stale).
     lookup_retry_at: Option<SimTime>,
@@ -356,6 +358,7 @@ impl Consumer {
             fetch_cursor: 0,
             batch_buffer: Vec::new(),
             waiting_for_coordinator: None,
+            poll_lookup_failures: 0,
             coordinator_wait_armed: false,
             lookup_retry_at: None,
             lookup_backoff: backoff::Backoff::default(),

@@ -2392,3 +2392,39 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
     let next = next.expect("looked for again");
     assert!((80..=120).contains(&next), "{next} ms after the answer");
 }
+
+/// The classic poll thread in `ensureCoordinatorReady` sleeps `retryBackoff.backoff(attempts++)`
+/// after each lookup that found nothing: 100, 200, 400 ms (each within a fifth) within one
+/// call, which the poll's timeout ends (the next poll's call starts over). With its heartbeat
+/// thread not yet enabled (no generation), nothing else looks in between.
+#[test]
+fn a_classic_poll_waiting_for_the_coordinator_backs_off_exponentially_within_the_call() {
+    let mut h = Harness::new("assignors = [\"range\"]\npoll_timeout_ms = 1000", "");
+    h.call(|c, env| c.start(env, 1, None));
+    let mut sent_at = Vec::new();
+    for t in 0..1000 {
+        h.run_until(t);
+        if h.take_sent()
+            .iter()
+            .any(|r| matches!(r, Request::FindCoordinator))
+        {
+            sent_at.push(t);
+            h.respond(
+                t,
+                Response::Failed {
+                    request: RequestKind::FindCoordinator,
+                    error: ErrorCode::CoordinatorNotAvailable,
+                },
+            );
+        }
+    }
+    let gaps: Vec<u64> = sent_at.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps.len(), 3, "{sent_at:?}");
+    for (k, &gap) in gaps.iter().enumerate() {
+        let step = 100u64 << k;
+        assert!(
+            (step * 4 / 5..=step * 6 / 5).contains(&gap),
+            "gap {k}: {gap} ms in {gaps:?}"
+        );
+    }
+}
