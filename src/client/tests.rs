@@ -2325,17 +2325,11 @@ fn a_sticky_members_user_data_is_its_last_assignment_at_that_generation() {
     assert!(subscription.previous_assignment.is_empty());
 }
 
-/// KIP-848's `CoordinatorRequestManager` backs off between FindCoordinator requests by its
-/// `RequestState`: `retry.backoff.ms` doubled per failure in a row up to `retry.backoff.max.ms`
-/// (100 ms to 1 s, each within a fifth), and after a success the first step again before the
-/// next lookup (a coordinator lost at once is looked for again about 100 ms after the answer).
-/// Asking for the coordinator meanwhile (a heartbeat due) sends nothing more.
-#[test]
-fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
-    let mut h = Harness::new("protocol = \"consumer\"", "");
-    h.call(|c, env| c.start(env, 1, None));
+/// When each FindCoordinator went out before `until_ms` (one at a time), every one answered
+/// COORDINATOR_NOT_AVAILABLE at once but the `last`-th, left unanswered.
+fn lookups_failing(h: &mut Harness, until_ms: u64, last: usize) -> Vec<u64> {
     let mut sent_at = Vec::new();
-    for t in 0..10_000 {
+    for t in 0..until_ms {
         h.run_until(t);
         let lookups = h
             .take_sent()
@@ -2345,7 +2339,7 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
         assert!(lookups <= 1, "one lookup at a time");
         if lookups == 1 {
             sent_at.push(t);
-            if sent_at.len() == 7 {
+            if sent_at.len() == last {
                 break;
             }
             h.respond(
@@ -2357,6 +2351,20 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
             );
         }
     }
+    sent_at
+}
+
+/// KIP-848's `CoordinatorRequestManager` backs off between FindCoordinator requests by its
+/// `RequestState`: `retry.backoff.ms` doubled per failure in a row up to `retry.backoff.max.ms`
+/// (100 ms to 1 s, each within a fifth), and after a success the first step again before the
+/// next lookup (a coordinator lost at once is looked for again about 100 ms after the answer).
+/// Asking for the coordinator meanwhile (a heartbeat due) sends nothing more.
+#[test]
+fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    h.call(|c, env| c.start(env, 1, None));
+    // The seventh lookup is left unanswered: the coordinator is found with it below.
+    let sent_at = lookups_failing(&mut h, 10_000, 7);
     let gaps: Vec<u64> = sent_at.windows(2).map(|w| w[1] - w[0]).collect();
     assert_eq!(gaps.len(), 6, "{sent_at:?}");
     for (k, &gap) in gaps.iter().enumerate() {
@@ -2401,23 +2409,7 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
 fn a_classic_poll_waiting_for_the_coordinator_backs_off_exponentially_within_the_call() {
     let mut h = Harness::new("assignors = [\"range\"]\npoll_timeout_ms = 1000", "");
     h.call(|c, env| c.start(env, 1, None));
-    let mut sent_at = Vec::new();
-    for t in 0..1000 {
-        h.run_until(t);
-        if h.take_sent()
-            .iter()
-            .any(|r| matches!(r, Request::FindCoordinator))
-        {
-            sent_at.push(t);
-            h.respond(
-                t,
-                Response::Failed {
-                    request: RequestKind::FindCoordinator,
-                    error: ErrorCode::CoordinatorNotAvailable,
-                },
-            );
-        }
-    }
+    let sent_at = lookups_failing(&mut h, 1000, usize::MAX);
     let gaps: Vec<u64> = sent_at.windows(2).map(|w| w[1] - w[0]).collect();
     assert_eq!(gaps.len(), 3, "{sent_at:?}");
     for (k, &gap) in gaps.iter().enumerate() {
