@@ -162,9 +162,9 @@ impl Consumer {
         self.app = App::Blocked;
     }
 
-    /// The synchronous auto-commit of `close()` and of a KIP-848 revocation: when auto-commit is on and
-    /// there is something to commit, sends it and blocks the poll loop until the answer, then
-    /// goes on with `after`. Returns whether it did.
+    /// The synchronous auto-commit of `close()` and of a KIP-848 revocation: when auto-commit
+    /// is on and there is something to commit, sends it and blocks the poll loop until the
+    /// answer, then goes on with `after`. Returns whether it did.
     pub(super) fn auto_commit_sync(&mut self, env: &mut ClientEnv, after: AfterCommit) -> bool {
         let commits = env.scenario.group.enable_auto_commit
             && !self.positions.is_empty()

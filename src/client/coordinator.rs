@@ -60,7 +60,7 @@ impl Consumer {
             && !self.membership.finding_coordinator
             && env.now() < self.lookup_backoff.until
         {
-            return self.retry_lookup(env);
+            return self.retry_lookup(env, false);
         }
         if !self.membership.finding_coordinator {
             self.membership.finding_coordinator = true;
@@ -145,19 +145,7 @@ impl Consumer {
         // The asynchronous commits chained on this lookup fail (RetriableCommitFailedException).
         self.async_commits_waiting.clear();
         let now = env.now();
-        if self.consumer_membership.is_none() && self.waiting_for_coordinator.is_some() {
-            // The classic poll thread in `ensureCoordinatorReady` sleeps
-            // `retryBackoff.backoff(attempts++)` after each lookup that found nothing
-            // (exponential within the call); the heartbeat thread, when enabled, still looks
-            // on its own passes.
-            let backoff = env.retry_backoff(self.poll_lookup_failures);
-            self.poll_lookup_failures = self.poll_lookup_failures.saturating_add(1);
-            if self.lookup_retry_at.is_none() {
-                self.lookup_retry_at = Some(now + backoff);
-                env.after(now + backoff, ClientTimer::FindCoordinator);
-            }
-        }
-        self.retry_lookup(env);
+        self.retry_lookup(env, true);
         if let Some(since) = self.waiting_for_coordinator {
             let deadline = since + Duration::from_millis(env.scenario.group.poll_timeout_ms);
             if now >= deadline {
@@ -202,16 +190,24 @@ impl Consumer {
         }
     }
 
-    /// One lookup retry pending at a time: `retry.backoff.ms` from now, or under KIP-848 once
-    /// the lookup's own backoff has passed (at once when it has: the background thread sends
-    /// FindCoordinator on its next pass after the coordinator is lost).
-    /// A retry armed before a success may fall after the next one is due: the new one
+    /// One lookup retry pending at a time: `retry.backoff.ms` from now; under KIP-848 once the
+    /// lookup's own backoff has passed (at once when it has: the background thread sends
+    /// FindCoordinator on its next pass after the coordinator is lost); for a classic poll
+    /// waiting in `ensureCoordinatorReady` after a lookup that `found_nothing`, the call's
+    /// `retryBackoff.backoff(attempts++)` (exponential within the call; the heartbeat thread,
+    /// when enabled, still looks on its own passes).
+    /// A KIP-848 retry armed before a success may fall after the next one is due: the new one
     /// replaces it (the old timer, when it fires, is stale).
-    fn retry_lookup(&mut self, env: &mut ClientEnv) {
+    fn retry_lookup(&mut self, env: &mut ClientEnv, found_nothing: bool) {
+        let now = env.now();
         let at = if self.consumer_membership.is_some() {
-            self.lookup_backoff.until.max(env.now())
+            self.lookup_backoff.until.max(now)
+        } else if found_nothing && self.waiting_for_coordinator.is_some() {
+            let backoff = env.retry_backoff(self.poll_lookup_failures);
+            self.poll_lookup_failures = self.poll_lookup_failures.saturating_add(1);
+            now + backoff
         } else {
-            env.now() + Duration::from_millis(env.scenario.group.retry_backoff_ms)
+            now + Duration::from_millis(env.scenario.group.retry_backoff_ms)
         };
         if self
             .lookup_retry_at
@@ -284,7 +280,7 @@ impl Consumer {
         let now = env.now();
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         if !loading {
-            self.retry_lookup(env);
+            self.retry_lookup(env, false);
         }
         if kind == RequestKind::JoinGroup
             && std::mem::take(&mut self.membership.join_in_flight)

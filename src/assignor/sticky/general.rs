@@ -10,8 +10,7 @@
 //! of topics in that state is tracked.
 
 use super::{AssignError, Members, RackInfo, Space, Validated, NONE};
-use crate::assignor::NEVER_RETURNS;
-use crate::assignor::{GroupSpec, MemberPartitions, TopicPartition};
+use crate::assignor::{GroupSpec, MemberPartitions, TopicPartition, NEVER_RETURNS};
 use crate::java::{bucket_index, string_hash};
 use std::collections::{BTreeSet, HashMap};
 
