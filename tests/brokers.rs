@@ -223,6 +223,34 @@ fn a_hung_coordinator_is_noticed_after_the_request_timeout() {
     }
 }
 
+/// Answers slower than `request.timeout.ms`: a latency spike of 20 s each way for a minute.
+/// Kafka's `NetworkClient` times out the first heartbeat sent into it 30 s after sending it,
+/// closes the connection (`handleTimedOutRequests`), and every request still on it fails with a
+/// disconnect, their answers on the way lost; the member marks the coordinator unknown until a
+/// lookup gets through after the spike. The model had delivered every answer, 40 s late.
+#[test]
+fn answers_slower_than_the_request_timeout_time_their_requests_out() {
+    let text = |spike: bool| {
+        let spike = latency_spike(spike, 30_000, 20_000, 60_000);
+        format!(
+            "name = \"slow-answers\"\nseed = 1\nduration_ms = 120000\n\n[cluster]\nbrokers = 3\n\n\
+             [[topics]]\nname = \"t0\"\npartitions = 4\n\n[[members]]\nname = \"c\"\ncount = 2\n\n\
+             [[producers]]\ntopic = \"t0\"\nrecords_per_sec = 10\n\n{spike}"
+        )
+    };
+    let quiet = report_of("quiet.toml", &text(false));
+    let spiked = report_of("slow-answers.toml", &text(true));
+    for (q, m) in quiet.members.iter().zip(&spiked.members) {
+        assert_eq!(q.coordinator_unknown_ms, None, "{}", q.name);
+        // Unknown from the timeout (about 60 s) until a lookup sent after the spike's end.
+        let unknown = m.coordinator_unknown_ms.expect("the coordinator was lost");
+        assert!((29_000..32_000).contains(&unknown), "{}: {unknown}", m.name);
+    }
+    // The sessions outlive it: heartbeats kept reaching the coordinator, late.
+    assert_eq!(spiked.rebalances.count, 0);
+    assert!(spiked.invariants.violations.is_empty());
+}
+
 /// fuzz --cluster-faults seed 6503662, shrunk: the coordinator's broker crashed with its
 /// connections hanging; 30 s on, c2's hung requests time out, and the auto-commit it sends that
 /// same instant, still to the old coordinator, opens a new connection to the dead host 55 ms

@@ -30,6 +30,9 @@ pub(super) struct InFlight {
     /// When the client gives up on it: `request.timeout.ms`, for a JoinGroup the rebalance
     /// timeout and 5 s more (`AbstractCoordinator` JOIN_GROUP_TIMEOUT_LAPSE).
     pub deadline: SimTime,
+    /// Its `AtCoordinator` event while it is on its way: cancelled if the connection closes
+    /// first (the request is lost with it).
+    pub on_its_way: Option<TimerId>,
 }
 
 /// An answer on its way back to the client.
@@ -126,29 +129,29 @@ impl World<'_> {
             Some(_) => now + Duration::from_millis(timeout_ms),
             None => now + Duration::from_millis(CONNECTION_SETUP_TIMEOUT_MS),
         };
+        let kind = request.kind();
+        let arrival = connected_after
+            .and_then(|after| self.carry(from, broker, Direction::ToBroker, deadline, after));
+        let on_its_way = arrival.map(|at| {
+            let request = Box::new(request);
+            let event = Event::AtCoordinator {
+                from,
+                request,
+                broker,
+            };
+            self.queue.schedule(at, event)
+        });
         let entry = InFlight {
-            kind: request.kind(),
+            kind,
             deadline,
+            on_its_way,
         };
         self.in_flight
             .entry((from, broker))
             .or_default()
             .push_back(entry);
-        let arrival = connected_after
-            .and_then(|after| self.carry(from, broker, Direction::ToBroker, deadline, after));
-        match arrival {
-            Some(at) => {
-                let request = Box::new(request);
-                self.queue.schedule(
-                    at,
-                    Event::AtCoordinator {
-                        from,
-                        request,
-                        broker,
-                    },
-                );
-            }
-            None => self.time_out(from, broker, entry.deadline),
+        if on_its_way.is_none() {
+            self.time_out(from, broker, deadline);
         }
     }
 
@@ -187,7 +190,9 @@ impl World<'_> {
 
     /// When a message sent now on `from`'s connection to `broker` arrives: the network's
     /// latency and any spike, after `connecting` (the connection's own setup); across a network
-    /// partition, when it heals (TCP retransmits) if that is before `deadline`, else never.
+    /// partition, when it heals (TCP retransmits). Never if that is past `deadline`, its
+    /// request's timeout: the client closes the connection then (`NetworkClient`'s
+    /// `handleTimedOutRequests`), and what was still on its way is lost with it.
     fn carry(
         &mut self,
         from: ClientRef,
@@ -211,10 +216,10 @@ impl World<'_> {
             Some(heal) if heal < deadline => heal - now,
             Some(_) => return None,
         };
-        Some(
-            self.net
-                .deliver_slowed(now, connection, direction, spike + held + connecting),
-        )
+        let at = self
+            .net
+            .deliver_slowed(now, connection, direction, spike + held + connecting);
+        (at <= deadline).then_some(at)
     }
 
     /// The connection closes when its request times out: at once if it is overdue already.
@@ -377,35 +382,31 @@ impl World<'_> {
         {
             return;
         }
-        self.forget_connection(client, broker);
-        let queue = self.in_flight.remove(&(client, broker)).unwrap_or_default();
-        for entry in queue {
-            let response = Box::new(Response::Failed {
-                request: entry.kind,
-                error: ErrorCode::Disconnected,
-            });
-            self.queue.schedule(
-                now,
-                Event::AtClient {
-                    to: client,
-                    response,
-                },
-            );
-        }
+        self.disconnect(client, broker);
     }
 
-    /// The connection is closed: whatever was known of it (hung, opened, dead) goes; the next
-    /// request opens a new one.
+    /// The connection is closed: whatever was known of it (hung, opened, dead, the order of
+    /// its messages) goes; the next request opens a new one.
     fn forget_connection(&mut self, client: ClientRef, broker: u32) {
         self.hung.remove(&(client, broker));
         self.connections.remove(&(client, broker));
         self.dead.remove(&(client, broker));
+        self.net.forget(Connection {
+            member: client.member,
+            incarnation: client.incarnation,
+            broker,
+        });
     }
 
-    /// The client closes its connection to `broker` (`NetworkClient.disconnect`): every
-    /// request it has not had the answer to fails now with a disconnect, those whose answers
-    /// were on their way back first (the answers are lost with the connection).
+    /// The client closes its connection to `broker` (`NetworkClient.disconnect`, or on a
+    /// request timeout): every request it has not had the answer to fails now with a
+    /// disconnect, those whose answers were on their way back first. What was still on its way
+    /// either way is lost with the connection.
     pub(super) fn disconnect(&mut self, client: ClientRef, broker: u32) {
+        let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
+        for id in unanswered.iter().filter_map(|e| e.on_its_way) {
+            self.queue.cancel(id);
+        }
         let transit = self
             .in_transit
             .remove(&(client, broker))
@@ -414,7 +415,6 @@ impl World<'_> {
             .into_iter()
             .filter(|t| self.queue.cancel(t.event))
             .map(|t| t.kind);
-        let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
         let failed: Vec<RequestKind> = lost.chain(unanswered.iter().map(|e| e.kind)).collect();
         self.forget_connection(client, broker);
         let now = self.now();

@@ -90,6 +90,14 @@ impl Network {
         }
     }
 
+    /// `connection` closed: a new one to the same broker is a new TCP stream, whose messages
+    /// wait for none sent on the old one.
+    pub fn forget(&mut self, connection: Connection) {
+        if let Some(member) = self.last_arrival.get_mut(connection.member) {
+            member.retain(|(c, _, _)| *c != connection);
+        }
+    }
+
     fn one_way(&mut self) -> Duration {
         Duration::from_micros(
             self.latency
@@ -130,5 +138,27 @@ mod tests {
             overtaken,
             "different connections are not ordered with each other"
         );
+    }
+
+    /// A message slowed far past the others (a latency spike) holds back every later one on
+    /// its connection, until the connection closes: the next one is a new TCP stream.
+    #[test]
+    fn a_new_connection_waits_for_nothing_sent_on_the_closed_one() {
+        let toml = "name = \"n\"\nduration_ms = 1000\n\n[cluster]\nrequest_latency_ms = { min = 1, max = 5 }\n\n\
+            [[topics]]\nname = \"t\"\npartitions = 1\n\n[[members]]\nname = \"c\"\n";
+        let scenario = load_str("n", toml, &LoadOptions::default()).expect("valid");
+        let mut net = Network::new(&scenario, Stream::derive(3, "latency"));
+        let c = Connection {
+            member: 0,
+            incarnation: 1,
+            broker: 0,
+        };
+        let (now, slow) = (SimTime::ZERO, Duration::from_millis(20_000));
+        let late = net.deliver_slowed(now, c, Direction::ToClient, slow);
+        let held = net.deliver(now, c, Direction::ToClient);
+        assert_eq!(held, late, "held behind the slow message");
+        net.forget(c);
+        let fresh = net.deliver(now, c, Direction::ToClient);
+        assert!(fresh <= now + Duration::from_millis(5), "{fresh}");
     }
 }
