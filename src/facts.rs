@@ -130,6 +130,14 @@ pub enum Fact {
         error: ErrorCode,
         assignment: Vec<usize>,
     },
+    /// The member did not take generation `generation`'s assignment: it names `partitions`,
+    /// of topics it no longer subscribes to (`checkAssignmentMatchedSubscription`), and it
+    /// rejoins.
+    AssignmentRefused {
+        member: usize,
+        generation: i32,
+        partitions: Vec<usize>,
+    },
     /// A rebalance-listener callback ran for `ms` of the member's time (Kafka's
     /// `partition-revoked-latency`, `partition-assigned-latency`, `partition-lost-latency`).
     ListenerTime {

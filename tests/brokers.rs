@@ -503,12 +503,16 @@ fn cluster_fault_regressions_pass() {
     // like that one either: the model now says so, and its leader spins as Kafka's does
     // (`kafkas_sticky_assignor_never_returns_on_this_group_and_ours_says_so`,
     // `a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_leaves`).
+    // 13208466: a member refused the assignment StickyAssignor's previous-owner rule handed
+    // back to it every generation (a partition of a topic it had dropped), and the group never
+    // settled: Kafka's own loop, reported, excused by the judge (13189580 drew no cluster
+    // fault: the plain regressions have it).
     for seed in [
         830, 298, 1, 14380, 1891, 7643, 7027045, 44340, 44788, 85140, 68452, 67304, 28606, 7029777,
         73629, 7010961, 90341, 193386, 125583, 164757, 202545, 128973, 138612, 267927, 73246,
         419208, 597078, 468653, 834283, 909139, 495278, 448470, 803985, 717014, 830138, 1067520,
         1098054, 1288033, 1409835, 3099277, 3573007, 3159053, 287902, 4183358, 5253944, 5652545,
-        5850848, 6507884, 6406291, 6503662, 7133437, 11643602, 12556525,
+        5850848, 6507884, 6406291, 6503662, 7133437, 11643602, 12556525, 13208466,
     ] {
         let case = generate_with(seed, None, None, cluster);
         assert_ne!(

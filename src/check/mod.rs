@@ -17,7 +17,7 @@ mod offsets;
 mod ownership;
 mod settle;
 
-pub use settle::SettleWindow;
+pub use settle::{SettleWindow, REFUSED_AGAIN};
 
 pub use coverage::Coverage;
 

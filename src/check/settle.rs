@@ -36,7 +36,14 @@ pub struct Settle {
     phase: Phase,
     checked: bool,
     rebalances_since_fault: u32,
+    /// Each member's latest run of refused assignments: the same partitions refused in
+    /// consecutive generations, `(first, last, partitions)`.
+    refusals: std::collections::BTreeMap<usize, (i32, i32, Vec<usize>)>,
 }
+
+/// Why a member that refuses the same assignment generation after generation keeps the group
+/// rebalancing in Kafka too.
+pub const REFUSED_AGAIN: &str = "Kafka's own loop: StickyAssignor's previous-owner rule hands a partition back to the member whose userData last claimed it, whatever it subscribes to, and the consumer does not take an assignment naming a topic it does not subscribe to (checkAssignmentMatchedSubscription), so its userData never moves on";
 
 impl Settle {
     pub fn new(window: SettleWindow) -> Self {
@@ -45,10 +52,25 @@ impl Settle {
             phase: Phase::BeforeBound,
             checked: false,
             rebalances_since_fault: 0,
+            refusals: std::collections::BTreeMap::new(),
         }
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
+        if let Fact::AssignmentRefused {
+            member,
+            generation,
+            partitions,
+        } = fact
+        {
+            let run = self.refusals.entry(*member).or_insert((0, 0, Vec::new()));
+            if run.2 == *partitions && run.1 + 1 == *generation {
+                run.1 = *generation;
+            } else {
+                *run = (*generation, *generation, partitions.clone());
+            }
+            return;
+        }
         let Fact::RebalanceStarted {
             generation,
             trigger,
@@ -110,7 +132,20 @@ impl Settle {
         }
     }
 
-    fn fail(&mut self, now: SimTime, detail: String, found: &mut Findings) {
+    fn fail(&mut self, now: SimTime, mut detail: String, found: &mut Findings) {
+        // A member refusing the same assignment generation after generation: say so.
+        for (&m, (first, last, partitions)) in &self.refusals {
+            if last > first {
+                let names = partitions
+                    .iter()
+                    .map(|&p| found.names.partitions[p].as_str());
+                detail.push_str(&format!(
+                    "; {} refused its assignment in generations {first} to {last} (it names {}, of a topic it does not subscribe to): {REFUSED_AGAIN}",
+                    found.names.members[m],
+                    names.collect::<Vec<_>>().join(" ")
+                ));
+            }
+        }
         found.violation(now, Property::NotSettled, detail);
         self.phase = Phase::Done;
         self.checked = true;

@@ -315,6 +315,31 @@ impl Consumer {
                         self.membership.phase = Phase::Stable;
                         // Empty bytes (a member the leader left out) is an empty assignment.
                         let assignment = assignment.unwrap_or_default();
+                        let foreign: Vec<usize> = assignment
+                            .iter()
+                            .copied()
+                            .filter(|&p| !self.subscribes(env, p))
+                            .collect();
+                        if !foreign.is_empty() {
+                            // `checkAssignmentMatchedSubscription` (onJoinComplete): made for a
+                            // subscription changed since the JoinGroup (or handed back by
+                            // StickyAssignor's previous-owner rule), it is not taken (no
+                            // callback, no `onAssignment`, nothing owned changes) and the member
+                            // rejoins with its current one.
+                            log!(
+                                env,
+                                "{} received assignment naming {}, of topics it no longer subscribes to: rejoins",
+                                self.name(),
+                                env.partitions.list(&foreign)
+                            );
+                            env.fact(Fact::AssignmentRefused {
+                                member: self.idx,
+                                generation: self.membership.generation.unwrap_or(-1),
+                                partitions: foreign,
+                            });
+                            self.request_rejoin(JoinReason::Subscription);
+                            return;
+                        }
                         let revokes = self.owned.iter().any(|p| !assignment.contains(p));
                         if revokes
                             && env.scenario.group.commit_on_revoke
@@ -503,12 +528,8 @@ impl Consumer {
     /// JoinGroup, after the revoke callback's time.
     pub(super) fn prepare_and_join(&mut self, env: &mut ClientEnv) {
         let revoked: Vec<usize> = if self.cooperative() {
-            let topics = &self.topics;
-            self.owned
-                .iter()
-                .copied()
-                .filter(|&p| !topics.contains(&env.scenario.topics[env.partitions.topic(p)].name))
-                .collect()
+            let owned = self.owned.iter().copied();
+            owned.filter(|&p| !self.subscribes(env, p)).collect()
         } else {
             self.owned.clone()
         };
@@ -588,6 +609,12 @@ impl Consumer {
                 cause,
             });
         }
+    }
+
+    /// Whether the member subscribes to partition `p`'s topic now.
+    fn subscribes(&self, env: &ClientEnv, p: usize) -> bool {
+        let topic = &env.scenario.topics[env.partitions.topic(p)].name;
+        self.topics.contains(topic)
     }
 
     pub(super) fn request_rejoin(&mut self, reason: JoinReason) {

@@ -2420,3 +2420,46 @@ fn a_classic_poll_waiting_for_the_coordinator_backs_off_exponentially_within_the
         );
     }
 }
+
+/// `checkAssignmentMatchedSubscription` (ConsumerCoordinator.onJoinComplete): a member whose
+/// subscription dropped a topic while its JoinGroup was out is answered with an assignment
+/// made for the old one. Kafka does not take it (no callback, no `onAssignment`, nothing
+/// owned) and rejoins with the current subscription, in the generation the answer gave.
+#[test]
+fn an_assignment_naming_a_topic_no_longer_subscribed_is_not_taken_and_the_member_rejoins() {
+    let mut h = Harness::new(
+        "assignors = [\"cooperative-sticky\"]",
+        "topics = [\"orders\", \"payments\"]\n\n[[topics]]\nname = \"payments\"\npartitions = 2\n",
+    );
+    start_and_find_the_coordinator(&mut h);
+    h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
+    h.take_sent();
+    // The application subscribes to `orders` alone while the JoinGroup is out.
+    h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
+    h.respond(20, join_ok(1, false, Subscription::default_for_test()));
+    assert!(matches!(&h.take_sent()[..], [Request::SyncGroup { .. }]));
+    // orders-0..3 and payments-0..1 (partitions 4 and 5).
+    h.respond(30, sync_ok(vec![0, 1, 2, 3, 4, 5]));
+    let callbacks = h.facts.iter().filter(|f| {
+        matches!(
+            f,
+            Fact::Assigned { .. } | Fact::Revoked { .. } | Fact::Lost { .. }
+        )
+    });
+    assert_eq!(callbacks.count(), 0, "{:?}", h.facts);
+    assert!(h.consumer.owned.is_empty());
+    h.run_until(200);
+    let sent = h.take_sent();
+    let join = sent
+        .iter()
+        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .unwrap_or_else(|| panic!("no rejoin: {sent:?}"));
+    let (_, subscription, reason) = join_subscription(join);
+    assert_eq!(reason, JoinReason::Subscription);
+    assert_eq!(subscription.topics, vec!["orders".to_string()]);
+    assert!(subscription.owned.is_empty());
+    assert_eq!(subscription.generation, Some(1));
+    assert!(!sent
+        .iter()
+        .any(|r| matches!(r, Request::OffsetFetch { .. })));
+}

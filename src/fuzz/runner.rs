@@ -6,7 +6,7 @@
 //! handed on in seed order.
 
 use super::case::Case;
-use crate::check::Coverage;
+use crate::check::{Coverage, REFUSED_AGAIN};
 use crate::facts::Fact;
 use crate::group::leader::failed_as_kafkas_assignor_does;
 use crate::metrics::outcome::MemberError;
@@ -106,15 +106,26 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// purpose, [`left_unassigned_by_static_leader`]): the first broken one. A member stopped by
 /// an exception Kafka's own assignor throws (the sticky assignors' NullPointerException and
 /// IllegalStateException, which ours reproduce), or spinning in one that never returns, is
-/// Kafka's outcome, not a `member_error`.
+/// Kafka's outcome, not a `member_error`. So is a group that never settles because a member
+/// refuses the same assignment generation after generation ([`REFUSED_AGAIN`]): past it
+/// nothing more is judged.
 pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) -> Option<Failure> {
     let inv = &report.invariants;
-    if let Some(v) = inv.violations.iter().min_by_key(|v| v.at_ms) {
+    let kafkas_loop =
+        |v: &&crate::check::Violation| v.kind == "not_settled" && v.detail.contains(REFUSED_AGAIN);
+    let violations = inv.violations.iter();
+    if let Some(v) = violations
+        .filter(|v| !kafkas_loop(v))
+        .min_by_key(|v| v.at_ms)
+    {
         return Some(Failure {
             property: v.kind.clone(),
             at_ms: v.at_ms,
             detail: v.detail.clone(),
         });
+    }
+    if inv.violations.iter().any(|v| kafkas_loop(&v)) {
+        return None;
     }
     if let Some(e) = report.errors.iter().find(|e| {
         !refused_after_fail_over(facts, e)

@@ -396,6 +396,7 @@ impl Metrics {
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }
             | Fact::MemberStateChanged { .. }
+            | Fact::AssignmentRefused { .. }
             | Fact::PollTimeout { .. } => {}
         }
     }
