@@ -111,17 +111,23 @@ mod tests {
     use super::*;
     use crate::scenario::{load_str, LoadOptions};
 
-    #[test]
-    fn messages_on_one_connection_arrive_in_the_order_sent() {
+    /// A network of 1-5 ms one way, and member 0's connection to broker 0.
+    fn one_ms_to_five() -> (Network, Connection) {
         let toml = "name = \"n\"\nduration_ms = 1000\n\n[cluster]\nrequest_latency_ms = { min = 1, max = 5 }\n\n\
             [[topics]]\nname = \"t\"\npartitions = 1\n\n[[members]]\nname = \"c\"\n";
         let scenario = load_str("n", toml, &LoadOptions::default()).expect("valid");
-        let mut net = Network::new(&scenario, Stream::derive(3, "latency"));
-        let a = Connection {
+        let net = Network::new(&scenario, Stream::derive(3, "latency"));
+        let connection = Connection {
             member: 0,
             incarnation: 1,
             broker: 0,
         };
+        (net, connection)
+    }
+
+    #[test]
+    fn messages_on_one_connection_arrive_in_the_order_sent() {
+        let (mut net, a) = one_ms_to_five();
         let b = Connection { member: 1, ..a };
         let mut last = SimTime::ZERO;
         let mut overtaken = false;
@@ -144,15 +150,7 @@ mod tests {
     /// its connection, until the connection closes: the next one is a new TCP stream.
     #[test]
     fn a_new_connection_waits_for_nothing_sent_on_the_closed_one() {
-        let toml = "name = \"n\"\nduration_ms = 1000\n\n[cluster]\nrequest_latency_ms = { min = 1, max = 5 }\n\n\
-            [[topics]]\nname = \"t\"\npartitions = 1\n\n[[members]]\nname = \"c\"\n";
-        let scenario = load_str("n", toml, &LoadOptions::default()).expect("valid");
-        let mut net = Network::new(&scenario, Stream::derive(3, "latency"));
-        let c = Connection {
-            member: 0,
-            incarnation: 1,
-            broker: 0,
-        };
+        let (mut net, c) = one_ms_to_five();
         let (now, slow) = (SimTime::ZERO, Duration::from_millis(20_000));
         let late = net.deliver_slowed(now, c, Direction::ToClient, slow);
         let held = net.deliver(now, c, Direction::ToClient);
