@@ -70,7 +70,9 @@ fn a_member_refusing_what_the_sticky_assignor_hands_back_never_settles_as_in_kaf
         "{}",
         violations[0].detail
     );
-    assert!(run_case(&case).failure.is_none());
+    let verdict = run_case(&case);
+    assert!(verdict.failure.is_none(), "{:?}", verdict.failure);
+    assert!(verdict.covered.contains(&"assignment_refused".to_string()));
 }
 
 /// The fixed sweep over the correct protocols: every seed passes but those recorded open.

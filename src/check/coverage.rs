@@ -38,11 +38,15 @@ pub enum Coverage {
     /// before the removal, delivered late): a zombie's claim, not a second owner
     /// (check/ownership.rs).
     AssignedAfterRemoval,
+    /// A member did not take an assignment naming a topic it no longer subscribes to
+    /// (`checkAssignmentMatchedSubscription`) and rejoined; repeated every generation under
+    /// StickyAssignor, Kafka's own loop (check/settle.rs).
+    AssignmentRefused,
 }
 
 impl Coverage {
     /// Every coverage property, in declaration order (a fuzz run counts each).
-    pub const ALL: [Coverage; 11] = [
+    pub const ALL: [Coverage; 12] = [
         Coverage::Revoked,
         Coverage::FollowUp,
         Coverage::ZombieBatch,
@@ -54,6 +58,7 @@ impl Coverage {
         Coverage::MovedInCallback,
         Coverage::StrandedWithheld,
         Coverage::AssignedAfterRemoval,
+        Coverage::AssignmentRefused,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +74,7 @@ impl Coverage {
             Coverage::MovedInCallback => "moved_in_callback",
             Coverage::StrandedWithheld => "stranded_withheld",
             Coverage::AssignedAfterRemoval => "zombie_assignment",
+            Coverage::AssignmentRefused => "assignment_refused",
         }
     }
 }
@@ -101,6 +107,7 @@ pub fn observe(fact: &Fact, found: &mut Findings) {
         },
         Fact::MemberReplaced { .. } => Coverage::StaticReplacement,
         Fact::RestoreStarted { .. } => Coverage::StateRestore,
+        Fact::AssignmentRefused { .. } => Coverage::AssignmentRefused,
         _ => return,
     };
     found.reached(reached);
