@@ -619,16 +619,26 @@ fn closing_commits_revokes_everything_and_leaves() {
     assert!(h.take_sent().is_empty());
 }
 
-#[test]
-fn a_stall_past_the_poll_interval_makes_the_heartbeat_thread_leave_and_the_partitions_are_lost() {
+/// A classic member (`assignor`, `member` TOML for its entry) joined as in [`join_group`],
+/// busy with 400 records/s at 1 ms each, that stalls at 1 s for 20 s with a 10 s poll
+/// interval.
+fn classic_member_stalled_past_its_poll_interval(assignor: &str, member: &str) -> Harness {
     let mut h = Harness::new(
-        "assignors = [\"range\"]\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
-        "\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
+        &format!(
+            "assignors = [\"{assignor}\"]\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000"
+        ),
+        &format!("{member}\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n"),
     );
     join_group(&mut h);
     h.run_until(1000);
-    // A batch is in progress (1 ms a record); the stall holds it for 20 s.
     h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    h
+}
+
+#[test]
+fn a_stall_past_the_poll_interval_makes_the_heartbeat_thread_leave_and_the_partitions_are_lost() {
+    // A batch is in progress (1 ms a record); the stall holds it for 20 s.
+    let mut h = classic_member_stalled_past_its_poll_interval("range", "");
     // The heartbeat thread notices on its first pass after the last poll + 10 s.
     h.run_until(12_500);
     let sent = h.take_sent();
@@ -672,13 +682,8 @@ impl Subscription {
 
 #[test]
 fn a_static_member_past_its_poll_interval_sends_no_leave_group_and_rejoins_with_its_instance() {
-    let mut h = Harness::new(
-        "assignors = [\"range\"]\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
-        "group_instance_id = \"pod-1\"\n\n[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
-    );
-    join_group(&mut h);
-    h.run_until(1000);
-    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    let mut h =
+        classic_member_stalled_past_its_poll_interval("range", "group_instance_id = \"pod-1\"\n");
     h.run_until(25_000);
     let sent = h.take_sent();
     assert!(
@@ -2274,13 +2279,7 @@ fn a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_
 /// as no generation's, and an empty assignment left an older set claimed).
 #[test]
 fn a_sticky_members_user_data_is_its_last_assignment_at_that_generation() {
-    let mut h = Harness::new(
-        "assignors = [\"sticky\"]\nmax_poll_interval_ms = 10000\nrecord_processing_us = 1000",
-        "[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 400\n",
-    );
-    join_group(&mut h);
-    h.run_until(1000);
-    h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
+    let mut h = classic_member_stalled_past_its_poll_interval("sticky", "");
     h.run_until(25_000);
     let sent = h.take_sent();
     let join = sent

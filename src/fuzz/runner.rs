@@ -6,7 +6,7 @@
 //! handed on in seed order.
 
 use super::case::Case;
-use crate::check::{Coverage, REFUSED_AGAIN};
+use crate::check::{Coverage, Violation, REFUSED_AGAIN};
 use crate::facts::Fact;
 use crate::group::leader::failed_as_kafkas_assignor_does;
 use crate::metrics::outcome::MemberError;
@@ -111,20 +111,16 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// nothing more is judged.
 pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) -> Option<Failure> {
     let inv = &report.invariants;
-    let kafkas_loop =
-        |v: &&crate::check::Violation| v.kind == "not_settled" && v.detail.contains(REFUSED_AGAIN);
-    let violations = inv.violations.iter();
-    if let Some(v) = violations
-        .filter(|v| !kafkas_loop(v))
-        .min_by_key(|v| v.at_ms)
-    {
+    let kafkas_loop = |v: &Violation| v.kind == "not_settled" && v.detail.contains(REFUSED_AGAIN);
+    let judged = inv.violations.iter().filter(|v| !kafkas_loop(v));
+    if let Some(v) = judged.min_by_key(|v| v.at_ms) {
         return Some(Failure {
             property: v.kind.clone(),
             at_ms: v.at_ms,
             detail: v.detail.clone(),
         });
     }
-    if inv.violations.iter().any(|v| kafkas_loop(&v)) {
+    if inv.violations.iter().any(kafkas_loop) {
         return None;
     }
     if let Some(e) = report.errors.iter().find(|e| {

@@ -421,6 +421,19 @@ fn an_expired_session_removes_the_member_and_starts_a_rebalance() {
     );
 }
 
+/// Client `i` joins at `i` × 100 ms as static member `pod` (range): what it was sent, and
+/// the member id it was added under (`pod-` and a UUID).
+fn join_static(h: &mut Harness, i: usize, pod: &str) -> (Vec<(ClientRef, Response)>, String) {
+    let sent = h.request(i as u64 * 100, i, join_request("", Some(pod), &["range"]));
+    let prefix = format!("{pod}-");
+    let members = h.coordinator.members();
+    let id = members.iter().find(|m| m.member_id.starts_with(&prefix));
+    (
+        sent,
+        id.expect("added under instance-uuid").member_id.clone(),
+    )
+}
+
 /// c10: static members (group.instance.id) join without MEMBER_ID_REQUIRED. A restarted one
 /// (empty member id, same instance id) in a Stable group takes over its entry under a new id:
 /// no rebalance, the current generation, its stored assignment at SyncGroup; only a replaced
@@ -430,15 +443,12 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
     let mut h = Harness::new();
     let mut ids = Vec::new();
     for (i, pod) in ["pod-a", "pod-b", "pod-c"].into_iter().enumerate() {
-        let sent = h.request(i as u64 * 100, i, join_request("", Some(pod), &["range"]));
+        let (sent, id) = join_static(&mut h, i, pod);
         assert!(
             sent.is_empty(),
             "a static member is never told MEMBER_ID_REQUIRED"
         );
-        let prefix = format!("{pod}-");
-        let members = h.coordinator.members();
-        let id = members.iter().find(|m| m.member_id.starts_with(&prefix));
-        ids.push(id.expect("added under instance-uuid").member_id.clone());
+        ids.push(id);
     }
     h.advance(3000);
     assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
@@ -600,11 +610,7 @@ fn a_static_member_that_does_not_rejoin_stays_but_misses_the_generation() {
     let mut h = Harness::new();
     let mut ids = Vec::new();
     for (i, pod) in ["pod-a", "pod-b"].into_iter().enumerate() {
-        h.request(i as u64 * 100, i, join_request("", Some(pod), &["range"]));
-        let prefix = format!("{pod}-");
-        let members = h.coordinator.members();
-        let id = members.iter().find(|m| m.member_id.starts_with(&prefix));
-        ids.push(id.expect("added under instance-uuid").member_id.clone());
+        ids.push(join_static(&mut h, i, pod).1);
     }
     h.advance(9000);
     assert_eq!(h.coordinator.generation(), 1);
@@ -896,11 +902,7 @@ fn an_upgraded_process_takes_over_a_static_classic_members_instance_without_a_re
     let mut h = migrating(MigrationPolicy::Bidirectional);
     let mut ids = Vec::new();
     for (i, pod) in ["pod-a", "pod-b", "pod-c"].into_iter().enumerate() {
-        h.request(i as u64 * 100, i, join_request("", Some(pod), &["range"]));
-        let prefix = format!("{pod}-");
-        let members = h.coordinator.members();
-        let id = members.iter().find(|m| m.member_id.starts_with(&prefix));
-        ids.push(id.expect("added under instance-uuid").member_id.clone());
+        ids.push(join_static(&mut h, i, pod).1);
     }
     h.advance(3000);
     h.advance(6000);
