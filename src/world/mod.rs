@@ -4,6 +4,7 @@
 //! go through the network ([`net`]), keyed timers are set and cancelled here, facts go to the
 //! observers (metrics). It is the only module that knows every part; the models know none of it.
 
+mod connections;
 pub mod digest;
 mod faults;
 pub mod net;
@@ -29,7 +30,7 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
-use faults::{InFlight, InTransit};
+use connections::{InFlight, InTransit};
 use net::{Connection, Direction, Network};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
