@@ -6,7 +6,7 @@
 //! (`cluster::PartitionSpace`).
 
 use crate::app::join::Miss;
-use crate::group::messages::{ErrorCode, Trigger};
+use crate::group::messages::{ErrorCode, RequestKind, Trigger};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
 
@@ -137,6 +137,15 @@ pub enum Fact {
         member: usize,
         generation: i32,
         partitions: Vec<usize>,
+    },
+    /// The member's `request`, sent `waited_ms` ago, got no answer within its timeout
+    /// (`request.timeout.ms`, a JoinGroup's the rebalance timeout and 5 s more; a connection's
+    /// setup timeout while it is not set up): the client closed the connection, and the request
+    /// failed with a disconnect (`NetworkClient.handleTimedOutRequests`).
+    RequestTimedOut {
+        member: usize,
+        request: RequestKind,
+        waited_ms: u64,
     },
     /// A rebalance-listener callback ran for `ms` of the member's time (Kafka's
     /// `partition-revoked-latency`, `partition-assigned-latency`, `partition-lost-latency`).

@@ -1,9 +1,11 @@
 //! The consumer's timing as Kafka's client code runs it (../shared/reference/CLIENT.md), and a
 //! checker that flags only what Kafka could really do: each repro of issue 18 run as written.
 
+use cgsim::facts::Fact;
+use cgsim::group::messages::RequestKind;
 use cgsim::report::Report;
 use cgsim::scenario::expect::Comparison;
-use cgsim::scenario::{load, LoadOptions, Scenario};
+use cgsim::scenario::{load, load_str, LoadOptions, Scenario};
 use cgsim::world::{run, RunOptions};
 use std::path::Path;
 
@@ -241,4 +243,179 @@ fn count_members_take_their_static_ids_from_a_template() {
     let shared = toml.replace("pod-{n}", "pod");
     let err = cgsim::scenario::load_str("s.toml", &shared, &LoadOptions::default()).unwrap_err();
     assert!(err.message.contains("\"pod-{n}\""), "{}", err.message);
+}
+
+/// Cooperative scale-out with batches of 500 records at 70 ms each (35 s): the old members read
+/// their JoinGroup answers only at their next poll, so the leader's SyncGroup comes up to 35 s
+/// after the join phase completes. With `faults`, a 1 ms latency spike at 1 s routes every
+/// request through the broker and network faults' path.
+fn slow_batches(request_timeout_ms: u64, faults: bool) -> Scenario {
+    let timeout = format!("group.request_timeout_ms={request_timeout_ms}");
+    let mut sets = vec![
+        "group.record_processing_us=70000",
+        "group.max_poll_records=500",
+        "duration_ms=900000",
+        timeout.as_str(),
+    ];
+    if faults {
+        sets.push(
+            "timeline=[{at_ms=60000, action=\"join\", member=\"c5\"}, \
+             {at_ms=1000, action=\"latency_spike\", latency_ms=1, duration_ms=1000}]",
+        );
+    }
+    scenario("scale-out.toml", Some("cooperative"), None, &sets)
+}
+
+#[test]
+fn a_sync_group_held_past_the_request_timeout_fails_and_the_rejoin_starts_the_rebalance_anew() {
+    // The newcomer c5, idle, sends its SyncGroup at once and the coordinator holds it for the
+    // leader's. At request.timeout.ms the client closes the connection
+    // (`NetworkClient.handleTimedOutRequests`): the SyncGroup fails with a disconnect, c5 marks
+    // the coordinator unknown, finds it and joins again. Its subscription now names the
+    // generation it was given, so the coordinator sees new metadata and starts another
+    // rebalance, and the leader's late SyncGroup gets REBALANCE_IN_PROGRESS. Every round goes
+    // the same way: Kafka's group never settles, and the run says why.
+    for faults in [false, true] {
+        let out = run(
+            &slow_batches(30_000, faults),
+            RunOptions {
+                keep_facts: true,
+                keep_trace: true,
+                ..RunOptions::default()
+            },
+        );
+        // Timed out at the deadline, not when the coordinator's answer comes.
+        let timeouts: Vec<(u64, u64)> = out
+            .facts
+            .iter()
+            .filter_map(|(at, f)| match f {
+                Fact::RequestTimedOut {
+                    member: 4,
+                    request: RequestKind::SyncGroup,
+                    waited_ms,
+                } => Some((at.as_millis(), *waited_ms)),
+                _ => None,
+            })
+            .collect();
+        assert!(timeouts.len() >= 3, "faults {faults}: {timeouts:?}");
+        assert!(timeouts.iter().all(|&(_, waited)| waited == 30_000));
+        let reopened = out.trace.iter().any(|l| {
+            l.contains("CompletingRebalance -> PreparingRebalance (trigger member_joined")
+        });
+        assert!(reopened, "faults {faults}: c5's rejoin starts no rebalance");
+        let v = &out.report.invariants.violations;
+        assert_eq!(v.len(), 1, "faults {faults}: {v:?}");
+        assert_eq!(v[0].kind, "not_settled");
+        assert!(
+            v[0].detail.contains("c5's SyncGroup timed out"),
+            "{}",
+            v[0].detail
+        );
+        assert!(out.report.rebalances.list.is_empty());
+    }
+}
+
+#[test]
+fn with_a_request_timeout_longer_than_the_leaders_batch_the_same_group_settles() {
+    // The same group with request.timeout.ms of 60 s: c5's SyncGroup waits out the leader's
+    // 35 s batch, nothing times out, and the rebalance and its follow-up complete.
+    let out = run(
+        &slow_batches(60_000, false),
+        RunOptions {
+            keep_facts: true,
+            ..RunOptions::default()
+        },
+    );
+    let timed_out = out
+        .facts
+        .iter()
+        .any(|(_, f)| matches!(f, Fact::RequestTimedOut { .. }));
+    assert!(!timed_out);
+    let r = &out.report;
+    assert!(r.invariants.violations.is_empty(), "{:?}", r.invariants);
+    assert!(r.invariants.settle_checked);
+    assert_eq!(r.rebalances.list.len(), 2);
+    assert!(r.rebalances.list[0].sync_ms >= Some(30_000));
+}
+
+#[test]
+fn a_join_group_held_past_the_members_own_timeout_fails_and_it_rejoins_the_same_join_phase() {
+    // The join phase waits up to the group's rebalance timeout, the longest of its members'
+    // (slow's 300 s), for slow to finish its 35 s batch. quick's own JoinGroup times out at
+    // request.timeout.ms (30 s; its rebalance timeout of 10 s and 5 s more is shorter): it
+    // disconnects, finds the coordinator again and sends the same JoinGroup, which the
+    // coordinator takes as the same member rejoining, with no new rebalance.
+    let toml = r#"
+name = "join-timeout"
+duration_ms = 200_000
+
+[[topics]]
+name = "orders"
+partitions = 12
+
+[group]
+assignors = ["cooperative-sticky"]
+record_processing_us = 2_000
+max_poll_records = 100
+
+[[members]]
+name = "quick"
+max_poll_interval_ms = 10_000
+
+[[members]]
+name = "slow"
+record_processing_us = 70_000
+max_poll_records = 500
+
+[[members]]
+name = "late"
+start_ms = 60_000
+
+[[producers]]
+topic = "orders"
+records_per_sec = 60
+"#;
+    let s = load_str("join-timeout", toml, &LoadOptions::default()).expect("valid");
+    let out = run(
+        &s,
+        RunOptions {
+            keep_facts: true,
+            keep_trace: true,
+            ..RunOptions::default()
+        },
+    );
+    let first = out.facts.iter().find_map(|(at, f)| match f {
+        Fact::RequestTimedOut {
+            member: 0,
+            request: RequestKind::JoinGroup,
+            waited_ms,
+        } => Some((*at, *waited_ms)),
+        _ => None,
+    });
+    let (at, waited_ms) = first.expect("quick's JoinGroup times out");
+    assert_eq!(waited_ms, 30_000);
+    let after = |l: &&String| {
+        let t: f64 = l.split('s').next().unwrap().parse().unwrap();
+        t * 1000.0 >= at.as_millis() as f64
+    };
+    // From the timeout to generation 2's join: quick rejoins, nothing starts a new rebalance.
+    let until_join: Vec<&String> = out
+        .trace
+        .iter()
+        .filter(after)
+        .take_while(|l| !l.contains("join complete"))
+        .collect();
+    let rejoined = until_join
+        .iter()
+        .any(|l| l.contains("quick JoinGroup (member id consumer-"));
+    assert!(rejoined, "{until_join:?}");
+    assert!(!until_join
+        .iter()
+        .any(|l| l.contains("-> PreparingRebalance")));
+    let completed = out
+        .trace
+        .iter()
+        .find(|l| l.contains("join complete: generation 2"))
+        .expect("generation 2");
+    assert!(completed.ends_with("members 3"), "{completed}");
 }

@@ -196,3 +196,32 @@ fn a_member_fenced_by_its_commit_answer_is_explained_as_such() {
         "{text}"
     );
 }
+
+#[test]
+fn a_sync_group_that_keeps_timing_out_is_named_as_the_loops_cause() {
+    // Cooperative scale-out with 35 s batches: the newcomer's SyncGroup waits for the leader's
+    // past request.timeout.ms (30 s), and its rejoin starts the next rebalance, every round.
+    let e = json(&[
+        "explain",
+        "scenarios/scale-out.toml",
+        "--variant",
+        "cooperative",
+        "--set",
+        "group.record_processing_us=70000",
+        "--set",
+        "group.max_poll_records=500",
+        "--set",
+        "duration_ms=900000",
+    ]);
+    let loops = e["loops"].as_array().expect("loops");
+    assert_eq!(loops.len(), 1, "{loops:?}");
+    assert_eq!(loops[0]["member"], "c5");
+    assert_eq!(loops[0]["cause"], "request_timeout");
+    let text = loops[0]["text"].as_str().expect("text");
+    assert!(text.contains("c5's SyncGroup timed out"), "{text}");
+    let second = &e["rebalances"][2];
+    assert_eq!(second["generation"], 3);
+    let cause = &second["causes"][0];
+    assert_eq!(cause["kind"], "request_timed_out", "{cause}");
+    assert_eq!(e["settled"]["settled"], false);
+}

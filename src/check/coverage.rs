@@ -5,7 +5,7 @@
 
 use super::Findings;
 use crate::facts::Fact;
-use crate::group::messages::Trigger;
+use crate::group::messages::{RequestKind, Trigger};
 use std::collections::BTreeSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,11 +42,14 @@ pub enum Coverage {
     /// (`checkAssignmentMatchedSubscription`) and rejoined; repeated every generation under
     /// StickyAssignor, Kafka's own loop (check/settle.rs).
     AssignmentRefused,
+    /// A JoinGroup or SyncGroup the coordinator held got no answer within its timeout: the
+    /// member disconnected and joined again (world/connections.rs).
+    GroupRequestTimedOut,
 }
 
 impl Coverage {
     /// Every coverage property, in declaration order (a fuzz run counts each).
-    pub const ALL: [Coverage; 12] = [
+    pub const ALL: [Coverage; 13] = [
         Coverage::Revoked,
         Coverage::FollowUp,
         Coverage::ZombieBatch,
@@ -59,6 +62,7 @@ impl Coverage {
         Coverage::StrandedWithheld,
         Coverage::AssignedAfterRemoval,
         Coverage::AssignmentRefused,
+        Coverage::GroupRequestTimedOut,
     ];
 
     pub fn name(self) -> &'static str {
@@ -75,6 +79,7 @@ impl Coverage {
             Coverage::StrandedWithheld => "stranded_withheld",
             Coverage::AssignedAfterRemoval => "zombie_assignment",
             Coverage::AssignmentRefused => "assignment_refused",
+            Coverage::GroupRequestTimedOut => "group_request_timed_out",
         }
     }
 }
@@ -108,6 +113,10 @@ pub fn observe(fact: &Fact, found: &mut Findings) {
         Fact::MemberReplaced { .. } => Coverage::StaticReplacement,
         Fact::RestoreStarted { .. } => Coverage::StateRestore,
         Fact::AssignmentRefused { .. } => Coverage::AssignmentRefused,
+        Fact::RequestTimedOut {
+            request: RequestKind::JoinGroup | RequestKind::SyncGroup,
+            ..
+        } => Coverage::GroupRequestTimedOut,
         _ => return,
     };
     found.reached(reached);

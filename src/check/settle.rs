@@ -9,6 +9,7 @@
 
 use super::{Findings, Property};
 use crate::facts::Fact;
+use crate::group::messages::RequestKind;
 use crate::sim::SimTime;
 
 /// When the property looks, in simulated time.
@@ -39,6 +40,9 @@ pub struct Settle {
     /// Each member's latest run of refused assignments: the same partitions refused in
     /// consecutive generations, `(first, last, partitions)`.
     refusals: std::collections::BTreeMap<usize, (i32, i32, Vec<usize>)>,
+    /// Each member's JoinGroup and SyncGroup timeouts since the last fault's end: how many,
+    /// how long each waited, the first and the last (ms).
+    timeouts: std::collections::BTreeMap<(usize, RequestKind), (u32, u64, u64, u64)>,
 }
 
 /// Why a member that refuses the same assignment generation after generation keeps the group
@@ -53,6 +57,7 @@ impl Settle {
             checked: false,
             rebalances_since_fault: 0,
             refusals: std::collections::BTreeMap::new(),
+            timeouts: std::collections::BTreeMap::new(),
         }
     }
 
@@ -68,6 +73,21 @@ impl Settle {
                 run.1 = *generation;
             } else {
                 *run = (*generation, *generation, partitions.clone());
+            }
+            return;
+        }
+        if let Fact::RequestTimedOut {
+            member,
+            request: request @ (RequestKind::JoinGroup | RequestKind::SyncGroup),
+            waited_ms,
+        } = fact
+        {
+            if now >= self.window.from {
+                let at = now.as_millis();
+                let run = self.timeouts.entry((*member, *request));
+                let run = run.or_insert((0, *waited_ms, at, at));
+                run.0 += 1;
+                run.3 = at;
             }
             return;
         }
@@ -145,6 +165,15 @@ impl Settle {
                     names.collect::<Vec<_>>().join(" ")
                 ));
             }
+        }
+        // Group requests the coordinator held past their timeout: each failed with a disconnect
+        // and the member joined again.
+        for (&(m, kind), &(count, waited, first, last)) in &self.timeouts {
+            detail.push_str(&format!(
+                "; {}'s {} timed out {count} time(s) waiting for the coordinator's answer ({waited} ms each; the first at {first} ms, the last at {last} ms)",
+                found.names.members[m],
+                kind.name()
+            ));
         }
         found.violation(now, Property::NotSettled, detail);
         self.phase = Phase::Done;

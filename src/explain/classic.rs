@@ -209,6 +209,7 @@ fn how(j: &Joiner) -> &'static str {
         Some((_, Event::Rejoin(RejoinCause::Subscription))) => "subscription",
         Some((_, Event::Rejoin(RejoinCause::Metadata))) => "metadata",
         Some((_, Event::PollTimeout { .. })) => "poll_timeout",
+        Some((_, Event::TimedOut { .. })) => "request_timed_out",
         _ => "rejoined",
     }
 }
@@ -335,6 +336,14 @@ fn waited(ctx: &Ctx, r: &Record, j: &Joiner) -> (Clause, Wait) {
                 at(t)
             ),
         ),
+        Some((t, Event::TimedOut { request, .. })) => (
+            "request_timeout",
+            format!(
+                "whose {} had timed out at {} and which rejoined after finding the coordinator again",
+                request.name(),
+                at(t)
+            ),
+        ),
         _ => ("rejoin", "its JoinGroup came last".to_string()),
     };
     let poll_gap = j.why.map_or(0, |(t, _)| ms_between(t, j.first_sent));
@@ -383,6 +392,10 @@ fn cause(ctx: &Ctx, r: &Record, all: &[Record]) -> Clause {
         (Trigger::MemberJoined, Some((t, Event::Rejoin(RejoinCause::CommitError(e))))) => (
             "rejoined_as_new",
             format!("{who} lost its membership ({} on an OffsetCommit at {}) and rejoined as a new member: its JoinGroup put the group in PreparingRebalance at {start}", e.name(), at(t)),
+        ),
+        (Trigger::MemberJoined, Some((t, Event::TimedOut { request, waited_ms }))) => (
+            "request_timed_out",
+            format!("{who}'s {} had no answer from the coordinator for {waited_ms} ms (its request timeout): at {} its client closed the connection, and {who} found the coordinator again and rejoined; its JoinGroup carried new metadata (its subscription names the generation it was given) and put the group in PreparingRebalance at {start}", request.name(), at(t)),
         ),
         (Trigger::MemberJoined, _) => (
             "joined",

@@ -57,8 +57,22 @@ pub(super) fn find(ctx: &Ctx, story: &Story) -> Vec<Loop> {
             .iter()
             .filter(|r| r.trigger == Trigger::MemberExpired)
             .count();
+        let requests_timed_out = story
+            .request_timeouts
+            .get(&m)
+            .map_or(&[][..], Vec::as_slice);
         let (cause, why) = if timeouts >= 2 {
             ("poll_timeout", poll_timeout_cause(ctx, story, m, timeouts))
+        } else if requests_timed_out.len() >= 2 {
+            let (_, request, waited_ms) = requests_timed_out[0];
+            (
+                "request_timeout",
+                format!(
+                    "{name}'s {} timed out {} times ({waited_ms} ms, request.timeout.ms, with no answer from the coordinator; a SyncGroup waits for the leader's) and it rejoined each time with new metadata",
+                    request.name(),
+                    requests_timed_out.len()
+                ),
+            )
         } else if expiries >= 2 {
             (
                 "session_expiry",

@@ -4,7 +4,7 @@
 //! is inferred from settings: every field is a fact's, or a count of facts.
 
 use crate::facts::{Fact, RejoinCause};
-use crate::group::messages::{ErrorCode, Trigger};
+use crate::group::messages::{ErrorCode, RequestKind, Trigger};
 use crate::sim::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +25,12 @@ pub(super) enum Event {
     Stalled { until: SimTime },
     /// A fatal error stopped it.
     Fatal { error: &'static str },
+    /// Its JoinGroup or SyncGroup got no answer within its timeout: it disconnected and joins
+    /// again.
+    TimedOut {
+        request: RequestKind,
+        waited_ms: u64,
+    },
 }
 
 /// A member's JoinGroup(s) in one join phase (classic).
@@ -85,6 +91,8 @@ pub(super) struct Story {
     pub batch_after_timeout: BTreeMap<usize, Vec<(SimTime, u64)>>,
     /// Each member's stalls: (from, until).
     pub stalls: BTreeMap<usize, Vec<(SimTime, SimTime)>>,
+    /// Each member's JoinGroup and SyncGroup timeouts: (when, request, ms waited).
+    pub request_timeouts: BTreeMap<usize, Vec<(SimTime, RequestKind, u64)>>,
 }
 
 #[derive(Default)]
@@ -108,6 +116,7 @@ struct Walk {
     awaiting_batch: BTreeSet<usize>,
     batch_after_timeout: BTreeMap<usize, Vec<(SimTime, u64)>>,
     stalls: BTreeMap<usize, Vec<(SimTime, SimTime)>>,
+    request_timeouts: BTreeMap<usize, Vec<(SimTime, RequestKind, u64)>>,
 }
 
 impl Walk {
@@ -145,6 +154,18 @@ impl Walk {
                 self.awaiting_batch.insert(*member);
             }
             Fact::CloseRequested { member } => self.note(now, *member, Event::Closed),
+            Fact::RequestTimedOut {
+                member,
+                request: request @ (RequestKind::JoinGroup | RequestKind::SyncGroup),
+                waited_ms,
+            } => {
+                let (request, waited_ms) = (*request, *waited_ms);
+                self.note(now, *member, Event::TimedOut { request, waited_ms });
+                self.request_timeouts
+                    .entry(*member)
+                    .or_default()
+                    .push((now, request, waited_ms));
+            }
             Fact::Crashed { member, owned } => {
                 let crashed = Event::Crashed { owned: owned.len() };
                 self.last_event.insert(*member, (now, crashed));
@@ -360,5 +381,6 @@ pub(super) fn walk(facts: &[(SimTime, Fact)]) -> Story {
         poll_timeouts: w.poll_timeouts,
         batch_after_timeout: w.batch_after_timeout,
         stalls: w.stalls,
+        request_timeouts: w.request_timeouts,
     }
 }

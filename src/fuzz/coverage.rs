@@ -34,10 +34,15 @@ impl Tally {
             "coverage (runs that reached each path, of {}):\n",
             self.runs
         );
+        let width = Coverage::ALL
+            .iter()
+            .map(|c| c.name().len())
+            .max()
+            .unwrap_or(0);
         for (i, c) in Coverage::ALL.iter().enumerate() {
             let n = self.reached[i];
             let note = if n == 0 { "  never reached" } else { "" };
-            let _ = writeln!(s, "  {:<20}{n:>8}{note}", c.name());
+            let _ = writeln!(s, "  {:<width$}{n:>8}{note}", c.name());
         }
         s
     }

@@ -397,6 +397,7 @@ impl Metrics {
             | Fact::MissedRejoin { .. }
             | Fact::MemberStateChanged { .. }
             | Fact::AssignmentRefused { .. }
+            | Fact::RequestTimedOut { .. }
             | Fact::PollTimeout { .. } => {}
         }
     }

@@ -5,17 +5,25 @@
 
 use super::*;
 use crate::group::messages::{ErrorCode, RequestKind};
+use crate::scenario::GroupSpec;
 
 /// A request on its way or waiting for its answer.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct InFlight {
     pub kind: RequestKind,
+    pub sent: SimTime,
     /// When the client gives up on it: `request.timeout.ms`, for a JoinGroup the rebalance
     /// timeout and 5 s more (`AbstractCoordinator` JOIN_GROUP_TIMEOUT_LAPSE).
     pub deadline: SimTime,
     /// Its `AtCoordinator` event while it is on its way: cancelled if the connection closes
     /// first (the request is lost with it).
     pub on_its_way: Option<TimerId>,
+    /// It has reached its broker.
+    pub arrived: bool,
+    /// Its `ConnectionClosed` event at `deadline`, once the coordinator has parked it (a
+    /// JoinGroup until the join phase completes, a follower's SyncGroup until the leader's
+    /// comes): cancelled when it is answered.
+    pub timeout: Option<TimerId>,
 }
 
 /// An answer on its way back to the client.
@@ -28,15 +36,173 @@ pub(super) struct InTransit {
     pub kind: RequestKind,
 }
 
+/// How long the client waits for the answer to `request`: `request.timeout.ms`, for a
+/// JoinGroup at least the rebalance timeout and 5 s more (`AbstractCoordinator`
+/// JOIN_GROUP_TIMEOUT_LAPSE), as the coordinator may hold it that long.
+pub(super) fn request_timeout(group: &GroupSpec, request: &Request) -> Duration {
+    let ms = match request {
+        Request::JoinGroup {
+            rebalance_timeout_ms,
+            ..
+        } => group.request_timeout_ms.max(rebalance_timeout_ms + 5_000),
+        _ => group.request_timeout_ms,
+    };
+    Duration::from_millis(ms)
+}
+
 impl World<'_> {
+    /// A member sends a request with no broker or network fault scripted: to the bootstrap
+    /// broker for FindCoordinator, else to the coordinator, after the network's latency.
+    pub(super) fn send_direct(&mut self, from: ClientRef, request: Request) {
+        let now = self.now();
+        let broker = if matches!(request, Request::FindCoordinator) {
+            BOOTSTRAP_BROKER
+        } else {
+            self.cluster.coordinator_broker
+        };
+        let connection = Connection {
+            member: from.member,
+            incarnation: from.incarnation,
+            broker,
+        };
+        let deadline = now + request_timeout(&self.scenario.group, &request);
+        let kind = request.kind();
+        let at = self.net.deliver(now, connection, Direction::ToBroker);
+        let request = Box::new(request);
+        let event = Event::AtCoordinator {
+            from,
+            request,
+            broker,
+        };
+        let on_its_way = self.queue.schedule(at, event);
+        self.track(from, broker, kind, deadline, Some(on_its_way));
+    }
+
+    /// A request of `kind` goes on `from`'s connection to `broker`, answered by `deadline` or
+    /// timed out then; `on_its_way` is its arrival (`None`: it never arrives).
+    pub(super) fn track(
+        &mut self,
+        from: ClientRef,
+        broker: u32,
+        kind: RequestKind,
+        deadline: SimTime,
+        on_its_way: Option<TimerId>,
+    ) {
+        let entry = InFlight {
+            kind,
+            sent: self.now(),
+            deadline,
+            on_its_way,
+            arrived: false,
+            timeout: None,
+        };
+        self.in_flight
+            .entry((from, broker))
+            .or_default()
+            .push_back(entry);
+    }
+
+    /// The coordinator on `broker` handles a request that reached it. One it leaves unanswered
+    /// is parked, and times out at its deadline if it is still unanswered then: the client
+    /// closes the connection (`NetworkClient.handleTimedOutRequests` checks every request in
+    /// flight, parked or not).
+    pub(super) fn at_coordinator(&mut self, from: ClientRef, request: Request, broker: u32) {
+        let now = self.now();
+        let kind = request.kind();
+        // A connection delivers in order: the oldest of its kind still on its way is this one.
+        let queue = self.in_flight.get_mut(&(from, broker));
+        let arriving = queue.and_then(|q| {
+            q.iter_mut()
+                .find(|e| e.kind == kind && !e.arrived && e.on_its_way.is_some())
+        });
+        if let Some(entry) = arriving {
+            entry.arrived = true;
+            entry.on_its_way = None;
+        }
+        let offsets = &self.cluster.offsets;
+        let out = &mut self.coordinator_out;
+        self.coordinator.handle(now, from, request, offsets, out);
+        self.apply_coordinator();
+        // Those that arrived before it were answered or are parked with their timeouts: the
+        // first arrived one without a timeout is this one, unanswered.
+        let parked = self.in_flight.get_mut(&(from, broker)).and_then(|q| {
+            q.iter_mut()
+                .find(|e| e.kind == kind && e.arrived && e.timeout.is_none())
+        });
+        if let Some(entry) = parked {
+            let at = entry.deadline.max(now);
+            let event = Event::ConnectionClosed {
+                client: from,
+                broker,
+            };
+            entry.timeout = Some(self.queue.schedule(at, event));
+        }
+    }
+
+    /// `broker` answers `to`: the request it answers is no longer in flight once the answer
+    /// arrives; an answer that cannot reach the client by the request's deadline (across a
+    /// network partition, or sent just before it) is lost, and its request times out. An
+    /// answer to a request whose connection has closed since is lost with it.
+    pub(super) fn respond(&mut self, to: ClientRef, broker: u32, response: Response) {
+        let kind = response.kind();
+        let Some(mut entry) = self.take_in_flight(to, broker, kind) else {
+            return;
+        };
+        let arrival = if self.faults {
+            self.carry(
+                to,
+                broker,
+                Direction::ToClient,
+                entry.deadline,
+                Duration::ZERO,
+            )
+        } else if kind == RequestKind::LeaveGroup {
+            // Without faults its answer comes in time: not carried at all.
+            return;
+        } else {
+            let connection = Connection {
+                member: to.member,
+                incarnation: to.incarnation,
+                broker,
+            };
+            let at = self
+                .net
+                .deliver(self.now(), connection, Direction::ToClient);
+            (at <= entry.deadline).then_some(at)
+        };
+        match arrival {
+            // The consumer does not wait for its LeaveGroup answer.
+            Some(_) if kind == RequestKind::LeaveGroup => {}
+            Some(at) => {
+                let response = Box::new(response);
+                let id = self.queue.schedule(at, Event::AtClient { to, response });
+                let now = self.now();
+                let transit = self.in_transit.entry((to, broker)).or_default();
+                transit.retain(|t| t.arrives >= now);
+                transit.push(InTransit {
+                    arrives: at,
+                    event: id,
+                    kind,
+                });
+            }
+            None => {
+                entry.timeout = Some(self.time_out(to, broker, entry.deadline));
+                self.in_flight
+                    .entry((to, broker))
+                    .or_default()
+                    .push_front(entry);
+            }
+        }
+    }
+
     /// The connection closes when its request times out: at once if it is overdue already.
-    /// Timeouts are scheduled only where an answer is known lost, so a request the coordinator
-    /// left unanswered (a stopped process's parked SyncGroup) can be past its deadline when a
-    /// crash or a hang comes to time it out.
-    pub(super) fn time_out(&mut self, client: ClientRef, broker: u32, at: SimTime) {
+    /// Timeouts are scheduled where an answer is known lost or the coordinator parks the
+    /// request (`at_coordinator`), so one can be past its deadline when a crash or a hang comes
+    /// to time it out.
+    pub(super) fn time_out(&mut self, client: ClientRef, broker: u32, at: SimTime) -> TimerId {
         let at = at.max(self.now());
         self.queue
-            .schedule(at, Event::ConnectionClosed { client, broker });
+            .schedule(at, Event::ConnectionClosed { client, broker })
     }
 
     /// When the first of the requests in flight on a connection times out (each has its own
@@ -56,11 +222,14 @@ impl World<'_> {
     ) -> Option<InFlight> {
         let queue = self.in_flight.get_mut(&(to, broker))?;
         let i = queue.iter().position(|e| e.kind == kind)?;
-        let entry = queue.remove(i);
+        let entry = queue.remove(i)?;
         if queue.is_empty() {
             self.in_flight.remove(&(to, broker));
         }
-        entry
+        if let Some(id) = entry.timeout {
+            self.queue.cancel(id);
+        }
+        Some(entry)
     }
 
     /// The client's connection to `broker` closes: every request still in flight on it fails
@@ -81,6 +250,27 @@ impl World<'_> {
                 .is_none()
         {
             return;
+        }
+        let overdue: Vec<InFlight> = self.in_flight[&(client, broker)]
+            .iter()
+            .filter(|e| e.deadline <= now)
+            .copied()
+            .collect();
+        for e in overdue {
+            let waited_ms = (now - e.sent).as_millis();
+            let name = &self.scenario.members[client.member].name;
+            self.log(|| {
+                format!(
+                    "{name}'s {} to broker-{broker} timed out after {waited_ms} ms: the client closes the connection",
+                    e.kind.name()
+                )
+            });
+            let fact = Fact::RequestTimedOut {
+                member: client.member,
+                request: e.kind,
+                waited_ms,
+            };
+            self.observers.observe(now, &fact);
         }
         self.disconnect(client, broker);
     }
@@ -104,7 +294,11 @@ impl World<'_> {
     /// either way is lost with the connection.
     pub(super) fn disconnect(&mut self, client: ClientRef, broker: u32) {
         let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
-        for id in unanswered.iter().filter_map(|e| e.on_its_way) {
+        for id in unanswered
+            .iter()
+            .flat_map(|e| [e.on_its_way, e.timeout])
+            .flatten()
+        {
             self.queue.cancel(id);
         }
         let transit = self

@@ -12,6 +12,7 @@
 //! (GroupCoordinatorService, CoordinatorRuntime). Only used when the scenario scripts broker or
 //! network faults, so a run without them routes exactly as before.
 
+use super::connections::request_timeout;
 use super::*;
 use crate::group::messages::{ErrorCode, RequestKind};
 use crate::scenario::Connections;
@@ -94,17 +95,9 @@ impl World<'_> {
             }
             return;
         }
-        let g = &self.scenario.group;
-        let timeout_ms = match &request {
-            Request::JoinGroup {
-                rebalance_timeout_ms,
-                ..
-            } => g.request_timeout_ms.max(rebalance_timeout_ms + 5_000),
-            _ => g.request_timeout_ms,
-        };
         let connected_after = self.connected_after(from, broker);
         let deadline = match connected_after {
-            Some(_) => now + Duration::from_millis(timeout_ms),
+            Some(_) => now + request_timeout(&self.scenario.group, &request),
             None => now + Duration::from_millis(CONNECTION_SETUP_TIMEOUT_MS),
         };
         let kind = request.kind();
@@ -119,15 +112,7 @@ impl World<'_> {
             };
             self.queue.schedule(at, event)
         });
-        let entry = InFlight {
-            kind,
-            deadline,
-            on_its_way,
-        };
-        self.in_flight
-            .entry((from, broker))
-            .or_default()
-            .push_back(entry);
+        self.track(from, broker, kind, deadline, on_its_way);
         if on_its_way.is_none() {
             self.time_out(from, broker, deadline);
         }
@@ -171,7 +156,7 @@ impl World<'_> {
     /// partition, when it heals (TCP retransmits). Never if that is past `deadline`, its
     /// request's timeout: the client closes the connection then (`NetworkClient`'s
     /// `handleTimedOutRequests`), and what was still on its way is lost with it.
-    fn carry(
+    pub(super) fn carry(
         &mut self,
         from: ClientRef,
         broker: u32,
@@ -221,7 +206,8 @@ impl World<'_> {
             // It waits behind the request that never gets an answer: the connection closes
             // when the oldest request on it times out.
             let deadline = self.first_deadline(from, broker).unwrap_or(now);
-            return self.time_out(from, broker, deadline);
+            self.time_out(from, broker, deadline);
+            return;
         }
         if kind == RequestKind::FindCoordinator {
             // Any broker answers from its metadata: the leader of the group's
@@ -251,10 +237,7 @@ impl World<'_> {
                 _ => self.fail(from, broker, kind, ErrorCode::CoordinatorLoadInProgress),
             };
         }
-        let offsets = &self.cluster.offsets;
-        let out = &mut self.coordinator_out;
-        self.coordinator.handle(now, from, request, offsets, out);
-        self.apply_coordinator();
+        self.at_coordinator(from, request, broker);
     }
 
     /// `broker` answers `kind` with an error that carries no group state.
@@ -267,45 +250,6 @@ impl World<'_> {
                 error,
             },
         );
-    }
-
-    /// `broker` answers `to`: the request it answers is no longer in flight once the answer
-    /// arrives; an answer that cannot cross a network partition in time is lost, and its
-    /// request times out.
-    pub(super) fn respond(&mut self, to: ClientRef, broker: u32, response: Response) {
-        let kind = response.kind();
-        let Some(entry) = self.take_in_flight(to, broker, kind) else {
-            return;
-        };
-        match self.carry(
-            to,
-            broker,
-            Direction::ToClient,
-            entry.deadline,
-            Duration::ZERO,
-        ) {
-            // The consumer does not wait for its LeaveGroup answer.
-            Some(_) if kind == RequestKind::LeaveGroup => {}
-            Some(at) => {
-                let response = Box::new(response);
-                let id = self.queue.schedule(at, Event::AtClient { to, response });
-                let now = self.now();
-                let transit = self.in_transit.entry((to, broker)).or_default();
-                transit.retain(|t| t.arrives >= now);
-                transit.push(InTransit {
-                    arrives: at,
-                    event: id,
-                    kind,
-                });
-            }
-            None => {
-                self.in_flight
-                    .entry((to, broker))
-                    .or_default()
-                    .push_front(entry);
-                self.time_out(to, broker, entry.deadline);
-            }
-        }
     }
 
     /// A broker crashed: if it held the coordinator, the group's state there is gone; the

@@ -504,24 +504,16 @@ impl<'s> World<'s> {
             {
                 // The bootstrap broker answers from the cluster's metadata: the leader of the
                 // group's `__consumer_offsets` partition.
-                let response = Box::new(Response::FindCoordinator {
+                let response = Response::FindCoordinator {
                     broker: self.cluster.coordinator_broker,
-                });
-                let connection = Connection {
-                    member: from.member,
-                    incarnation: from.incarnation,
-                    broker: BOOTSTRAP_BROKER,
                 };
-                let at = self.net.deliver(now, connection, Direction::ToClient);
-                self.queue
-                    .schedule(at, Event::AtClient { to: from, response });
+                self.respond(from, BOOTSTRAP_BROKER, response);
             }
-            Event::AtCoordinator { from, request, .. } => {
-                let offsets = &self.cluster.offsets;
-                let out = &mut self.coordinator_out;
-                self.coordinator.handle(now, from, *request, offsets, out);
-                self.apply_coordinator();
-            }
+            Event::AtCoordinator {
+                from,
+                request,
+                broker,
+            } => self.at_coordinator(from, *request, broker),
             Event::CoordinatorTimer(timer) => {
                 // A keyed timer that fires is the live one of its key.
                 self.timers.coordinator.remove(&timer);
@@ -743,22 +735,11 @@ impl<'s> World<'s> {
             match effect {
                 // The consumer does not wait for its LeaveGroup answer (it is closing, or its
                 // heartbeat thread left after a poll timeout): the answer is not carried.
-                CoordinatorEffect::Respond { to, response } if self.faults => {
+                CoordinatorEffect::Respond { to, response } => {
                     let broker = self
                         .coordinator_home
                         .unwrap_or(self.cluster.coordinator_broker);
                     self.respond(to, broker, *response);
-                }
-                CoordinatorEffect::Respond { response, .. }
-                    if matches!(*response, Response::LeaveGroup { .. }) => {}
-                CoordinatorEffect::Respond { to, response } => {
-                    let connection = Connection {
-                        member: to.member,
-                        incarnation: to.incarnation,
-                        broker: self.cluster.coordinator_broker,
-                    };
-                    let at = self.net.deliver(now, connection, Direction::ToClient);
-                    self.queue.schedule(at, Event::AtClient { to, response });
                 }
                 CoordinatorEffect::SetTimer { timer, at } => {
                     let id = self
@@ -816,27 +797,7 @@ impl<'s> World<'s> {
         for effect in effects {
             match effect {
                 ClientEffect::Send(request) if self.faults => self.send(me, *request),
-                ClientEffect::Send(request) => {
-                    let broker = if matches!(*request, Request::FindCoordinator) {
-                        BOOTSTRAP_BROKER
-                    } else {
-                        self.cluster.coordinator_broker
-                    };
-                    let connection = Connection {
-                        member: m,
-                        incarnation: me.incarnation,
-                        broker,
-                    };
-                    let at = self.net.deliver(now, connection, Direction::ToBroker);
-                    self.queue.schedule(
-                        at,
-                        Event::AtCoordinator {
-                            from: me,
-                            request,
-                            broker,
-                        },
-                    );
-                }
+                ClientEffect::Send(request) => self.send_direct(me, *request),
                 ClientEffect::SetTimer { timer, at } => {
                     let key = timer.key().expect("a keyed client timer");
                     let id = self
@@ -856,10 +817,7 @@ impl<'s> World<'s> {
                     self.queue
                         .schedule(at, Event::ClientTimer { to: me, timer });
                 }
-                // Only a heartbeat thread whose answers stopped coming disconnects, and answers
-                // stop only under broker or network faults, where connections are tracked.
-                ClientEffect::Disconnect(broker) if self.faults => self.disconnect(me, broker),
-                ClientEffect::Disconnect(_) => {}
+                ClientEffect::Disconnect(broker) => self.disconnect(me, broker),
                 ClientEffect::Fact(ref fact) => self.observers.observe(now, fact),
             }
         }
