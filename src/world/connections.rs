@@ -36,6 +36,63 @@ pub(super) struct InTransit {
     pub kind: RequestKind,
 }
 
+/// Something kept per connection (client process, broker), by member: a member has a handful
+/// of connections (its processes, to the bootstrap broker and the coordinator), so a short scan
+/// of its own beats a map over every connection. Iterates in (client, broker) order.
+pub(super) struct ByConnection<T> {
+    members: Vec<Vec<(ClientRef, u32, T)>>,
+}
+
+impl<T: Default> ByConnection<T> {
+    pub fn new() -> Self {
+        ByConnection {
+            members: Vec::new(),
+        }
+    }
+
+    pub fn get(&self, (client, broker): (ClientRef, u32)) -> Option<&T> {
+        let member = self.members.get(client.member)?;
+        let found = member.iter().find(|(c, b, _)| *c == client && *b == broker);
+        found.map(|(_, _, t)| t)
+    }
+
+    pub fn get_mut(&mut self, (client, broker): (ClientRef, u32)) -> Option<&mut T> {
+        let member = self.members.get_mut(client.member)?;
+        let found = member
+            .iter_mut()
+            .find(|(c, b, _)| *c == client && *b == broker);
+        found.map(|(_, _, t)| t)
+    }
+
+    /// The connection's, made empty if it has none.
+    pub fn entry(&mut self, (client, broker): (ClientRef, u32)) -> &mut T {
+        if self.members.len() <= client.member {
+            self.members.resize_with(client.member + 1, Vec::new);
+        }
+        let member = &mut self.members[client.member];
+        let i = match member.binary_search_by_key(&(client, broker), |(c, b, _)| (*c, *b)) {
+            Ok(i) => i,
+            Err(i) => {
+                member.insert(i, (client, broker, T::default()));
+                i
+            }
+        };
+        &mut member[i].2
+    }
+
+    pub fn remove(&mut self, (client, broker): (ClientRef, u32)) -> Option<T> {
+        let member = self.members.get_mut(client.member)?;
+        let i = member
+            .iter()
+            .position(|(c, b, _)| *c == client && *b == broker)?;
+        Some(member.remove(i).2)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = ((ClientRef, u32), &T)> {
+        self.members.iter().flatten().map(|(c, b, t)| ((*c, *b), t))
+    }
+}
+
 /// How long the client waits for the answer to `request`: `request.timeout.ms`, for a
 /// JoinGroup at least the rebalance timeout and 5 s more (`AbstractCoordinator`
 /// JOIN_GROUP_TIMEOUT_LAPSE), as the coordinator may hold it that long.
@@ -96,10 +153,7 @@ impl World<'_> {
             arrived: false,
             timeout: None,
         };
-        self.in_flight
-            .entry((from, broker))
-            .or_default()
-            .push_back(entry);
+        self.in_flight.entry((from, broker)).push_back(entry);
     }
 
     /// The coordinator on `broker` handles a request that reached it. One it leaves unanswered
@@ -110,7 +164,7 @@ impl World<'_> {
         let now = self.now();
         let kind = request.kind();
         // A connection delivers in order: the oldest of its kind still on its way is this one.
-        let queue = self.in_flight.get_mut(&(from, broker));
+        let queue = self.in_flight.get_mut((from, broker));
         let arriving = queue.and_then(|q| {
             q.iter_mut()
                 .find(|e| e.kind == kind && !e.arrived && e.on_its_way.is_some())
@@ -125,7 +179,7 @@ impl World<'_> {
         self.apply_coordinator();
         // Those that arrived before it were answered or are parked with their timeouts: the
         // first arrived one without a timeout is this one, unanswered.
-        let parked = self.in_flight.get_mut(&(from, broker)).and_then(|q| {
+        let parked = self.in_flight.get_mut((from, broker)).and_then(|q| {
             q.iter_mut()
                 .find(|e| e.kind == kind && e.arrived && e.timeout.is_none())
         });
@@ -177,7 +231,7 @@ impl World<'_> {
                 let response = Box::new(response);
                 let id = self.queue.schedule(at, Event::AtClient { to, response });
                 let now = self.now();
-                let transit = self.in_transit.entry((to, broker)).or_default();
+                let transit = self.in_transit.entry((to, broker));
                 transit.retain(|t| t.arrives >= now);
                 transit.push(InTransit {
                     arrives: at,
@@ -187,10 +241,7 @@ impl World<'_> {
             }
             None => {
                 entry.timeout = Some(self.time_out(to, broker, entry.deadline));
-                self.in_flight
-                    .entry((to, broker))
-                    .or_default()
-                    .push_front(entry);
+                self.in_flight.entry((to, broker)).push_front(entry);
             }
         }
     }
@@ -209,7 +260,7 @@ impl World<'_> {
     /// timeout, `NetworkClient.handleTimedOutRequests`; a JoinGroup's is the longest).
     pub(super) fn first_deadline(&self, from: ClientRef, broker: u32) -> Option<SimTime> {
         self.in_flight
-            .get(&(from, broker))
+            .get((from, broker))
             .and_then(|q| q.iter().map(|e| e.deadline).min())
     }
 
@@ -220,12 +271,10 @@ impl World<'_> {
         broker: u32,
         kind: RequestKind,
     ) -> Option<InFlight> {
-        let queue = self.in_flight.get_mut(&(to, broker))?;
+        let queue = self.in_flight.get_mut((to, broker))?;
         let i = queue.iter().position(|e| e.kind == kind)?;
+        // The connection's queue stays, empty, for its next request (no allocation each time).
         let entry = queue.remove(i)?;
-        if queue.is_empty() {
-            self.in_flight.remove(&(to, broker));
-        }
         if let Some(id) = entry.timeout {
             self.queue.cancel(id);
         }
@@ -251,7 +300,10 @@ impl World<'_> {
         {
             return;
         }
-        let overdue: Vec<InFlight> = self.in_flight[&(client, broker)]
+        let overdue: Vec<InFlight> = self
+            .in_flight
+            .get((client, broker))
+            .expect("a deadline")
             .iter()
             .filter(|e| e.deadline <= now)
             .copied()
@@ -293,7 +345,7 @@ impl World<'_> {
     /// disconnect, those whose answers were on their way back first. What was still on its way
     /// either way is lost with the connection.
     pub(super) fn disconnect(&mut self, client: ClientRef, broker: u32) {
-        let unanswered = self.in_flight.remove(&(client, broker)).unwrap_or_default();
+        let unanswered = self.in_flight.remove((client, broker)).unwrap_or_default();
         for id in unanswered
             .iter()
             .flat_map(|e| [e.on_its_way, e.timeout])
@@ -301,10 +353,7 @@ impl World<'_> {
         {
             self.queue.cancel(id);
         }
-        let transit = self
-            .in_transit
-            .remove(&(client, broker))
-            .unwrap_or_default();
+        let transit = self.in_transit.remove((client, broker)).unwrap_or_default();
         let lost = transit
             .into_iter()
             .filter(|t| self.queue.cancel(t.event))

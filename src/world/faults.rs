@@ -73,7 +73,7 @@ impl World<'_> {
                     availability.broker_down(b, now).is_none()
                         && availability.cut_until(from.member, b, now).is_none()
                 })
-                .min_by_key(|&b| self.in_flight.get(&(from, b)).map_or(0, |q| q.len()))
+                .min_by_key(|&b| self.in_flight.get((from, b)).map_or(0, |q| q.len()))
                 .unwrap_or(BOOTSTRAP_BROKER),
             _ => match self.members[from.member].coordinator() {
                 Some(broker) => broker,
@@ -269,7 +269,7 @@ impl World<'_> {
                 .in_flight
                 .iter()
                 .filter(|((_, b), q)| *b == broker && !q.is_empty())
-                .map(|((c, _), _)| *c)
+                .map(|((c, _), _)| c)
                 .collect();
             // A connection with nothing in flight dies as well: its client finds out with
             // its next request on it (`dead`).
@@ -329,7 +329,7 @@ impl World<'_> {
                         .filter(|e| {
                             matches!(e.kind, RequestKind::JoinGroup | RequestKind::SyncGroup)
                         })
-                        .map(move |e| (*c, e.kind))
+                        .map(move |e| (c, e.kind))
                 })
                 .collect();
             for (client, kind) in parked {

@@ -30,7 +30,7 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
-use connections::{InFlight, InTransit};
+use connections::{ByConnection, InFlight, InTransit};
 use net::{Connection, Direction, Network};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -193,10 +193,10 @@ struct World<'s> {
     /// Until then the coordinator is loading the group.
     coordinator_loading_until: SimTime,
     /// Requests in flight on each connection (client, broker), oldest first, when `faults`.
-    in_flight: BTreeMap<(ClientRef, u32), VecDeque<InFlight>>,
+    in_flight: ByConnection<VecDeque<InFlight>>,
     /// Answers on their way back on each connection, when `faults`: a connection the client
     /// closes loses them.
-    in_transit: BTreeMap<(ClientRef, u32), Vec<InTransit>>,
+    in_transit: ByConnection<Vec<InTransit>>,
     /// Connections whose broker died with its connections hanging while a request was on
     /// them: nothing more is answered on them (a broker answers a connection's requests in
     /// order, and the one in front never is), even once the broker is back, until the
@@ -304,8 +304,8 @@ impl<'s> World<'s> {
             faults: !cluster_quiet,
             coordinator_home: Some(coordinator_home),
             coordinator_loading_until: SimTime::ZERO,
-            in_flight: BTreeMap::new(),
-            in_transit: BTreeMap::new(),
+            in_flight: ByConnection::new(),
+            in_transit: ByConnection::new(),
             hung: BTreeSet::new(),
             connections: BTreeSet::new(),
             dead: BTreeSet::new(),
