@@ -139,6 +139,41 @@ fn a_member_cut_off_from_the_coordinator_becomes_a_zombie_then_rejoins() {
     }
 }
 
+/// A connection closes when one of its own requests times out: a timeout set for a request
+/// of a connection closed since (its requests failed then) does not close the one opened after
+/// it. Cut off from the coordinator, pod1's heartbeats of 60-90 s each had a timeout; the
+/// first closed the connection at 90 s and failed them all, and the others did nothing more
+/// (one at 91 s used to close the connection opened after it).
+#[test]
+fn a_timeout_set_for_a_closed_connection_does_not_close_the_next_one() {
+    for variant in ["eager", "cooperative", "consumer"] {
+        let out = run(
+            &scenario("network-partition", variant),
+            RunOptions {
+                keep_trace: true,
+                ..RunOptions::default()
+            },
+        );
+        let time = |l: &str| l.split(' ').next().unwrap_or_default().to_string();
+        let closes: Vec<String> = out
+            .trace
+            .iter()
+            .filter(|l| l.contains(" timed out after ") || l.contains("broker-"))
+            .map(|l| time(l))
+            .collect();
+        for line in out
+            .trace
+            .iter()
+            .filter(|l| l.ends_with("failed: DISCONNECTED"))
+        {
+            assert!(
+                closes.contains(&time(line)),
+                "{variant}: {line} with no timeout or broker event then"
+            );
+        }
+    }
+}
+
 #[test]
 fn bad_fault_entries_are_refused_with_their_line() {
     let base = "name = \"t\"\nduration_ms = 100000\n\n[cluster]\nbrokers = 3\n\n[[topics]]\nname = \"o\"\npartitions = 3\n\n[[members]]\nname = \"c\"\n\n";

@@ -179,17 +179,15 @@ impl World<'_> {
         self.apply_coordinator();
         // Those that arrived before it were answered or are parked with their timeouts: the
         // first arrived one without a timeout is this one, unanswered.
-        let parked = self.in_flight.get_mut((from, broker)).and_then(|q| {
-            q.iter_mut()
-                .find(|e| e.kind == kind && e.arrived && e.timeout.is_none())
+        let queue = self.in_flight.get((from, broker));
+        let parked = queue.and_then(|q| {
+            q.iter()
+                .position(|e| e.kind == kind && e.arrived && e.timeout.is_none())
         });
-        if let Some(entry) = parked {
-            let at = entry.deadline.max(now);
-            let event = Event::ConnectionClosed {
-                client: from,
-                broker,
-            };
-            entry.timeout = Some(self.queue.schedule(at, event));
+        if let Some(i) = parked {
+            let deadline = self.in_flight.entry((from, broker))[i].deadline;
+            let id = self.time_out(from, broker, deadline);
+            self.in_flight.entry((from, broker))[i].timeout = Some(id);
         }
     }
 
@@ -252,8 +250,13 @@ impl World<'_> {
     /// to time it out.
     pub(super) fn time_out(&mut self, client: ClientRef, broker: u32, at: SimTime) -> TimerId {
         let at = at.max(self.now());
-        self.queue
-            .schedule(at, Event::ConnectionClosed { client, broker })
+        let opened = self.reopened.get((client, broker)).copied().unwrap_or(0);
+        let event = Event::ConnectionClosed {
+            client,
+            broker,
+            opened,
+        };
+        self.queue.schedule(at, event)
     }
 
     /// When the first of the requests in flight on a connection times out (each has its own
@@ -283,8 +286,12 @@ impl World<'_> {
 
     /// The client's connection to `broker` closes: every request still in flight on it fails
     /// (`NetworkClient` on a disconnect or a request timeout).
-    pub(super) fn connection_closed(&mut self, client: ClientRef, broker: u32) {
+    pub(super) fn connection_closed(&mut self, client: ClientRef, broker: u32, opened: u32) {
         let now = self.now();
+        if self.reopened.get((client, broker)).copied().unwrap_or(0) != opened {
+            // Meant for a connection closed since: its requests failed then.
+            return;
+        }
         let Some(deadline) = self.first_deadline(client, broker) else {
             return;
         };
@@ -324,7 +331,7 @@ impl World<'_> {
             };
             self.observers.observe(now, &fact);
         }
-        self.disconnect(client, broker);
+        self.disconnect_now(client, broker);
     }
 
     /// The connection is closed: whatever was known of it (hung, opened, dead, the order of
@@ -333,6 +340,7 @@ impl World<'_> {
         self.hung.remove(&(client, broker));
         self.connections.remove(&(client, broker));
         self.dead.remove(&(client, broker));
+        *self.reopened.entry((client, broker)) += 1;
         self.net.forget(Connection {
             member: client.member,
             incarnation: client.incarnation,
@@ -340,11 +348,44 @@ impl World<'_> {
         });
     }
 
-    /// The client closes its connection to `broker` (`NetworkClient.disconnect`, or on a
-    /// request timeout): every request it has not had the answer to fails now with a
-    /// disconnect, those whose answers were on their way back first. What was still on its way
-    /// either way is lost with the connection.
+    /// The client closes its connection to `broker` (`NetworkClient.disconnect`): every
+    /// request it has not had the answer to fails with a disconnect (see `close`), handled by
+    /// the client next.
     pub(super) fn disconnect(&mut self, client: ClientRef, broker: u32) {
+        let now = self.now();
+        for request in self.close(client, broker) {
+            let response = Box::new(Response::Failed {
+                request,
+                error: ErrorCode::Disconnected,
+            });
+            let event = Event::AtClient {
+                to: client,
+                response,
+            };
+            self.queue.schedule(now, event);
+        }
+    }
+
+    /// The connection to `broker` closes under the client: every request it has not had the
+    /// answer to fails with a disconnect (see `close`), handled at once, as `NetworkClient`
+    /// completes them in the same poll that closed it: nothing the client does next finds the
+    /// coordinator still known.
+    fn disconnect_now(&mut self, client: ClientRef, broker: u32) {
+        for request in self.close(client, broker) {
+            let response = Box::new(Response::Failed {
+                request,
+                error: ErrorCode::Disconnected,
+            });
+            self.dispatch(Event::AtClient {
+                to: client,
+                response,
+            });
+        }
+    }
+
+    /// The connection's requests still unanswered, those whose answers were on their way back
+    /// first: what was still on its way either way is lost with the connection.
+    fn close(&mut self, client: ClientRef, broker: u32) -> Vec<RequestKind> {
         let unanswered = self.in_flight.remove((client, broker)).unwrap_or_default();
         for id in unanswered
             .iter()
@@ -360,19 +401,6 @@ impl World<'_> {
             .map(|t| t.kind);
         let failed: Vec<RequestKind> = lost.chain(unanswered.iter().map(|e| e.kind)).collect();
         self.forget_connection(client, broker);
-        let now = self.now();
-        for request in failed {
-            let response = Box::new(Response::Failed {
-                request,
-                error: ErrorCode::Disconnected,
-            });
-            self.queue.schedule(
-                now,
-                Event::AtClient {
-                    to: client,
-                    response,
-                },
-            );
-        }
+        failed
     }
 }

@@ -51,7 +51,9 @@ pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
             d.u64(*member as u64);
             d.u64(*partition as u64);
         }
-        Event::ConnectionClosed { client: c, broker } => {
+        Event::ConnectionClosed {
+            client: c, broker, ..
+        } => {
             d.u8(11);
             client(d, *c);
             d.u32(*broker);

@@ -47,10 +47,12 @@ pub enum Event {
         broker: u32,
     },
     /// A client's connection to a broker closes (the broker died, or a request on it timed
-    /// out): every request in flight on it fails.
+    /// out): every request in flight on it fails. `opened` is the connection it was meant
+    /// for: one closed since, and opened anew, is not closed by it.
     ConnectionClosed {
         client: ClientRef,
         broker: u32,
+        opened: u32,
     },
     /// The group's coordinator moves: `Availability::coordinator_moves()[i]`.
     CoordinatorMoved(usize),
@@ -197,6 +199,9 @@ struct World<'s> {
     /// Answers on their way back on each connection, when `faults`: a connection the client
     /// closes loses them.
     in_transit: ByConnection<Vec<InTransit>>,
+    /// How many times each connection has been opened after a close: a timeout set for an
+    /// earlier one does not close it.
+    reopened: ByConnection<u32>,
     /// Connections whose broker died with its connections hanging while a request was on
     /// them: nothing more is answered on them (a broker answers a connection's requests in
     /// order, and the one in front never is), even once the broker is back, until the
@@ -306,6 +311,7 @@ impl<'s> World<'s> {
             coordinator_loading_until: SimTime::ZERO,
             in_flight: ByConnection::new(),
             in_transit: ByConnection::new(),
+            reopened: ByConnection::new(),
             hung: BTreeSet::new(),
             connections: BTreeSet::new(),
             dead: BTreeSet::new(),
@@ -465,7 +471,7 @@ impl<'s> World<'s> {
     }
 
     /// The one match: each event to its owner.
-    fn dispatch(&mut self, event: Event) {
+    pub(super) fn dispatch(&mut self, event: Event) {
         let now = self.now();
         match event {
             Event::Timeline(i) => self.timeline(i),
@@ -475,7 +481,11 @@ impl<'s> World<'s> {
                 request,
                 broker,
             } if self.faults => self.at_broker(from, *request, broker),
-            Event::ConnectionClosed { client, broker } => self.connection_closed(client, broker),
+            Event::ConnectionClosed {
+                client,
+                broker,
+                opened,
+            } => self.connection_closed(client, broker, opened),
             Event::CoordinatorMoved(i) => self.coordinator_moved(i),
             Event::CoordinatorLoaded => {
                 let record = self.cluster.offsets.group_record();
