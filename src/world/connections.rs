@@ -354,15 +354,7 @@ impl World<'_> {
     pub(super) fn disconnect(&mut self, client: ClientRef, broker: u32) {
         let now = self.now();
         for request in self.close(client, broker) {
-            let response = Box::new(Response::Failed {
-                request,
-                error: ErrorCode::Disconnected,
-            });
-            let event = Event::AtClient {
-                to: client,
-                response,
-            };
-            self.queue.schedule(now, event);
+            self.queue.schedule(now, disconnected(client, request));
         }
     }
 
@@ -372,14 +364,7 @@ impl World<'_> {
     /// coordinator still known.
     fn disconnect_now(&mut self, client: ClientRef, broker: u32) {
         for request in self.close(client, broker) {
-            let response = Box::new(Response::Failed {
-                request,
-                error: ErrorCode::Disconnected,
-            });
-            self.dispatch(Event::AtClient {
-                to: client,
-                response,
-            });
+            self.dispatch(disconnected(client, request));
         }
     }
 
@@ -402,5 +387,17 @@ impl World<'_> {
         let failed: Vec<RequestKind> = lost.chain(unanswered.iter().map(|e| e.kind)).collect();
         self.forget_connection(client, broker);
         failed
+    }
+}
+
+/// `request` of `client` failed with a disconnect: the answer it gets.
+pub(super) fn disconnected(client: ClientRef, request: RequestKind) -> Event {
+    let response = Box::new(Response::Failed {
+        request,
+        error: ErrorCode::Disconnected,
+    });
+    Event::AtClient {
+        to: client,
+        response,
     }
 }

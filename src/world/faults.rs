@@ -12,7 +12,7 @@
 //! (GroupCoordinatorService, CoordinatorRuntime). Only used when the scenario scripts broker or
 //! network faults, so a run without them routes exactly as before.
 
-use super::connections::request_timeout;
+use super::connections::{disconnected, request_timeout};
 use super::*;
 use crate::group::messages::{ErrorCode, RequestKind};
 use crate::scenario::Connections;
@@ -86,12 +86,7 @@ impl World<'_> {
             // The connection died with its broker's old process: this request fails on it
             // now (a LeaveGroup is lost with it).
             if request.kind() != RequestKind::LeaveGroup {
-                let response = Box::new(Response::Failed {
-                    request: request.kind(),
-                    error: ErrorCode::Disconnected,
-                });
-                self.queue
-                    .schedule(now, Event::AtClient { to: from, response });
+                self.queue.schedule(now, disconnected(from, request.kind()));
             }
             return;
         }
