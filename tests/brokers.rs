@@ -174,6 +174,35 @@ fn a_timeout_set_for_a_closed_connection_does_not_close_the_next_one() {
     }
 }
 
+/// Kafka's classic heartbeat thread sends a heartbeat every `heartbeat.interval.ms` whether or
+/// not the last one was answered (`Heartbeat.shouldHeartbeat` reads only its timer), and gives
+/// up on the coordinator only after `session.timeout.ms` without an answer. Cut off at 60 s,
+/// pod1 has sent one every 3 s when the first times out at 30 s: ten fail together.
+#[test]
+fn a_classic_heartbeat_goes_out_every_interval_while_the_last_is_unanswered() {
+    let out = run(
+        &scenario("network-partition", "eager"),
+        RunOptions {
+            keep_trace: true,
+            ..RunOptions::default()
+        },
+    );
+    let timed_out = out
+        .trace
+        .iter()
+        .find(|l| {
+            l.contains("pod1's Heartbeat to broker-") && l.contains(" timed out after 30000 ms")
+        })
+        .expect("pod1's first heartbeat times out");
+    let at = timed_out.split(' ').next().expect("time");
+    let failed = out
+        .trace
+        .iter()
+        .filter(|l| l.starts_with(at) && l.ends_with("pod1 Heartbeat failed: DISCONNECTED"))
+        .count();
+    assert_eq!(failed, 10, "{at}");
+}
+
 #[test]
 fn bad_fault_entries_are_refused_with_their_line() {
     let base = "name = \"t\"\nduration_ms = 100000\n\n[cluster]\nbrokers = 3\n\n[[topics]]\nname = \"o\"\npartitions = 3\n\n[[members]]\nname = \"c\"\n\n";
