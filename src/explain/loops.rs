@@ -68,7 +68,7 @@ pub(super) fn find(ctx: &Ctx, story: &Story) -> Vec<Loop> {
             (
                 "request_timeout",
                 format!(
-                    "{name}'s {} timed out {} times ({waited_ms} ms, request.timeout.ms, with no answer from the coordinator; a SyncGroup waits for the leader's) and it rejoined each time with new metadata",
+                    "{name}'s {} timed out {} times ({waited_ms} ms each, its request timeout, with no answer from the coordinator; a SyncGroup waits for the leader's) and it rejoined each time with new metadata",
                     request.name(),
                     requests_timed_out.len()
                 ),
