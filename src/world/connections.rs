@@ -36,6 +36,18 @@ pub(super) struct InTransit {
     pub kind: RequestKind,
 }
 
+/// What one connection (client process, broker) carries, and how often it has been closed.
+#[derive(Debug, Default)]
+pub(super) struct Carried {
+    /// Requests on their way or waiting for their answers, oldest first.
+    pub in_flight: VecDeque<InFlight>,
+    /// Answers on their way back: a close loses them.
+    in_transit: Vec<InTransit>,
+    /// How many times it has been closed: a timeout set for an earlier connection does not
+    /// close the one opened since.
+    closes: u32,
+}
+
 /// Something kept per connection (client process, broker), by member: a member has a handful
 /// of connections (its processes, to the bootstrap broker and the coordinator), so a short scan
 /// of its own beats a map over every connection. Iterates in (client, broker) order.
@@ -50,42 +62,36 @@ impl<T: Default> ByConnection<T> {
         }
     }
 
-    pub fn get(&self, (client, broker): (ClientRef, u32)) -> Option<&T> {
-        let member = self.members.get(client.member)?;
-        let found = member.iter().find(|(c, b, _)| *c == client && *b == broker);
-        found.map(|(_, _, t)| t)
+    /// Where the connection is in its member's list (kept sorted), or would go.
+    fn find(&self, (client, broker): (ClientRef, u32)) -> Result<usize, usize> {
+        let member = self
+            .members
+            .get(client.member)
+            .map_or(&[][..], Vec::as_slice);
+        member.binary_search_by_key(&(client, broker), |(c, b, _)| (*c, *b))
     }
 
-    pub fn get_mut(&mut self, (client, broker): (ClientRef, u32)) -> Option<&mut T> {
-        let member = self.members.get_mut(client.member)?;
-        let found = member
-            .iter_mut()
-            .find(|(c, b, _)| *c == client && *b == broker);
-        found.map(|(_, _, t)| t)
+    pub fn get(&self, key: (ClientRef, u32)) -> Option<&T> {
+        let i = self.find(key).ok()?;
+        Some(&self.members[key.0.member][i].2)
+    }
+
+    pub fn get_mut(&mut self, key: (ClientRef, u32)) -> Option<&mut T> {
+        let i = self.find(key).ok()?;
+        Some(&mut self.members[key.0.member][i].2)
     }
 
     /// The connection's, made empty if it has none.
-    pub fn entry(&mut self, (client, broker): (ClientRef, u32)) -> &mut T {
+    pub fn entry(&mut self, key: (ClientRef, u32)) -> &mut T {
+        let (client, broker) = key;
         if self.members.len() <= client.member {
             self.members.resize_with(client.member + 1, Vec::new);
         }
-        let member = &mut self.members[client.member];
-        let i = match member.binary_search_by_key(&(client, broker), |(c, b, _)| (*c, *b)) {
-            Ok(i) => i,
-            Err(i) => {
-                member.insert(i, (client, broker, T::default()));
-                i
-            }
-        };
-        &mut member[i].2
-    }
-
-    pub fn remove(&mut self, (client, broker): (ClientRef, u32)) -> Option<T> {
-        let member = self.members.get_mut(client.member)?;
-        let i = member
-            .iter()
-            .position(|(c, b, _)| *c == client && *b == broker)?;
-        Some(member.remove(i).2)
+        let i = self.find(key).unwrap_or_else(|i| {
+            self.members[client.member].insert(i, (client, broker, T::default()));
+            i
+        });
+        &mut self.members[client.member][i].2
     }
 
     pub fn iter(&self) -> impl Iterator<Item = ((ClientRef, u32), &T)> {
@@ -153,7 +159,10 @@ impl World<'_> {
             arrived: false,
             timeout: None,
         };
-        self.in_flight.entry((from, broker)).push_back(entry);
+        self.carried
+            .entry((from, broker))
+            .in_flight
+            .push_back(entry);
     }
 
     /// The coordinator on `broker` handles a request that reached it. One it leaves unanswered
@@ -164,9 +173,10 @@ impl World<'_> {
         let now = self.now();
         let kind = request.kind();
         // A connection delivers in order: the oldest of its kind still on its way is this one.
-        let queue = self.in_flight.get_mut((from, broker));
-        let arriving = queue.and_then(|q| {
-            q.iter_mut()
+        let carried = self.carried.get_mut((from, broker));
+        let arriving = carried.and_then(|c| {
+            c.in_flight
+                .iter_mut()
                 .find(|e| e.kind == kind && !e.arrived && e.on_its_way.is_some())
         });
         if let Some(entry) = arriving {
@@ -179,15 +189,17 @@ impl World<'_> {
         self.apply_coordinator();
         // Those that arrived before it were answered or are parked with their timeouts: the
         // first arrived one without a timeout is this one, unanswered.
-        let queue = self.in_flight.get((from, broker));
-        let parked = queue.and_then(|q| {
-            q.iter()
-                .position(|e| e.kind == kind && e.arrived && e.timeout.is_none())
+        let carried = self.carried.get((from, broker));
+        let parked = carried.and_then(|c| {
+            c.in_flight
+                .iter()
+                .enumerate()
+                .find(|(_, e)| e.kind == kind && e.arrived && e.timeout.is_none())
+                .map(|(i, e)| (i, e.deadline))
         });
-        if let Some(i) = parked {
-            let deadline = self.in_flight.entry((from, broker))[i].deadline;
+        if let Some((i, deadline)) = parked {
             let id = self.time_out(from, broker, deadline);
-            self.in_flight.entry((from, broker))[i].timeout = Some(id);
+            self.carried.entry((from, broker)).in_flight[i].timeout = Some(id);
         }
     }
 
@@ -229,7 +241,7 @@ impl World<'_> {
                 let response = Box::new(response);
                 let id = self.queue.schedule(at, Event::AtClient { to, response });
                 let now = self.now();
-                let transit = self.in_transit.entry((to, broker));
+                let transit = &mut self.carried.entry((to, broker)).in_transit;
                 transit.retain(|t| t.arrives >= now);
                 transit.push(InTransit {
                     arrives: at,
@@ -239,7 +251,8 @@ impl World<'_> {
             }
             None => {
                 entry.timeout = Some(self.time_out(to, broker, entry.deadline));
-                self.in_flight.entry((to, broker)).push_front(entry);
+                let in_flight = &mut self.carried.entry((to, broker)).in_flight;
+                in_flight.push_front(entry);
             }
         }
     }
@@ -250,7 +263,7 @@ impl World<'_> {
     /// to time it out.
     pub(super) fn time_out(&mut self, client: ClientRef, broker: u32, at: SimTime) -> TimerId {
         let at = at.max(self.now());
-        let opened = self.reopened.get((client, broker)).copied().unwrap_or(0);
+        let opened = self.carried.get((client, broker)).map_or(0, |c| c.closes);
         let event = Event::ConnectionClosed {
             client,
             broker,
@@ -262,9 +275,9 @@ impl World<'_> {
     /// When the first of the requests in flight on a connection times out (each has its own
     /// timeout, `NetworkClient.handleTimedOutRequests`; a JoinGroup's is the longest).
     pub(super) fn first_deadline(&self, from: ClientRef, broker: u32) -> Option<SimTime> {
-        self.in_flight
+        self.carried
             .get((from, broker))
-            .and_then(|q| q.iter().map(|e| e.deadline).min())
+            .and_then(|c| c.in_flight.iter().map(|e| e.deadline).min())
     }
 
     /// The request of `kind` answered now: the oldest of that kind on the connection.
@@ -274,7 +287,7 @@ impl World<'_> {
         broker: u32,
         kind: RequestKind,
     ) -> Option<InFlight> {
-        let queue = self.in_flight.get_mut((to, broker))?;
+        let queue = &mut self.carried.get_mut((to, broker))?.in_flight;
         let i = queue.iter().position(|e| e.kind == kind)?;
         // The connection's queue stays, empty, for its next request (no allocation each time).
         let entry = queue.remove(i)?;
@@ -288,15 +301,16 @@ impl World<'_> {
     /// (`NetworkClient` on a disconnect or a request timeout).
     pub(super) fn connection_closed(&mut self, client: ClientRef, broker: u32, opened: u32) {
         let now = self.now();
-        if self.reopened.get((client, broker)).copied().unwrap_or(0) != opened {
+        if self.carried.get((client, broker)).map_or(0, |c| c.closes) != opened {
             // Meant for a connection closed since: its requests failed then.
             return;
         }
         let Some(deadline) = self.first_deadline(client, broker) else {
             return;
         };
-        // A timeout closes the connection only once one of its requests is overdue (a timer
-        // may have fired after the connection was reopened).
+        // A timeout closes the connection only once one of its requests is overdue (an earlier
+        // request's timer may fire after it was answered); a broker down or cut off closes it
+        // at once.
         if deadline > now
             && self.cluster.availability.broker_down(broker, now).is_none()
             && self
@@ -308,9 +322,10 @@ impl World<'_> {
             return;
         }
         let overdue: Vec<InFlight> = self
-            .in_flight
+            .carried
             .get((client, broker))
             .expect("a deadline")
+            .in_flight
             .iter()
             .filter(|e| e.deadline <= now)
             .copied()
@@ -340,7 +355,7 @@ impl World<'_> {
         self.hung.remove(&(client, broker));
         self.connections.remove(&(client, broker));
         self.dead.remove(&(client, broker));
-        *self.reopened.entry((client, broker)) += 1;
+        self.carried.entry((client, broker)).closes += 1;
         self.net.forget(Connection {
             member: client.member,
             incarnation: client.incarnation,
@@ -371,7 +386,9 @@ impl World<'_> {
     /// The connection's requests still unanswered, those whose answers were on their way back
     /// first: what was still on its way either way is lost with the connection.
     fn close(&mut self, client: ClientRef, broker: u32) -> Vec<RequestKind> {
-        let unanswered = self.in_flight.remove((client, broker)).unwrap_or_default();
+        let carried = self.carried.entry((client, broker));
+        let unanswered = std::mem::take(&mut carried.in_flight);
+        let transit = std::mem::take(&mut carried.in_transit);
         for id in unanswered
             .iter()
             .flat_map(|e| [e.on_its_way, e.timeout])
@@ -379,7 +396,6 @@ impl World<'_> {
         {
             self.queue.cancel(id);
         }
-        let transit = self.in_transit.remove((client, broker)).unwrap_or_default();
         let lost = transit
             .into_iter()
             .filter(|t| self.queue.cancel(t.event))

@@ -73,7 +73,7 @@ impl World<'_> {
                     availability.broker_down(b, now).is_none()
                         && availability.cut_until(from.member, b, now).is_none()
                 })
-                .min_by_key(|&b| self.in_flight.get((from, b)).map_or(0, |q| q.len()))
+                .min_by_key(|&b| self.carried.get((from, b)).map_or(0, |c| c.in_flight.len()))
                 .unwrap_or(BOOTSTRAP_BROKER),
             _ => match self.members[from.member].coordinator() {
                 Some(broker) => broker,
@@ -261,9 +261,9 @@ impl World<'_> {
             .collect();
         for &(broker, connections) in &down {
             let clients: Vec<ClientRef> = self
-                .in_flight
+                .carried
                 .iter()
-                .filter(|((_, b), q)| *b == broker && !q.is_empty())
+                .filter(|((_, b), c)| *b == broker && !c.in_flight.is_empty())
                 .map(|((c, _), _)| c)
                 .collect();
             // A connection with nothing in flight dies as well: its client finds out with
@@ -316,11 +316,13 @@ impl World<'_> {
         let mv = self.cluster.availability.coordinator_moves()[i];
         if let Some(old) = mv.from.filter(|&b| self.coordinator_home == Some(b)) {
             let parked: Vec<(ClientRef, RequestKind)> = self
-                .in_flight
+                .carried
                 .iter()
                 .filter(|((_, b), _)| *b == old)
-                .flat_map(|((c, _), q)| {
-                    q.iter()
+                .flat_map(|((c, _), carried)| {
+                    carried
+                        .in_flight
+                        .iter()
                         .filter(|e| {
                             matches!(e.kind, RequestKind::JoinGroup | RequestKind::SyncGroup)
                         })

@@ -30,7 +30,7 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
 use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
-use connections::{ByConnection, InFlight, InTransit};
+use connections::{ByConnection, Carried};
 use net::{Connection, Direction, Network};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -187,21 +187,16 @@ struct World<'s> {
     /// The lag-sampling event, and whether it samples finely (during a rebalance).
     next_lag_sample: Option<TimerId>,
     lag_fine: bool,
-    /// Broker or network faults are scripted: requests are tracked and routed through them.
+    /// Broker or network faults are scripted: requests are routed through them.
     faults: bool,
     /// The broker whose coordinator holds the group now (`None`: its broker died, or the
     /// group's `__consumer_offsets` partition has no leader).
     coordinator_home: Option<u32>,
     /// Until then the coordinator is loading the group.
     coordinator_loading_until: SimTime,
-    /// Requests in flight on each connection (client, broker), oldest first, when `faults`.
-    in_flight: ByConnection<VecDeque<InFlight>>,
-    /// Answers on their way back on each connection, when `faults`: a connection the client
-    /// closes loses them.
-    in_transit: ByConnection<Vec<InTransit>>,
-    /// How many times each connection has been opened after a close: a timeout set for an
-    /// earlier one does not close it.
-    reopened: ByConnection<u32>,
+    /// What each connection (client process, broker) carries: requests in flight, answers on
+    /// their way back, and how often it has been closed.
+    carried: ByConnection<Carried>,
     /// Connections whose broker died with its connections hanging while a request was on
     /// them: nothing more is answered on them (a broker answers a connection's requests in
     /// order, and the one in front never is), even once the broker is back, until the
@@ -309,9 +304,7 @@ impl<'s> World<'s> {
             faults: !cluster_quiet,
             coordinator_home: Some(coordinator_home),
             coordinator_loading_until: SimTime::ZERO,
-            in_flight: ByConnection::new(),
-            in_transit: ByConnection::new(),
-            reopened: ByConnection::new(),
+            carried: ByConnection::new(),
             hung: BTreeSet::new(),
             connections: BTreeSet::new(),
             dead: BTreeSet::new(),
