@@ -917,3 +917,61 @@ member = "c3""#
         .all(|parts| !parts.iter().any(|p| p == "t0-1")));
     assert_eq!(owners(false)["c3"], ["t0-0", "t0-1"]);
 }
+
+/// Kafka's client takes the broker a lookup names and finds out by connecting
+/// (`ensureCoordinatorReady` returns once the coordinator is named; the connection fails later).
+/// Cut off from the coordinator, pod1 is told it is on broker-2 each time, and its SYN goes
+/// unanswered for the 10 s `socket.connection.setup.timeout.ms`: its polls fetch on meanwhile
+/// (no poll blocks looking for the coordinator; the model used to count such a lookup as
+/// failed, and each poll waited 100 ms for the next). Every request sent on a connection being
+/// set up waits for that one setup and fails with it: a heartbeat sent a few seconds into it
+/// does not get its own SYN schedule and reach broker-2 at the heal before the setup fails.
+#[test]
+fn a_lookup_naming_a_broker_cut_off_is_taken_and_everything_sent_to_it_waits_for_one_setup() {
+    for variant in ["eager", "cooperative", "consumer"] {
+        let out = run(
+            &scenario("network-partition", variant),
+            RunOptions {
+                keep_trace: true,
+                ..RunOptions::default()
+            },
+        );
+        let pod1 = out.report.members.iter().find(|m| m.name == "pod1");
+        let pod1 = pod1.expect("pod1");
+        assert_eq!(pod1.poll_blocked_on_coordinator_ms, Some(0), "{variant}");
+        let unknown = pod1.coordinator_unknown_ms.expect("reported under faults");
+        // From its first request timeout (90 s) until it reaches broker-2 after the heal.
+        assert!((30_000..31_000).contains(&unknown), "{variant}: {unknown}");
+        let secs = |l: &str| -> f64 {
+            let t = l.split(' ').next().unwrap_or_default();
+            t.trim_end_matches('s').parse().expect("a time")
+        };
+        let setups_failed: Vec<f64> = out
+            .trace
+            .iter()
+            .filter(|l| l.contains("pod1's connection to broker-2 is not set up within"))
+            .map(|l| secs(l))
+            .collect();
+        assert_eq!(setups_failed.len(), 3, "{variant}: {setups_failed:?}");
+        for &at in &setups_failed {
+            let failed = out
+                .trace
+                .iter()
+                .filter(|l| secs(l) == at && l.starts_with(&format!("{at:.3}s pod1 ")))
+                .filter(|l| l.ends_with("failed: DISCONNECTED"))
+                .count();
+            assert!(failed >= 2, "{variant}: {failed} requests failed at {at}");
+        }
+        let reached = out
+            .trace
+            .iter()
+            .find(|l| l.contains("pod1 reaches the coordinator"))
+            .map(|l| secs(l))
+            .expect("pod1 reaches the coordinator after the heal");
+        let last_failed = setups_failed.last().copied().unwrap_or_default();
+        assert!(
+            reached > last_failed && last_failed > 120.0,
+            "{variant}: reached at {reached}, last setup failed at {last_failed}"
+        );
+    }
+}

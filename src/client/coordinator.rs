@@ -75,33 +75,38 @@ impl Consumer {
             return;
         }
         self.membership.finding_coordinator = false;
-        let now = env.now();
         if self.consumer_membership.is_some() {
             // The lookup succeeded, whatever connecting to the broker it names does next.
             self.lookup_backoff.succeeded(env);
         }
-        // Connecting to a broker that is down or cut off fails (refused at once, or no answer
-        // within the connection setup timeout): the lookup goes on.
-        if env.availability.broker_down(broker, now).is_some()
-            || env.availability.cut_until(self.idx, broker, now).is_some()
-        {
-            return self.lookup_gave_nothing(env);
-        }
+        // Taken on the lookup's word (`client.tryConnect`): whether it can be reached, down or
+        // cut off, the client finds out by sending to it (refused at once, or no answer to the
+        // SYN within `socket.connection.setup.timeout.ms`), fetching on meanwhile.
         self.membership.coordinator = Some(broker);
         self.reset_session_timer(env);
-        if self.coordinator_lost {
-            self.coordinator_lost = false;
-            log!(
-                env,
-                "{} found the coordinator on broker-{broker}",
-                self.name()
-            );
-            env.fact(Fact::CoordinatorFound {
-                member: self.idx,
-                broker,
-            });
-        }
         self.resume_with_coordinator(env);
+    }
+
+    /// An answer from the coordinator: a coordinator lost is found once one comes (a lookup
+    /// only names it).
+    pub(super) fn coordinator_reached(&mut self, env: &mut ClientEnv) {
+        let Some(broker) = self
+            .membership
+            .coordinator
+            .filter(|_| self.coordinator_lost)
+        else {
+            return;
+        };
+        self.coordinator_lost = false;
+        log!(
+            env,
+            "{} reaches the coordinator on broker-{broker}",
+            self.name()
+        );
+        env.fact(Fact::CoordinatorFound {
+            member: self.idx,
+            broker,
+        });
     }
 
     /// What waited for the coordinator goes on: a lookup named it, or a retry's backoff has
@@ -224,13 +229,17 @@ impl Consumer {
         error: ErrorCode,
         cause: &str,
     ) {
-        if self.membership.coordinator.take().is_some() && !self.coordinator_lost {
+        if self.membership.coordinator.take().is_none() {
+            return;
+        }
+        log!(
+            env,
+            "{} marks the coordinator unknown ({cause})",
+            self.name()
+        );
+        // Lost until it answers again: a lookup naming a broker it cannot reach ends nothing.
+        if !self.coordinator_lost {
             self.coordinator_lost = true;
-            log!(
-                env,
-                "{} marks the coordinator unknown ({cause})",
-                self.name()
-            );
             env.fact(Fact::CoordinatorUnknown {
                 member: self.idx,
                 error,

@@ -610,6 +610,9 @@ impl Consumer {
         if !self.alive || to.incarnation != self.incarnation {
             return;
         }
+        if response.from_the_coordinator() {
+            self.coordinator_reached(env);
+        }
         match response {
             // The consumer does not act on a LeaveGroup answer: it has left.
             Response::LeaveGroup { .. } => {}

@@ -314,6 +314,24 @@ pub struct LeftMember {
 }
 
 impl Response {
+    /// Whether it shows the client reached the group's coordinator: anything but a lookup's
+    /// answer, a disconnect, and the errors that say the broker is not the coordinator.
+    pub fn from_the_coordinator(&self) -> bool {
+        match self {
+            Response::FindCoordinator { .. } => false,
+            Response::Failed { request, error } => {
+                *request != RequestKind::FindCoordinator
+                    && !matches!(
+                        error,
+                        ErrorCode::Disconnected
+                            | ErrorCode::NotCoordinator
+                            | ErrorCode::CoordinatorNotAvailable
+                    )
+            }
+            _ => true,
+        }
+    }
+
     /// The request it answers.
     pub fn kind(&self) -> RequestKind {
         match self {

@@ -36,6 +36,21 @@ pub(super) struct InTransit {
     pub kind: RequestKind,
 }
 
+/// Where a connection's setup stands, worked out when it opens and shared by every request
+/// sent on it until then (`NetworkClient` sends nothing on a connection still connecting, and
+/// fails everything waiting on one whose setup fails).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Setup {
+    /// Set up (or set up at once: a broker that is up and reachable).
+    #[default]
+    Up,
+    /// Its SYN is answered at this instant: what is sent goes then, in order.
+    Connecting(SimTime),
+    /// No SYN is answered within `socket.connection.setup.timeout.ms`: it fails at this
+    /// instant with everything sent on it.
+    Failing(SimTime),
+}
+
 /// What one connection (client process, broker) carries, and how often it has been closed.
 #[derive(Debug, Default)]
 pub(super) struct Carried {
@@ -46,6 +61,8 @@ pub(super) struct Carried {
     /// How many times it has been closed: a timeout set for an earlier connection does not
     /// close the one opened since.
     closes: u32,
+    /// Its setup, while it is open.
+    pub setup: Setup,
 }
 
 /// Something kept per connection (client process, broker), by member: a member has a handful
@@ -321,10 +338,21 @@ impl World<'_> {
         {
             return;
         }
-        let overdue: Vec<InFlight> = self
-            .carried
-            .get((client, broker))
-            .expect("a deadline")
+        let carried = self.carried.get((client, broker)).expect("a deadline");
+        if let Setup::Failing(at) = carried.setup {
+            // Not a request timeout: the connection was never set up, and everything waiting
+            // to go on it fails with it.
+            if at <= now {
+                let name = &self.scenario.members[client.member].name;
+                self.log(|| {
+                    format!(
+                        "{name}'s connection to broker-{broker} is not set up within socket.connection.setup.timeout.ms: the client closes it"
+                    )
+                });
+                return self.disconnect_now(client, broker);
+            }
+        }
+        let overdue: Vec<InFlight> = carried
             .in_flight
             .iter()
             .filter(|e| e.deadline <= now)
@@ -355,7 +383,9 @@ impl World<'_> {
         self.hung.remove(&(client, broker));
         self.connections.remove(&(client, broker));
         self.dead.remove(&(client, broker));
-        self.carried.entry((client, broker)).closes += 1;
+        let carried = self.carried.entry((client, broker));
+        carried.closes += 1;
+        carried.setup = Setup::Up;
         self.net.forget(Connection {
             member: client.member,
             incarnation: client.incarnation,

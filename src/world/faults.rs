@@ -12,7 +12,7 @@
 //! (GroupCoordinatorService, CoordinatorRuntime). Only used when the scenario scripts broker or
 //! network faults, so a run without them routes exactly as before.
 
-use super::connections::{disconnected, request_timeout};
+use super::connections::{disconnected, request_timeout, Setup};
 use super::*;
 use crate::group::messages::{ErrorCode, RequestKind};
 use crate::scenario::Connections;
@@ -80,7 +80,7 @@ impl World<'_> {
                 None => return self.no_coordinator(from, request.kind()),
             },
         };
-        self.connections.insert((from, broker));
+        let opens = self.connections.insert((from, broker));
         let back = availability.broker_down(broker, now).is_none();
         if back && self.dead.remove(&(from, broker)) {
             // The connection died with its broker's old process: this request fails on it
@@ -90,13 +90,27 @@ impl World<'_> {
             }
             return;
         }
-        let connected_after = self.connected_after(from, broker);
-        let deadline = match connected_after {
-            Some(_) => now + request_timeout(&self.scenario.group, &request),
-            None => now + Duration::from_millis(CONNECTION_SETUP_TIMEOUT_MS),
+        if opens {
+            let setup = self.connection_setup(from, broker);
+            self.carried.entry((from, broker)).setup = setup;
+        }
+        let setup = self
+            .carried
+            .get((from, broker))
+            .map_or(Setup::Up, |c| c.setup);
+        let (deadline, connecting) = match setup {
+            Setup::Failing(at) => (at, None),
+            Setup::Connecting(at) if at > now => (
+                now + request_timeout(&self.scenario.group, &request),
+                Some(at - now),
+            ),
+            _ => (
+                now + request_timeout(&self.scenario.group, &request),
+                Some(Duration::ZERO),
+            ),
         };
         let kind = request.kind();
-        let arrival = connected_after
+        let arrival = connecting
             .and_then(|after| self.carry(from, broker, Direction::ToBroker, deadline, after));
         let on_its_way = arrival.map(|at| {
             let request = Box::new(request);
@@ -113,23 +127,28 @@ impl World<'_> {
         }
     }
 
-    /// How long a request sent now waits for its connection to be set up (`None`: the setup
-    /// times out first). A connection opened since the broker went down with its connections
-    /// hanging (not one it had before) is a SYN nobody answers: Linux sends it again 1, 3 and
-    /// 7 s after the first (an initial RTO of 1 s, doubled) and the client gives up at
-    /// `socket.connection.setup.timeout.ms`, so the request goes once a retransmit finds the
-    /// broker back, else it fails then with a disconnect.
-    fn connected_after(&self, from: ClientRef, broker: u32) -> Option<Duration> {
+    /// How a connection opened now is set up: at once, unless nothing answers its SYN (its
+    /// broker is down with its connections hanging, or the member is cut off from it). Linux
+    /// sends the SYN again 1, 3 and 7 s after the first (an initial RTO of 1 s, doubled) and
+    /// the client gives up at `socket.connection.setup.timeout.ms`, so the connection is set
+    /// up at the first retransmit that finds the broker back or the partition healed, else it
+    /// fails then with everything sent on it meanwhile.
+    fn connection_setup(&self, from: ClientRef, broker: u32) -> Setup {
         let now = self.now();
-        let opened_before =
-            self.hung.contains(&(from, broker)) || self.dead.contains(&(from, broker));
-        match self.cluster.availability.hangs_until(broker, now) {
-            Some(back) if !opened_before => SYN_RETRANSMITS_MS
-                .iter()
-                .map(|&ms| Duration::from_millis(ms))
-                .find(|&after| now + after >= back),
-            _ => Some(Duration::ZERO),
-        }
+        let availability = &self.cluster.availability;
+        let hang = availability.hangs_until(broker, now);
+        let cut = availability.cut_until(from.member, broker, now);
+        let Some(answered_from) = hang.max(cut) else {
+            return Setup::Up;
+        };
+        SYN_RETRANSMITS_MS
+            .iter()
+            .map(|&ms| now + Duration::from_millis(ms))
+            .find(|&at| at >= answered_from)
+            .map_or(
+                Setup::Failing(now + Duration::from_millis(CONNECTION_SETUP_TIMEOUT_MS)),
+                Setup::Connecting,
+            )
     }
 
     /// A request for the coordinator while the member knows none: see `send`.
@@ -168,15 +187,16 @@ impl World<'_> {
         let availability = &self.cluster.availability;
         let spike = Duration::from_micros(availability.extra_latency_us(now));
         // Held until the cut heals, then on its way: after every message sent before it on
-        // the connection (a TCP stream keeps order).
-        let held = match availability.cut_until(from.member, broker, now) {
-            None => Duration::ZERO,
+        // the connection (a TCP stream keeps order). A connection still being set up sends it
+        // once it is: across a cut then.
+        let held = match availability.cut_until(from.member, broker, now + connecting) {
+            None => connecting,
             Some(heal) if heal < deadline => heal - now,
             Some(_) => return None,
         };
         let at = self
             .net
-            .deliver_slowed(now, connection, direction, spike + held + connecting);
+            .deliver_slowed(now, connection, direction, spike + held);
         (at <= deadline).then_some(at)
     }
 
