@@ -13,8 +13,13 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fact {
     // ---- The coordinator (broker side) ----
-    /// A member was added to the group under `member_id`.
-    MemberAdded { member: usize, member_id: String },
+    /// A member was added to the group under `member_id`, by a JoinGroup (or KIP-848
+    /// heartbeat) from the member's process `incarnation`.
+    MemberAdded {
+        member: usize,
+        incarnation: u32,
+        member_id: String,
+    },
     /// KIP-345: a static member's new process took over its instance's entry.
     MemberReplaced { member: usize, member_id: String },
     /// The coordinator removed the member (left, expired, or did not rejoin or sync in time).
@@ -339,6 +344,58 @@ pub enum Callback {
 /// completed (`CurrentAssignmentBuilder.ownsRevokedPartitions`), and handed to another member;
 /// the callback still completes afterwards (`AbstractMembershipManager.revokeAndAssign` does
 /// not abort for a newer epoch).
+/// Each member's current member id: the last one the coordinator added for the member's
+/// newest process, or put in place of a static member's. A JoinGroup that an earlier process
+/// sent before it closed can reach the coordinator after the new process has joined (held by a
+/// latency spike): the coordinator adds that id too, a member no running process stands behind,
+/// until its LeaveGroup or its session removes it. Neither that add nor that removal is the
+/// running process's.
+#[derive(Clone, Debug, Default)]
+pub struct MemberIds {
+    ids: Vec<Option<(u32, String)>>,
+}
+
+impl MemberIds {
+    /// Takes in a fact: whether it makes `member_id` the member's current id (an add by an
+    /// earlier process than the one whose id is current does not).
+    pub fn observe(&mut self, fact: &Fact) -> bool {
+        let (member, incarnation, member_id) = match fact {
+            Fact::MemberAdded {
+                member,
+                incarnation,
+                member_id,
+            } => (*member, Some(*incarnation), member_id),
+            // `replaceStaticMember` puts the new id in the instance's entry, whichever process
+            // sent it: the process holding the old one is fenced.
+            Fact::MemberReplaced { member, member_id } => (*member, None, member_id),
+            _ => return false,
+        };
+        if self.ids.len() <= member {
+            self.ids.resize(member + 1, None);
+        }
+        let current = &mut self.ids[member];
+        let newest = current.as_ref().map_or(0, |(i, _)| *i);
+        if incarnation.is_some_and(|i| i < newest) {
+            return false;
+        }
+        *current = Some((incarnation.unwrap_or(newest), member_id.clone()));
+        true
+    }
+
+    /// The member's current id, if it has had one.
+    pub fn current(&self, member: usize) -> Option<&str> {
+        self.ids.get(member)?.as_ref().map(|(_, id)| id.as_str())
+    }
+
+    /// Whether removing `member_id` ends the member's current membership: it is its current
+    /// id, or it has none known. A crashed process's old id expiring after its restart joined
+    /// under a new one, or an earlier process's late add, ends nothing of the running one's.
+    pub fn removes_current(&self, member: usize, member_id: &str) -> bool {
+        self.current(member)
+            .is_none_or(|current| current == member_id)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct LateAnswers {
     /// Per partition: the member the coordinator's answers last gave it to, and whether that
@@ -347,7 +404,7 @@ pub struct LateAnswers {
     /// Per partition: the member whose report left it out after it was sent to it, before
     /// it took it.
     freed_on_word_of: Vec<Option<usize>>,
-    member_ids: Vec<Option<String>>,
+    member_ids: MemberIds,
     /// `None` until the coordinator answers the membership with an assignment: a classic
     /// membership never is (its SyncGroup answers are not heartbeat answers), and nothing it
     /// takes is late.
@@ -358,20 +415,15 @@ pub struct LateAnswers {
 impl LateAnswers {
     pub fn observe(&mut self, fact: &Fact) {
         match fact {
-            Fact::MemberAdded { member, member_id }
-            | Fact::MemberReplaced { member, member_id } => {
+            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. } => {
                 self.grow(*member);
-                self.member_ids[*member] = Some(member_id.clone());
-                self.sent_this_membership[*member] = None;
+                if self.member_ids.observe(fact) {
+                    self.sent_this_membership[*member] = None;
+                }
             }
-            // A crashed process's old id expiring after its restart joined under a new one
-            // ends nothing of the new membership.
             Fact::MemberRemoved { member, member_id } => {
                 self.grow(*member);
-                if self.member_ids[*member]
-                    .as_ref()
-                    .is_none_or(|current| current == member_id)
-                {
+                if self.member_ids.removes_current(*member, member_id) {
                     self.sent_before_removal[*member] = self.sent_this_membership[*member]
                         .take()
                         .unwrap_or_default();
@@ -441,8 +493,7 @@ impl LateAnswers {
     }
 
     fn grow(&mut self, m: usize) {
-        if self.member_ids.len() <= m {
-            self.member_ids.resize(m + 1, None);
+        if self.sent_this_membership.len() <= m {
             self.sent_this_membership.resize(m + 1, None);
             self.sent_before_removal.resize(m + 1, BTreeSet::new());
         }

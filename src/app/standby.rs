@@ -3,10 +3,10 @@
 //! the group under which member id, who was last assigned each partition). Members read it; it
 //! reads nothing of theirs.
 
-use crate::facts::Fact;
+use crate::facts::{Fact, MemberIds};
 
 pub struct StandbyPlacement {
-    member_ids: Vec<String>,
+    member_ids: MemberIds,
     in_group: Vec<bool>,
     /// The member each partition was last assigned to.
     last_owner: Vec<Option<usize>>,
@@ -15,20 +15,23 @@ pub struct StandbyPlacement {
 impl StandbyPlacement {
     pub fn new(members: usize, partitions: usize) -> Self {
         StandbyPlacement {
-            member_ids: vec![String::new(); members],
+            member_ids: MemberIds::default(),
             in_group: vec![false; members],
             last_owner: vec![None; partitions],
         }
     }
 
     pub fn observe(&mut self, fact: &Fact) {
+        let now_current = self.member_ids.observe(fact);
         match fact {
-            Fact::MemberAdded { member, member_id }
-            | Fact::MemberReplaced { member, member_id } => {
-                self.member_ids[*member] = member_id.clone();
+            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. }
+                if now_current =>
+            {
                 self.in_group[*member] = true;
             }
-            Fact::MemberRemoved { member, member_id } if self.member_ids[*member] == *member_id => {
+            Fact::MemberRemoved { member, member_id }
+                if self.member_ids.current(*member) == Some(member_id.as_str()) =>
+            {
                 self.in_group[*member] = false;
             }
             Fact::Assigned { member, partitions } | Fact::Kept { member, partitions } => {
@@ -61,7 +64,8 @@ impl StandbyPlacement {
             .filter(|&m| self.in_group[m] || m == owner)
             .collect();
         members.sort_by(|&a, &b| {
-            crate::java::string_compare(&self.member_ids[a], &self.member_ids[b])
+            let id = |m: usize| self.member_ids.current(m).unwrap_or_default();
+            crate::java::string_compare(id(a), id(b))
         });
         let at = members.iter().position(|&m| m == owner)?;
         (1..members.len())
@@ -80,6 +84,7 @@ mod tests {
         for (member, id) in [(0, "c-b"), (1, "c-c"), (2, "c-a")] {
             s.observe(&Fact::MemberAdded {
                 member,
+                incarnation: 0,
                 member_id: id.into(),
             });
         }

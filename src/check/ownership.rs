@@ -8,7 +8,7 @@
 //! Kafka's real behaviour, not a violation).
 
 use super::{Coverage, Findings, Property, Zombie};
-use crate::facts::{Fact, LateAnswers};
+use crate::facts::{Fact, LateAnswers, MemberIds};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
 
@@ -19,7 +19,7 @@ pub struct Ownership {
     /// Per member: the member id the coordinator last added it (or replaced it) with. A removal
     /// of an older id (a crashed process's session expiring after the restarted process
     /// rejoined under a new id) ends nothing of the new incarnation's.
-    member_ids: Vec<Option<String>>,
+    member_ids: MemberIds,
     /// Per partition: its owner's accepted heartbeat (KIP-848) has since reported it not owned,
     /// and the owner has not processed it since it was assigned: a partition whose
     /// `onPartitionsAssigned` is still running.
@@ -69,7 +69,7 @@ impl Ownership {
         Ownership {
             owner: vec![None; partitions],
             released: vec![BTreeSet::new(); partitions],
-            member_ids: Vec::new(),
+            member_ids: MemberIds::default(),
             reported_unowned: vec![false; partitions],
             processed_by_owner: vec![false; partitions],
             sent_to: vec![None; partitions],
@@ -112,6 +112,7 @@ impl Ownership {
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
         self.late.observe(fact);
+        let now_current = self.member_ids.observe(fact);
         match fact {
             Fact::Assigned { member, partitions } => self.acquire(now, *member, partitions, found),
             // What the member held all along is its own again (after a `MissedRejoin`).
@@ -142,27 +143,22 @@ impl Ownership {
                 self.release(*member, owned);
                 self.forget_releases(*member);
             }
-            // The member gave up its generation on a poll timeout (the heartbeat thread resets
-            // it; a static member sends no LeaveGroup, so no removal may ever come): what it
-            // processes from here on is a zombie's, and its partitions may move.
-            Fact::MemberAdded { member, member_id }
-            | Fact::MemberReplaced { member, member_id } => {
-                if self.member_ids.len() <= *member {
-                    self.member_ids.resize(*member + 1, None);
-                }
-                self.member_ids[*member] = Some(member_id.clone());
+            // The member's current process is in the group (not an earlier one's late add).
+            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. }
+                if now_current =>
+            {
                 self.set_removed(*member, false);
                 self.end_freed_zombie(*member);
             }
             // The coordinator removes one member id: a crashed process's old id expiring after
             // its restart joined under a new one is not the running process's removal (Kafka's
-            // coordinator knows them as two members; the new one keeps its assignment).
+            // coordinator knows them as two members; the new one keeps its assignment), nor is
+            // an earlier process's id that a late JoinGroup added after the restart.
             Fact::MemberRemoved { member, member_id }
-                if self
-                    .member_ids
-                    .get(*member)
-                    .and_then(Option::as_ref)
-                    .is_some_and(|current| current != member_id) => {}
+                if !self.member_ids.removes_current(*member, member_id) => {}
+            // Removed, or it gave up its generation on a poll timeout (the heartbeat thread
+            // resets it; a static member sends no LeaveGroup, so no removal may ever come):
+            // what it processes from here on is a zombie's, and its partitions may move.
             Fact::PollTimeout { member, .. } | Fact::MemberRemoved { member, .. } => {
                 let mut held = Vec::new();
                 for (p, o) in self.owner.iter_mut().enumerate() {

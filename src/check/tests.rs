@@ -109,6 +109,7 @@ fn ownership_ends_at_a_crash_or_removal_by_the_coordinator() {
     c.observe(
         at(4),
         &Fact::MemberAdded {
+            incarnation: 0,
             member: 1,
             member_id: "id-2".into(),
         },
@@ -126,6 +127,7 @@ fn ownership_ends_at_a_crash_or_removal_by_the_coordinator() {
 fn an_assignment_taken_after_the_coordinator_removed_the_member_is_a_zombies() {
     let mut c = checks();
     let added = |member_id: &str| Fact::MemberAdded {
+        incarnation: 0,
         member: 0,
         member_id: member_id.into(),
     };
@@ -181,6 +183,7 @@ fn an_assignment_taken_after_the_coordinator_removed_the_member_is_a_zombies() {
 fn an_answer_of_the_previous_membership_taken_after_rejoining_is_a_zombies() {
     let mut c = checks();
     let added = |member: usize, member_id: &str| Fact::MemberAdded {
+        incarnation: 0,
         member,
         member_id: member_id.into(),
     };
@@ -236,6 +239,7 @@ fn an_answer_of_the_previous_membership_taken_after_rejoining_is_a_zombies() {
 fn a_zombies_claim_the_new_membership_is_given_is_owned() {
     let mut c = checks();
     let added = || Fact::MemberAdded {
+        incarnation: 0,
         member: 0,
         member_id: "a".into(),
     };
@@ -528,6 +532,7 @@ fn the_removal_of_a_restarted_members_old_id_ends_nothing_of_the_new_process() {
     // its assignment (GroupMetadataManager removes the expired member id alone).
     let mut c = checks();
     let added = |member_id: &str| Fact::MemberAdded {
+        incarnation: 0,
         member: 0,
         member_id: member_id.into(),
     };
@@ -957,6 +962,7 @@ fn a_commit_by_a_zombie_freed_on_its_own_word_may_go_below_the_owners() {
 fn partitions_held_through_a_removal_are_owned_again_once_the_next_membership_is_sent_them() {
     let mut c = checks();
     let added = || Fact::MemberAdded {
+        incarnation: 0,
         member: 0,
         member_id: "a".into(),
     };
@@ -990,4 +996,44 @@ fn partitions_held_through_a_removal_are_owned_again_once_the_next_membership_is
         .map(|z| z.partition.as_str())
         .collect();
     assert_eq!(zombies, ["t-1"]);
+}
+
+/// fuzz --cluster-faults seed 14071271: c3's JoinGroup, sent just before its process left, is
+/// held by a latency spike past its restart. The coordinator adds the new process's id, then
+/// the old one's (a second member, no process behind it), and the old process's LeaveGroup
+/// removes that. Neither is the running process's: what its next generation gives it is its
+/// own, and processing it is no processing after its own revoke.
+#[test]
+fn an_earlier_process_late_add_and_its_removal_leave_the_running_process_in_the_group() {
+    let mut c = checks();
+    let added = |incarnation: u32, member_id: &str| Fact::MemberAdded {
+        member: 0,
+        incarnation,
+        member_id: member_id.into(),
+    };
+    c.observe(at(1), &added(1, "new"));
+    c.observe(at(2), &assigned(0, &[0]));
+    c.observe(at(3), &added(0, "old"));
+    c.observe(
+        at(4),
+        &Fact::MemberRemoved {
+            member: 0,
+            member_id: "old".into(),
+        },
+    );
+    // An eager rebalance: everything revoked, then given back.
+    c.observe(at(5), &revoked(0, &[0]));
+    c.observe(at(6), &assigned(0, &[0]));
+    c.observe(
+        at(7),
+        &Fact::Processed {
+            member: 0,
+            partition: 0,
+            from: 0,
+            to: 3,
+        },
+    );
+    let inv = c.finish();
+    assert!(inv.violations.is_empty(), "{:?}", inv.violations);
+    assert!(inv.zombie_processing.is_empty());
 }

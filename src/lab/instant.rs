@@ -243,6 +243,7 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
             Fact::MemberAdded {
                 member,
                 member_id: id,
+                ..
             }
             | Fact::MemberReplaced {
                 member,

@@ -159,12 +159,16 @@ impl Metrics {
     pub(super) fn observe_group(&mut self, fact: &Fact) {
         let g = &mut self.group;
         match fact {
-            Fact::MemberAdded { member, member_id } => {
+            Fact::MemberAdded {
+                member, member_id, ..
+            } => {
                 g.members.insert(member_id.clone(), *member);
             }
             Fact::MemberReplaced { member, member_id } => {
                 // `replaceStaticMember`: the old id's entry goes, the new one is put.
-                g.members.remove(&self.member_ids[*member]);
+                if let Some(old) = self.member_ids.current(*member) {
+                    g.members.remove(old);
+                }
                 g.members.insert(member_id.clone(), *member);
             }
             Fact::MemberRemoved { member_id, .. } => {

@@ -101,7 +101,7 @@ impl Metrics {
         if self.history.is_none() {
             return;
         }
-        self.unreachable_id[m] = Some(self.member_ids[m].clone());
+        self.unreachable_id[m] = Some(self.member_ids.current(m).unwrap_or_default().to_string());
         self.mark(
             now,
             Mark::Unreachable {
@@ -137,8 +137,8 @@ impl Metrics {
         self.unreachable_ended(now, m, "", "replaced");
     }
 
-    pub fn member_added(&mut self, m: usize, member_id: &str) {
-        self.member_ids[m] = member_id.to_string();
+    /// The member's current process joined the group.
+    pub fn member_added(&mut self, m: usize) {
         self.in_group[m] = true;
     }
 
@@ -148,7 +148,7 @@ impl Metrics {
         // An older member id of this member (a crashed process's, expiring after the restart
         // joined under a new id) is another member to the coordinator: the running process
         // keeps what it owns.
-        if self.member_ids[m] != member_id {
+        if self.member_ids.current(m) != Some(member_id) {
             return;
         }
         self.in_group[m] = false;

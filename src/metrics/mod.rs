@@ -31,7 +31,7 @@ pub use migration::Migration;
 pub use stats::{nearest_rank, Summary};
 
 use crate::app::join::Miss;
-use crate::facts::Fact;
+use crate::facts::{Fact, MemberIds};
 use crate::group::messages::Trigger;
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
@@ -62,7 +62,7 @@ struct Running {
 
 pub struct Metrics {
     member_names: Vec<String>,
-    member_ids: Vec<String>,
+    member_ids: MemberIds,
     partition_names: Vec<String>,
     started_at: Vec<SimTime>,
     /// When the member last started joining as a new member (no member id).
@@ -164,7 +164,7 @@ impl Metrics {
         let p = partition_names.len();
         Metrics {
             member_names: scenario.members.iter().map(|m| m.name.clone()).collect(),
-            member_ids: vec![String::new(); n],
+            member_ids: MemberIds::default(),
             partition_names,
             started_at: vec![SimTime::ZERO; n],
             joining_at: vec![SimTime::ZERO; n],
@@ -264,16 +264,19 @@ impl Metrics {
         // they concern, the group record first (a static replacement needs the old member id);
         // the hot ones (every batch, every notification) go to the figures alone.
         match fact {
-            Fact::MemberAdded { member, member_id } => {
+            Fact::MemberAdded { member, .. } => {
                 self.late.observe(fact);
                 self.observe_group(fact);
-                self.member_added(*member, member_id)
+                if self.member_ids.observe(fact) {
+                    self.member_added(*member)
+                }
             }
-            Fact::MemberReplaced { member, member_id } => {
+            Fact::MemberReplaced { member, .. } => {
                 self.late.observe(fact);
                 self.observe_group(fact);
                 self.member_replaced(now, *member);
-                self.member_added(*member, member_id)
+                self.member_ids.observe(fact);
+                self.member_added(*member)
             }
             Fact::MemberRemoved { member, member_id } => {
                 self.late.observe(fact);

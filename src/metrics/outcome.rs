@@ -485,7 +485,7 @@ impl Metrics {
             .enumerate()
             .map(|(i, m)| ReportMember {
                 name: m.name.clone(),
-                member_id: self.member_ids[i].clone(),
+                member_id: self.member_ids.current(i).unwrap_or_default().to_string(),
                 assignors: m.assignors.clone(),
                 protocol: protocol_name(m).to_string(),
                 restarted_with: scenario

@@ -201,6 +201,7 @@ impl Coordinator {
             if !was_member {
                 cx.fact(Fact::MemberAdded {
                     member: from.member,
+                    incarnation: from.incarnation,
                     member_id: member_id.clone(),
                 });
             }

@@ -257,6 +257,7 @@ impl Coordinator {
         self.reschedule_session(cx, &member_id, NEW_MEMBER_JOIN_TIMEOUT_MS);
         cx.fact(Fact::MemberAdded {
             member: client.member,
+            incarnation: client.incarnation,
             member_id: member_id.clone(),
         });
         log!(

@@ -299,6 +299,7 @@ impl Coordinator {
                 if !was_member {
                     cx.fact(Fact::MemberAdded {
                         member: join.client.member,
+                        incarnation: join.client.incarnation,
                         member_id: a.member_id.clone(),
                     });
                 }
