@@ -192,7 +192,7 @@ fn a_member_fenced_by_its_commit_answer_is_explained_as_such() {
     ]);
     assert_eq!(code, 0);
     assert!(
-        text.contains("pod1 lost its membership (UNKNOWN_MEMBER_ID on an OffsetCommit at 120.178 s) and rejoined as a new member"),
+        text.contains("pod1 lost its membership (UNKNOWN_MEMBER_ID on an OffsetCommit at 120.733 s) and rejoined as a new member"),
         "{text}"
     );
 }

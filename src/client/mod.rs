@@ -11,6 +11,7 @@
 //! timers, one-shot timers, facts) that the world applies.
 
 mod backoff;
+pub(crate) use backoff::exponential_backoff;
 mod classic;
 mod consumer_protocol;
 mod coordinator;

@@ -63,6 +63,9 @@ pub(super) struct Carried {
     closes: u32,
     /// Its setup, while it is open.
     pub setup: Setup,
+    /// Setups in a row that failed: each waits longer (`ClusterConnectionStates` counts them
+    /// per broker and starts over once one is set up).
+    pub failed_setups: u32,
 }
 
 /// Something kept per connection (client process, broker), by member: a member has a handful

@@ -17,12 +17,15 @@ use super::*;
 use crate::group::messages::{ErrorCode, RequestKind};
 use crate::scenario::Connections;
 
-/// When Linux sends a connection's SYN again while no answer comes: 1, 3 and 7 s after the
-/// first (`tcp_syn_retries`, an initial RTO of 1 s doubled), within the client's setup timeout.
-const SYN_RETRANSMITS_MS: [u64; 3] = [1_000, 3_000, 7_000];
+/// When Linux sends a connection's SYN again while no answer comes: 1, 3, 7, 15, 31 and 63 s
+/// after the first (`tcp_syn_retries` 6, an initial RTO of 1 s doubled).
+const SYN_RETRANSMITS_MS: [u64; 6] = [1_000, 3_000, 7_000, 15_000, 31_000, 63_000];
 
-/// Kafka's `socket.connection.setup.timeout.ms` default: a connection not set up by then fails.
+/// Kafka's `socket.connection.setup.timeout.ms` and `socket.connection.setup.timeout.max.ms`
+/// defaults: a connection not set up by then fails; each failure in a row doubles the next
+/// one's, up to the maximum, with a fifth of jitter (`ClusterConnectionStates`).
 const CONNECTION_SETUP_TIMEOUT_MS: u64 = 10_000;
+const CONNECTION_SETUP_TIMEOUT_MAX_MS: u64 = 30_000;
 
 impl World<'_> {
     /// The coordinator's moves and the fetch gaps, as events.
@@ -129,26 +132,43 @@ impl World<'_> {
 
     /// How a connection opened now is set up: at once, unless nothing answers its SYN (its
     /// broker is down with its connections hanging, or the member is cut off from it). Linux
-    /// sends the SYN again 1, 3 and 7 s after the first (an initial RTO of 1 s, doubled) and
-    /// the client gives up at `socket.connection.setup.timeout.ms`, so the connection is set
-    /// up at the first retransmit that finds the broker back or the partition healed, else it
-    /// fails then with everything sent on it meanwhile.
-    fn connection_setup(&self, from: ClientRef, broker: u32) -> Setup {
+    /// sends the SYN again 1, 3, 7, 15... s after the first, and the client gives up at its
+    /// setup timeout (10 s, doubled per setup in a row that failed up to 30 s, jittered by a
+    /// fifth), so the connection is set up at the first retransmit before then that finds the
+    /// broker back or the partition healed, else fails then with everything sent on it
+    /// meanwhile.
+    fn connection_setup(&mut self, from: ClientRef, broker: u32) -> Setup {
         let now = self.now();
         let availability = &self.cluster.availability;
         let hang = availability.hangs_until(broker, now);
         let cut = availability.cut_until(from.member, broker, now);
+        let carried = self.carried.entry((from, broker));
         let Some(answered_from) = hang.max(cut) else {
+            carried.failed_setups = 0;
             return Setup::Up;
         };
-        SYN_RETRANSMITS_MS
+        let timeout_ms = crate::client::exponential_backoff(
+            CONNECTION_SETUP_TIMEOUT_MS,
+            CONNECTION_SETUP_TIMEOUT_MAX_MS,
+            carried.failed_setups,
+            &mut self.connection_setup,
+        );
+        let fails_at = now + Duration::from_millis(timeout_ms);
+        let connected = SYN_RETRANSMITS_MS
             .iter()
             .map(|&ms| now + Duration::from_millis(ms))
-            .find(|&at| at >= answered_from)
-            .map_or(
-                Setup::Failing(now + Duration::from_millis(CONNECTION_SETUP_TIMEOUT_MS)),
-                Setup::Connecting,
-            )
+            .take_while(|&at| at < fails_at)
+            .find(|&at| at >= answered_from);
+        match connected {
+            Some(at) => {
+                carried.failed_setups = 0;
+                Setup::Connecting(at)
+            }
+            None => {
+                carried.failed_setups += 1;
+                Setup::Failing(fails_at)
+            }
+        }
     }
 
     /// A request for the coordinator while the member knows none: see `send`.

@@ -173,6 +173,9 @@ struct World<'s> {
     fetch: Stream,
     /// The jitter of the clients' retry backoffs.
     backoff: Stream,
+    /// The jitter of the clients' connection setup timeouts (drawn only for a setup nobody
+    /// answers).
+    connection_setup: Stream,
     /// Extra delay before each partition's records reach a consumer (out-of-order arrival,
     /// and the join's wait for the other side).
     arrival_lag_us: Vec<u64>,
@@ -284,6 +287,7 @@ impl<'s> World<'s> {
             },
             fetch: streams.stream("fetch"),
             backoff: streams.stream("retry-backoff"),
+            connection_setup: streams.stream("connection-setup"),
             arrival_lag_us,
             coordinator,
             members: scenario
