@@ -2,7 +2,7 @@
 //! stories the scenarios tell, asserted, and bad fault entries refused with their line.
 
 use cgsim::scenario::{load, load_str, LoadOptions, Scenario};
-use cgsim::world::{run, RunOptions};
+use cgsim::world::{run, RunOptions, RunOutput};
 use std::path::Path;
 
 /// The report of a scenario given inline, run with its own seed.
@@ -27,6 +27,15 @@ fn scenario(name: &str, variant: &str) -> Scenario {
         ..LoadOptions::default()
     };
     load(Path::new(&format!("scenarios/{name}.toml")), &options).expect("valid")
+}
+
+/// `network-partition` under `variant`, its trace kept.
+fn network_partition_traced(variant: &str) -> RunOutput {
+    let options = RunOptions {
+        keep_trace: true,
+        ..RunOptions::default()
+    };
+    run(&scenario("network-partition", variant), options)
 }
 
 /// Under classic with the default 45 s sessions a coordinator fail-over (fenced after 9 s,
@@ -147,13 +156,7 @@ fn a_member_cut_off_from_the_coordinator_becomes_a_zombie_then_rejoins() {
 #[test]
 fn a_timeout_set_for_a_closed_connection_does_not_close_the_next_one() {
     for variant in ["eager", "cooperative", "consumer"] {
-        let out = run(
-            &scenario("network-partition", variant),
-            RunOptions {
-                keep_trace: true,
-                ..RunOptions::default()
-            },
-        );
+        let out = network_partition_traced(variant);
         let time = |l: &str| l.split(' ').next().unwrap_or_default().to_string();
         let closes: Vec<String> = out
             .trace
@@ -180,13 +183,7 @@ fn a_timeout_set_for_a_closed_connection_does_not_close_the_next_one() {
 /// pod1 has sent one every 3 s when the first times out at 30 s: ten fail together.
 #[test]
 fn a_classic_heartbeat_goes_out_every_interval_while_the_last_is_unanswered() {
-    let out = run(
-        &scenario("network-partition", "eager"),
-        RunOptions {
-            keep_trace: true,
-            ..RunOptions::default()
-        },
-    );
+    let out = network_partition_traced("eager");
     let timed_out = out
         .trace
         .iter()
@@ -939,13 +936,7 @@ member = "c3""#
 #[test]
 fn a_lookup_naming_a_broker_cut_off_is_taken_and_everything_sent_to_it_waits_for_one_setup() {
     for variant in ["eager", "cooperative", "consumer"] {
-        let out = run(
-            &scenario("network-partition", variant),
-            RunOptions {
-                keep_trace: true,
-                ..RunOptions::default()
-            },
-        );
+        let out = network_partition_traced(variant);
         let pod1 = out.report.members.iter().find(|m| m.name == "pod1");
         let pod1 = pod1.expect("pod1");
         assert_eq!(pod1.poll_blocked_on_coordinator_ms, Some(0), "{variant}");

@@ -55,6 +55,38 @@ fn kinds(inv: &Invariants) -> Vec<(u64, &str)> {
         .collect()
 }
 
+/// The coordinator adds `member` under `member_id` (its first process's JoinGroup).
+fn added(member: usize, member_id: &str) -> Fact {
+    added_by(member, 0, member_id)
+}
+
+/// The coordinator adds `member` under `member_id`, by its process `incarnation`.
+fn added_by(member: usize, incarnation: u32, member_id: &str) -> Fact {
+    Fact::MemberAdded {
+        member,
+        incarnation,
+        member_id: member_id.into(),
+    }
+}
+
+/// The coordinator removes `member`'s id `member_id`.
+fn removed(member: usize, member_id: &str) -> Fact {
+    Fact::MemberRemoved {
+        member,
+        member_id: member_id.into(),
+    }
+}
+
+/// `member` processed offsets `from..to` of partition `partition`.
+fn processed(member: usize, partition: usize, from: u64, to: u64) -> Fact {
+    Fact::Processed {
+        member,
+        partition,
+        from,
+        to,
+    }
+}
+
 fn assigned(member: usize, partitions: &[usize]) -> Fact {
     Fact::Assigned {
         member,
@@ -99,21 +131,8 @@ fn ownership_ends_at_a_crash_or_removal_by_the_coordinator() {
             owned: vec![0],
         },
     );
-    c.observe(
-        at(3),
-        &Fact::MemberRemoved {
-            member: 1,
-            member_id: "id".into(),
-        },
-    );
-    c.observe(
-        at(4),
-        &Fact::MemberAdded {
-            incarnation: 0,
-            member: 1,
-            member_id: "id-2".into(),
-        },
-    );
+    c.observe(at(3), &removed(1, "id"));
+    c.observe(at(4), &added(1, "id-2"));
     c.observe(at(4), &assigned(1, &[0]));
     c.observe(at(4), &assigned(0, &[1]));
     assert!(c.finish().violations.is_empty());
@@ -126,43 +145,18 @@ fn ownership_ends_at_a_crash_or_removal_by_the_coordinator() {
 #[test]
 fn an_assignment_taken_after_the_coordinator_removed_the_member_is_a_zombies() {
     let mut c = checks();
-    let added = |member_id: &str| Fact::MemberAdded {
-        incarnation: 0,
-        member: 0,
-        member_id: member_id.into(),
-    };
-    c.observe(at(1), &added("a"));
-    c.observe(
-        at(2),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "a".into(),
-        },
-    );
+    c.observe(at(1), &added(0, "a"));
+    c.observe(at(2), &removed(0, "a"));
     c.observe(at(3), &assigned(1, &[0, 1]));
     c.observe(at(4), &assigned(0, &[0, 1]));
     assert!(c.violations.is_empty());
     // Its batch of t-0 is a zombie's.
-    c.observe(
-        at(5),
-        &Fact::Processed {
-            member: 0,
-            partition: 0,
-            from: 0,
-            to: 3,
-        },
-    );
-    c.observe(at(6), &added("b"));
+    c.observe(at(5), &processed(0, 0, 0, 3));
+    c.observe(at(6), &added(0, "b"));
     c.observe(at(7), &assigned(0, &[1]));
     // A member removed in the memory of a coordinator that then failed is a member of the
     // loaded group again (fuzz --cluster-faults seed 138612).
-    c.observe(
-        at(8),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "b".into(),
-        },
-    );
+    c.observe(at(8), &removed(0, "b"));
     c.observe(at(9), &Fact::CoordinatorLoaded);
     c.observe(at(10), &assigned(0, &[0]));
     let inv = c.finish();
@@ -182,21 +176,10 @@ fn an_assignment_taken_after_the_coordinator_removed_the_member_is_a_zombies() {
 #[test]
 fn an_answer_of_the_previous_membership_taken_after_rejoining_is_a_zombies() {
     let mut c = checks();
-    let added = |member: usize, member_id: &str| Fact::MemberAdded {
-        incarnation: 0,
-        member,
-        member_id: member_id.into(),
-    };
     c.observe(at(1), &added(0, "a"));
     c.observe(at(1), &sent(0, &[0, 1]));
     c.observe(at(2), &added(1, "b"));
-    c.observe(
-        at(3),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "a".into(),
-        },
-    );
+    c.observe(at(3), &removed(0, "a"));
     c.observe(at(4), &sent(1, &[0, 1]));
     c.observe(at(4), &assigned(1, &[0, 1]));
     // c1's poll returns: it gives up what it held and rejoins, under the same id.
@@ -211,15 +194,7 @@ fn an_answer_of_the_previous_membership_taken_after_rejoining_is_a_zombies() {
     c.observe(at(6), &sent(0, &[]));
     c.observe(at(7), &assigned(0, &[0]));
     // Its batch of t-0 is a zombie's, not processing after its own callback.
-    c.observe(
-        at(8),
-        &Fact::Processed {
-            member: 0,
-            partition: 0,
-            from: 0,
-            to: 1,
-        },
-    );
+    c.observe(at(8), &processed(0, 0, 0, 1));
     assert!(c.violations.is_empty());
     // The new membership is sent t-1 while c2 still holds it: that is double ownership.
     c.observe(at(9), &sent(0, &[1]));
@@ -238,21 +213,10 @@ fn an_answer_of_the_previous_membership_taken_after_rejoining_is_a_zombies() {
 #[test]
 fn a_zombies_claim_the_new_membership_is_given_is_owned() {
     let mut c = checks();
-    let added = || Fact::MemberAdded {
-        incarnation: 0,
-        member: 0,
-        member_id: "a".into(),
-    };
-    c.observe(at(1), &added());
+    c.observe(at(1), &added(0, "a"));
     c.observe(at(1), &sent(0, &[0]));
     c.observe(at(1), &assigned(0, &[0]));
-    c.observe(
-        at(2),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "a".into(),
-        },
-    );
+    c.observe(at(2), &removed(0, "a"));
     c.observe(
         at(3),
         &Fact::Lost {
@@ -261,18 +225,10 @@ fn a_zombies_claim_the_new_membership_is_given_is_owned() {
         },
     );
     c.observe(at(4), &assigned(0, &[0, 1]));
-    c.observe(at(5), &added());
+    c.observe(at(5), &added(0, "a"));
     c.observe(at(5), &sent(0, &[0]));
     c.observe(at(6), &revoked(0, &[1]));
-    c.observe(
-        at(7),
-        &Fact::Processed {
-            member: 0,
-            partition: 0,
-            from: 0,
-            to: 1,
-        },
-    );
+    c.observe(at(7), &processed(0, 0, 0, 1));
     // Its own from the answer on: a second owner now is one.
     c.observe(at(8), &assigned(1, &[0]));
     let inv = c.finish();
@@ -405,13 +361,7 @@ fn a_batch_by_a_member_that_no_longer_owns_it_is_a_zombie_not_a_violation() {
         to: 5,
     };
     c.observe(at(2), &batch(0));
-    c.observe(
-        at(3),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "id".into(),
-        },
-    );
+    c.observe(at(3), &removed(0, "id"));
     c.observe(at(4), &assigned(1, &[0]));
     c.observe(at(5), &batch(0));
     let inv = c.finish();
@@ -469,13 +419,7 @@ fn assigned_before_released_fires_only_while_another_member_still_reports_the_pa
     c.observe(at(4), &sent(1, &[1]));
     c.observe(at(4), &sent(0, &[0]));
     // A member that left (or was fenced) releases everything at once.
-    c.observe(
-        at(5),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "c1-id".into(),
-        },
-    );
+    c.observe(at(5), &removed(0, "c1-id"));
     c.observe(at(6), &sent(1, &[0, 1]));
     let inv = c.finish();
     let kinds = kinds(&inv);
@@ -531,12 +475,7 @@ fn the_removal_of_a_restarted_members_old_id_ends_nothing_of_the_new_process() {
     // the coordinator these are two members, and the expiry of the old one leaves the new one
     // its assignment (GroupMetadataManager removes the expired member id alone).
     let mut c = checks();
-    let added = |member_id: &str| Fact::MemberAdded {
-        incarnation: 0,
-        member: 0,
-        member_id: member_id.into(),
-    };
-    c.observe(at(1), &added("old"));
+    c.observe(at(1), &added(0, "old"));
     c.observe(at(1), &assigned(0, &[0]));
     c.observe(
         at(2),
@@ -545,33 +484,13 @@ fn the_removal_of_a_restarted_members_old_id_ends_nothing_of_the_new_process() {
             owned: vec![0],
         },
     );
-    c.observe(at(3), &added("new"));
+    c.observe(at(3), &added(0, "new"));
     c.observe(at(4), &assigned(0, &[0]));
-    c.observe(
-        at(5),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "old".into(),
-        },
-    );
-    c.observe(
-        at(6),
-        &Fact::Processed {
-            member: 0,
-            partition: 0,
-            from: 0,
-            to: 5,
-        },
-    );
+    c.observe(at(5), &removed(0, "old"));
+    c.observe(at(6), &processed(0, 0, 0, 5));
     assert!(c.zombies.is_empty(), "the new process still owns t-0");
     // The new id's removal does end it.
-    c.observe(
-        at(7),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "new".into(),
-        },
-    );
+    c.observe(at(7), &removed(0, "new"));
     c.observe(at(8), &assigned(1, &[0]));
     assert!(c.finish().violations.is_empty());
 }
@@ -602,15 +521,7 @@ fn a_static_member_the_join_completed_without_owns_nothing_after_it() {
             last_poll: at(5),
         },
     );
-    c.observe(
-        at(13),
-        &Fact::Processed {
-            member: 0,
-            partition: 0,
-            from: 0,
-            to: 1,
-        },
-    );
+    c.observe(at(13), &processed(0, 0, 0, 1));
     let inv = c.finish();
     assert!(inv.violations.is_empty(), "{:?}", inv.violations);
     assert_eq!(inv.zombie_processing.len(), 1);
@@ -742,15 +653,7 @@ fn a_partition_reported_unowned_before_its_callback_started_may_move_on() {
     assert!(c.violations.is_empty(), "{:?}", c.violations);
     // t-1 was reported before it was sent to c1 again: that report does not count.
     c.observe(at(5), &sent(0, &[1]));
-    c.observe(
-        at(6),
-        &Fact::Processed {
-            member: 0,
-            partition: 1,
-            from: 0,
-            to: 1,
-        },
-    );
+    c.observe(at(6), &processed(0, 1, 0, 1));
     c.observe(at(7), &assigned(1, &[1]));
     let inv = c.finish();
     let kinds = kinds(&inv);
@@ -913,15 +816,7 @@ fn a_commit_by_a_zombie_freed_on_its_own_word_may_go_below_the_owners() {
         c.observe(at(2), &sent(0, &[1]));
         c.observe(at(3), &assigned(0, &[0]));
         if c1_processed {
-            c.observe(
-                at(3),
-                &Fact::Processed {
-                    member: 0,
-                    partition: 0,
-                    from: 94,
-                    to: 95,
-                },
-            );
+            c.observe(at(3), &processed(0, 0, 94, 95));
         }
         c.observe(at(4), &sent(1, &[0]));
         c.observe(at(4), &assigned(1, &[0]));
@@ -943,13 +838,7 @@ fn a_commit_by_a_zombie_freed_on_its_own_word_may_go_below_the_owners() {
 
     let mut c = checks();
     freed_and_handed_on(&mut c, true);
-    c.observe(
-        at(6),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "a".into(),
-        },
-    );
+    c.observe(at(6), &removed(0, "a"));
     c.observe(at(7), &commit(0, 95));
     assert_eq!(kinds(&c.finish()), [(7, "offset_regression")]);
 }
@@ -961,22 +850,11 @@ fn a_commit_by_a_zombie_freed_on_its_own_word_may_go_below_the_owners() {
 #[test]
 fn partitions_held_through_a_removal_are_owned_again_once_the_next_membership_is_sent_them() {
     let mut c = checks();
-    let added = || Fact::MemberAdded {
-        incarnation: 0,
-        member: 0,
-        member_id: "a".into(),
-    };
-    c.observe(at(1), &added());
+    c.observe(at(1), &added(0, "a"));
     c.observe(at(1), &sent(0, &[0, 1]));
     c.observe(at(1), &assigned(0, &[0, 1]));
-    c.observe(
-        at(2),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "a".into(),
-        },
-    );
-    c.observe(at(2), &added());
+    c.observe(at(2), &removed(0, "a"));
+    c.observe(at(2), &added(0, "a"));
     c.observe(at(2), &sent(0, &[0]));
     let processed = |partition| Fact::Processed {
         member: 0,
@@ -1006,33 +884,14 @@ fn partitions_held_through_a_removal_are_owned_again_once_the_next_membership_is
 #[test]
 fn an_earlier_process_late_add_and_its_removal_leave_the_running_process_in_the_group() {
     let mut c = checks();
-    let added = |incarnation: u32, member_id: &str| Fact::MemberAdded {
-        member: 0,
-        incarnation,
-        member_id: member_id.into(),
-    };
-    c.observe(at(1), &added(1, "new"));
+    c.observe(at(1), &added_by(0, 1, "new"));
     c.observe(at(2), &assigned(0, &[0]));
-    c.observe(at(3), &added(0, "old"));
-    c.observe(
-        at(4),
-        &Fact::MemberRemoved {
-            member: 0,
-            member_id: "old".into(),
-        },
-    );
+    c.observe(at(3), &added_by(0, 0, "old"));
+    c.observe(at(4), &removed(0, "old"));
     // An eager rebalance: everything revoked, then given back.
     c.observe(at(5), &revoked(0, &[0]));
     c.observe(at(6), &assigned(0, &[0]));
-    c.observe(
-        at(7),
-        &Fact::Processed {
-            member: 0,
-            partition: 0,
-            from: 0,
-            to: 3,
-        },
-    );
+    c.observe(at(7), &processed(0, 0, 0, 3));
     let inv = c.finish();
     assert!(inv.violations.is_empty(), "{:?}", inv.violations);
     assert!(inv.zombie_processing.is_empty());
