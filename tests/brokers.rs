@@ -807,27 +807,15 @@ member = "c2""#
     assert!(!moved(&plain));
 }
 
-/// Found by `cgsim fuzz --cluster-faults` (seed 90341, shrunk): a cooperative follow-up lost
-/// with the coordinator, Kafka's own liveness gap. Generation 3 withholds t0-1 while c1 revokes
-/// it; c1's follow-up JoinGroup starts generation 4 only in the coordinator's memory, and the
-/// broker dies before it completes (with c3 crashed and c1 closed, both static). The new
-/// coordinator loads generation 3, Stable, from `__consumer_offsets`; the restarted static
-/// members rejoin with their protocol unchanged, so they get generation 3's assignments with
-/// no rebalance (KIP-345, the leader skipping assignment as KIP-814 has it), and nobody is left
-/// to ask for the follow-up: t0-1 stays unowned. Without the crash the follow-up gives it to c3.
-/// (The restarts come after the new coordinator is elected, at 15.4 s: restarted before, the
-/// members are told the dead broker, and with a setup timeout drawn past c1's session in the
-/// loaded group, c1's expiry starts a rebalance that gives t0-1 to c3.)
-#[test]
-fn a_cooperative_follow_up_lost_with_the_coordinator_leaves_the_withheld_partition_unowned() {
-    let text = |crash: bool| {
-        let crash = if crash {
-            "[[timeline]]\nat_ms = 6291\naction = \"broker_crash\"\nbroker = 2\nconnections = \"hang\"\n\n"
-        } else {
-            ""
-        };
-        format!(
-            r#"
+/// The follow-up-lost story (below), with the coordinator's broker crashing or not.
+fn follow_up_lost(crash: bool) -> String {
+    let crash = if crash {
+        "[[timeline]]\nat_ms = 6291\naction = \"broker_crash\"\nbroker = 2\nconnections = \"hang\"\n\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"
 name = "follow-up-lost"
 seed = 90341
 duration_ms = 82191
@@ -908,10 +896,24 @@ member = "c1"
 at_ms = 16950
 action = "restart"
 member = "c3""#
-        )
-    };
+    )
+}
+
+/// Found by `cgsim fuzz --cluster-faults` (seed 90341, shrunk): a cooperative follow-up lost
+/// with the coordinator, Kafka's own liveness gap. Generation 3 withholds t0-1 while c1 revokes
+/// it; c1's follow-up JoinGroup starts generation 4 only in the coordinator's memory, and the
+/// broker dies before it completes (with c3 crashed and c1 closed, both static). The new
+/// coordinator loads generation 3, Stable, from `__consumer_offsets`; the restarted static
+/// members rejoin with their protocol unchanged, so they get generation 3's assignments with
+/// no rebalance (KIP-345, the leader skipping assignment as KIP-814 has it), and nobody is left
+/// to ask for the follow-up: t0-1 stays unowned. Without the crash the follow-up gives it to c3.
+/// (The restarts come after the new coordinator is elected, at 15.4 s: restarted before, the
+/// members are told the dead broker, and with a setup timeout drawn past c1's session in the
+/// loaded group, c1's expiry starts a rebalance that gives t0-1 to c3.)
+#[test]
+fn a_cooperative_follow_up_lost_with_the_coordinator_leaves_the_withheld_partition_unowned() {
     let owners = |crash: bool| {
-        let r = report_of("follow-up-lost.toml", &text(crash));
+        let r = report_of("follow-up-lost.toml", &follow_up_lost(crash));
         assert!(r.invariants.violations.is_empty());
         r.final_assignment
     };
@@ -983,4 +985,30 @@ fn a_lookup_naming_a_broker_cut_off_is_taken_and_everything_sent_to_it_waits_for
             "{variant}: reached at {reached}, last setup failed at {last_failed}"
         );
     }
+}
+
+/// A process that has stopped closed its sockets with it: a request it left in flight does
+/// not time out after it. In the follow-up-lost story c1 closes at 5.9 s with its JoinGroup
+/// held by broker-2, which dies with its connections hanging at 6.3 s; the model used to
+/// time that JoinGroup out at 33.8 s, a trace line and a request-timeout fact about a process
+/// that was gone.
+#[test]
+fn a_stopped_process_leaves_nothing_to_time_out() {
+    let s = load_str(
+        "follow-up-lost.toml",
+        &follow_up_lost(true),
+        &LoadOptions::default(),
+    );
+    let options = RunOptions {
+        keep_trace: true,
+        ..RunOptions::default()
+    };
+    let out = run(&s.expect("valid"), options);
+    assert!(out.trace.iter().any(|l| l.contains("c1 closed")));
+    let timed_out: Vec<&String> = out
+        .trace
+        .iter()
+        .filter(|l| l.contains(" timed out after "))
+        .collect();
+    assert!(timed_out.is_empty(), "{timed_out:?}");
 }

@@ -382,6 +382,12 @@ impl Consumer {
         self.membership.protocol == RebalanceProtocol::Cooperative
     }
 
+    /// Whether `incarnation` is its process, still running (a stopped or crashed one closed
+    /// its sockets with it).
+    pub fn runs_process(&self, incarnation: u32) -> bool {
+        self.alive && self.incarnation == incarnation
+    }
+
     /// Whether its process runs: started, and not stopped since (left, crashed, or failed for
     /// good on a fatal error or in an assignor that never returns).
     pub fn is_running(&self) -> bool {

@@ -325,6 +325,11 @@ impl World<'_> {
             // Meant for a connection closed since: its requests failed then.
             return;
         }
+        if !self.members[client.member].runs_process(client.incarnation) {
+            // Its process has stopped or crashed, and its sockets went with it: nothing of it
+            // times out.
+            return;
+        }
         let Some(deadline) = self.first_deadline(client, broker) else {
             return;
         };
