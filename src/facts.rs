@@ -331,19 +331,6 @@ pub enum Callback {
     Lost,
 }
 
-/// KIP-848 answers that belong to a member's previous membership, told from the facts: what
-/// the coordinator's answers gave each member since it was last added, and what they had
-/// given it when it was last removed. An answer is on the wire until it arrives, so one sent
-/// before the removal can arrive after the member rejoined, and Kafka's client takes it
-/// (`ConsumerMembershipManager.onHeartbeatSuccess` reads any answer while JOINING). A
-/// partition it takes that way is a zombie's claim: the coordinator has handed it on and
-/// fences the member's next heartbeat. The checkers and the metrics both read it.
-///
-/// So is a partition the coordinator freed on the member's word before the member took it:
-/// a heartbeat that left it out, sent while the `onPartitionsAssigned` that takes it had not
-/// completed (`CurrentAssignmentBuilder.ownsRevokedPartitions`), and handed to another member;
-/// the callback still completes afterwards (`AbstractMembershipManager.revokeAndAssign` does
-/// not abort for a newer epoch).
 /// Each member's current member id: the last one the coordinator added for the member's
 /// newest process, or put in place of a static member's. A JoinGroup that an earlier process
 /// sent before it closed can reach the coordinator after the new process has joined (held by a
@@ -396,6 +383,19 @@ impl MemberIds {
     }
 }
 
+/// KIP-848 answers that belong to a member's previous membership, told from the facts: what
+/// the coordinator's answers gave each member since it was last added, and what they had
+/// given it when it was last removed. An answer is on the wire until it arrives, so one sent
+/// before the removal can arrive after the member rejoined, and Kafka's client takes it
+/// (`ConsumerMembershipManager.onHeartbeatSuccess` reads any answer while JOINING). A
+/// partition it takes that way is a zombie's claim: the coordinator has handed it on and
+/// fences the member's next heartbeat. The checkers and the metrics both read it.
+///
+/// So is a partition the coordinator freed on the member's word before the member took it:
+/// a heartbeat that left it out, sent while the `onPartitionsAssigned` that takes it had not
+/// completed (`CurrentAssignmentBuilder.ownsRevokedPartitions`), and handed to another member;
+/// the callback still completes afterwards (`AbstractMembershipManager.revokeAndAssign` does
+/// not abort for a newer epoch).
 #[derive(Clone, Debug, Default)]
 pub struct LateAnswers {
     /// Per partition: the member the coordinator's answers last gave it to, and whether that

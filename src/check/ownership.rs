@@ -16,9 +16,9 @@ pub struct Ownership {
     owner: Vec<Option<usize>>,
     /// Per partition: the members whose own callback gave it up, still in the group.
     released: Vec<BTreeSet<usize>>,
-    /// Per member: the member id the coordinator last added it (or replaced it) with. A removal
-    /// of an older id (a crashed process's session expiring after the restarted process
-    /// rejoined under a new id) ends nothing of the new incarnation's.
+    /// Per member: the member id of its current process. A removal of another id (a crashed
+    /// process's session expiring after the restarted process rejoined under a new id, or an
+    /// earlier process's late JoinGroup) ends nothing of the current one's.
     member_ids: MemberIds,
     /// Per partition: its owner's accepted heartbeat (KIP-848) has since reported it not owned,
     /// and the owner has not processed it since it was assigned: a partition whose

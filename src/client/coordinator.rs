@@ -79,9 +79,11 @@ impl Consumer {
             // The lookup succeeded, whatever connecting to the broker it names does next.
             self.lookup_backoff.succeeded(env);
         }
-        // Taken on the lookup's word (`client.tryConnect`): whether it can be reached, down or
-        // cut off, the client finds out by sending to it (refused at once, or no answer to the
-        // SYN within `socket.connection.setup.timeout.ms`), fetching on meanwhile.
+        // Taken on the lookup's word, as Kafka's FindCoordinator handler takes it: whether it
+        // can be reached, down or cut off, the client finds out by connecting (refused at once,
+        // or no answer to the SYN within `socket.connection.setup.timeout.ms`), fetching on
+        // meanwhile. (Kafka starts connecting here, `client.tryConnect`; the model with the
+        // first request that follows.)
         self.membership.coordinator = Some(broker);
         self.reset_session_timer(env);
         self.resume_with_coordinator(env);
