@@ -22,12 +22,11 @@ impl StandbyPlacement {
     }
 
     pub fn observe(&mut self, fact: &Fact) {
-        let now_current = self.member_ids.observe(fact);
         match fact {
-            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. }
-                if now_current =>
-            {
-                self.in_group[*member] = true;
+            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. } => {
+                // Only its current process's id (not an earlier one's late add) puts it in.
+                let current = self.member_ids.observe(fact);
+                self.in_group[*member] |= current;
             }
             Fact::MemberRemoved { member, member_id }
                 if self.member_ids.current(*member) == Some(member_id.as_str()) =>

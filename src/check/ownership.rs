@@ -112,7 +112,6 @@ impl Ownership {
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
         self.late.observe(fact);
-        let now_current = self.member_ids.observe(fact);
         match fact {
             Fact::Assigned { member, partitions } => self.acquire(now, *member, partitions, found),
             // What the member held all along is its own again (after a `MissedRejoin`).
@@ -143,12 +142,8 @@ impl Ownership {
                 self.release(*member, owned);
                 self.forget_releases(*member);
             }
-            // The member's current process is in the group (not an earlier one's late add).
-            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. }
-                if now_current =>
-            {
-                self.set_removed(*member, false);
-                self.end_freed_zombie(*member);
+            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. } => {
+                self.member_added(*member, fact)
             }
             // The coordinator removes one member id: a crashed process's old id expiring after
             // its restart joined under a new one is not the running process's removal (Kafka's
@@ -365,6 +360,15 @@ impl Ownership {
             self.zombie_held.resize(m + 1, BTreeSet::new());
         }
         self.zombie_held[m].extend(parts.iter().copied());
+    }
+
+    /// The coordinator added (or put in place) an id of member `m`: if it is its current
+    /// process's (not an earlier one's late add), the member is in the group.
+    fn member_added(&mut self, m: usize, fact: &Fact) {
+        if self.member_ids.observe(fact) {
+            self.set_removed(m, false);
+            self.end_freed_zombie(m);
+        }
     }
 
     fn is_removed(&self, m: usize) -> bool {

@@ -347,18 +347,16 @@ impl World<'_> {
             return;
         }
         let carried = self.carried.get((client, broker)).expect("a deadline");
-        if let Setup::Failing(at) = carried.setup {
+        if matches!(carried.setup, Setup::Failing(at) if at <= now) {
             // Not a request timeout: the connection was never set up, and everything waiting
             // to go on it fails with it.
-            if at <= now {
-                let name = &self.scenario.members[client.member].name;
-                self.log(|| {
-                    format!(
-                        "{name}'s connection to broker-{broker} is not set up within socket.connection.setup.timeout.ms: the client closes it"
-                    )
-                });
-                return self.disconnect_now(client, broker);
-            }
+            let name = &self.scenario.members[client.member].name;
+            self.log(|| {
+                format!(
+                    "{name}'s connection to broker-{broker} is not set up within socket.connection.setup.timeout.ms: the client closes it"
+                )
+            });
+            return self.disconnect_now(client, broker);
         }
         let overdue: Vec<InFlight> = carried
             .in_flight

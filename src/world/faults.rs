@@ -93,24 +93,18 @@ impl World<'_> {
             }
             return;
         }
-        if opens {
-            let setup = self.connection_setup(from, broker);
-            self.carried.entry((from, broker)).setup = setup;
-        }
-        let setup = self
-            .carried
-            .get((from, broker))
-            .map_or(Setup::Up, |c| c.setup);
+        let setup = if opens {
+            self.open_connection(from, broker)
+        } else {
+            self.carried
+                .get((from, broker))
+                .map_or(Setup::Up, |c| c.setup)
+        };
+        let timeout = now + request_timeout(&self.scenario.group, &request);
         let (deadline, connecting) = match setup {
             Setup::Failing(at) => (at, None),
-            Setup::Connecting(at) if at > now => (
-                now + request_timeout(&self.scenario.group, &request),
-                Some(at - now),
-            ),
-            _ => (
-                now + request_timeout(&self.scenario.group, &request),
-                Some(Duration::ZERO),
-            ),
+            Setup::Connecting(at) if at > now => (timeout, Some(at - now)),
+            _ => (timeout, Some(Duration::ZERO)),
         };
         let kind = request.kind();
         let arrival = connecting
@@ -130,14 +124,14 @@ impl World<'_> {
         }
     }
 
-    /// How a connection opened now is set up: at once, unless nothing answers its SYN (its
+    /// A connection opens now: how it is set up (kept for every request sent on it): at once, unless nothing answers its SYN (its
     /// broker is down with its connections hanging, or the member is cut off from it). Linux
     /// sends the SYN again 1, 3, 7, 15... s after the first, and the client gives up at its
     /// setup timeout (10 s, doubled per setup in a row that failed up to 30 s, jittered by a
     /// fifth), so the connection is set up at the first retransmit before then that finds the
     /// broker back or the partition healed, else fails then with everything sent on it
     /// meanwhile.
-    fn connection_setup(&mut self, from: ClientRef, broker: u32) -> Setup {
+    fn open_connection(&mut self, from: ClientRef, broker: u32) -> Setup {
         let now = self.now();
         let availability = &self.cluster.availability;
         let hang = availability.hangs_until(broker, now);
@@ -145,6 +139,7 @@ impl World<'_> {
         let carried = self.carried.entry((from, broker));
         let Some(answered_from) = hang.max(cut) else {
             carried.failed_setups = 0;
+            carried.setup = Setup::Up;
             return Setup::Up;
         };
         let timeout_ms = crate::client::exponential_backoff(
@@ -159,7 +154,7 @@ impl World<'_> {
             .map(|&ms| now + Duration::from_millis(ms))
             .take_while(|&at| at < fails_at)
             .find(|&at| at >= answered_from);
-        match connected {
+        carried.setup = match connected {
             Some(at) => {
                 carried.failed_setups = 0;
                 Setup::Connecting(at)
@@ -168,7 +163,8 @@ impl World<'_> {
                 carried.failed_setups += 1;
                 Setup::Failing(fails_at)
             }
-        }
+        };
+        carried.setup
     }
 
     /// A request for the coordinator while the member knows none: see `send`.
