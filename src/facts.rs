@@ -194,11 +194,13 @@ pub enum Fact {
     CoordinatorLoaded,
     /// The online migration converted the group (KIP-848): to a consumer group when a
     /// consumer-protocol member joined a classic group (`to_consumer`), or back to classic when
-    /// the last one left; `by` is that member, `epoch` the generation carried over, `members`
-    /// those brought over.
+    /// the last one left or a static member's classic process took over its entry
+    /// (`replaced`); `by` is that member, `epoch` the generation carried over, `members` those
+    /// brought over.
     GroupConverted {
         to_consumer: bool,
         by: Option<usize>,
+        replaced: bool,
         epoch: i32,
         members: Vec<usize>,
     },

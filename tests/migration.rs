@@ -1,6 +1,6 @@
 //! The online migration between the classic and the consumer protocol (KIP-848, Kafka 4.x's
-//! `group.consumer.migration.policy`): the two migration scenarios over 1,000 seeds, the
-//! moments of the conversions, and the refusal when the policy keeps a group classic.
+//! `group.consumer.migration.policy`): the migration scenarios over many seeds, the moments of
+//! the conversions, and the refusal when the policy keeps a group classic.
 
 use cgsim::metrics::Migration;
 use cgsim::report::Report;
@@ -31,7 +31,17 @@ fn problems_over_seeds(
     variant: &str,
     check: impl Fn(&Report) -> Option<String> + Sync,
 ) -> Vec<String> {
-    let seeds: Vec<u64> = (1..=1000).collect();
+    problems_over(1000, name, variant, check)
+}
+
+/// Every seed of 1..=`seeds`: what is wrong with each run, if anything.
+fn problems_over(
+    seeds: u64,
+    name: &str,
+    variant: &str,
+    check: impl Fn(&Report) -> Option<String> + Sync,
+) -> Vec<String> {
+    let seeds: Vec<u64> = (1..=seeds).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut problems = Vec::new();
     let _ = run_in_order(
@@ -111,6 +121,57 @@ fn a_migration_rolled_back_converts_back_when_the_last_consumer_member_leaves_ov
         let ok = directions(r) == ["consumer"] && r.errors.is_empty();
         (!ok).then(|| format!("migrations {:?} errors {:?}", r.migrations, r.errors))
     });
+    let problems: Vec<String> = both.into_iter().chain(one_way).collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// There and back with static members (300 seeds: each run is 25 simulated minutes, for the
+/// settle window after static members' closes): no bounce rebalances; the upgrade at c1's
+/// first heartbeat; every process that took over a classic member's entry speaks the consumer
+/// protocol from then on, so nothing converts while a consumer-protocol member is left; and
+/// when c4's classic process takes over the entry of the last one, the group converts back at
+/// once, without a rebalance (`validateOnlineDowngradeWithReplacedMemberId`). Under a broker
+/// that only upgrades, it stays a consumer group bridging classic members.
+#[test]
+fn static_members_rolled_back_convert_back_when_the_last_consumer_entry_is_taken_over() {
+    let check = |back: bool| {
+        move |r: &Report| {
+            let mut wrong = Vec::new();
+            if !r.errors.is_empty() {
+                wrong.push(format!("errors {:?}", r.errors));
+            }
+            if !r.rebalances.list.is_empty() {
+                wrong.push(format!("rebalances {:?}", r.rebalances.list));
+            }
+            let to_consumer = matches!(
+                r.migrations.first(),
+                Some(Migration { to: "consumer", by: Some(by), at_ms, .. })
+                    if by == "c1" && (65_000..66_000).contains(at_ms)
+            );
+            let rest_ok = match &r.migrations[1..] {
+                [] => !back,
+                [Migration {
+                    to: "classic",
+                    by: Some(by),
+                    trigger: "replaced",
+                    at_ms,
+                    members,
+                    ..
+                }] => {
+                    back && by == "c4"
+                        && (395_000..396_000).contains(at_ms)
+                        && members == &["c1", "c2", "c3", "c4"]
+                }
+                _ => false,
+            };
+            if !to_consumer || !rest_ok {
+                wrong.push(format!("migrations {:?}", r.migrations));
+            }
+            (!wrong.is_empty()).then(|| wrong.join("; "))
+        }
+    };
+    let both = problems_over(300, "static-migrate-and-back", "default", check(true));
+    let one_way = problems_over(300, "static-migrate-and-back", "upgrade-only", check(false));
     let problems: Vec<String> = both.into_iter().chain(one_way).collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

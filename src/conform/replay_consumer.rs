@@ -373,7 +373,8 @@ impl<'s> ConsumerReplay<'s> {
                 GroupEffect::EpochBumped { .. }
                 | GroupEffect::Fenced { .. }
                 | GroupEffect::Removed { .. }
-                | GroupEffect::ConvertToClassic { .. } => {}
+                | GroupEffect::ConvertToClassic { .. }
+                | GroupEffect::ConvertToClassicReplacing { .. } => {}
             }
         }
         event.insert("records".into(), Value::Array(records));

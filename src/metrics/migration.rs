@@ -14,6 +14,10 @@ pub struct Migration {
     pub to: &'static str,
     /// The member whose join (to consumer) or departure (to classic) converted it.
     pub by: Option<String>,
+    /// What it did: `joined` (to consumer), `left` (to classic: the last consumer-protocol
+    /// member left or was fenced) or `replaced` (to classic: a static member's new process,
+    /// on the classic protocol, took over the entry of the last consumer-protocol member).
+    pub trigger: &'static str,
     /// The generation (to consumer) or group epoch (to classic) carried over.
     pub epoch: i32,
     /// The members carried over, who go on in the converted group: classic members bridged
@@ -21,11 +25,30 @@ pub struct Migration {
     pub members: Vec<String>,
 }
 
+impl Migration {
+    /// The protocol the group spoke before.
+    pub fn from(&self) -> &'static str {
+        match self.to {
+            "consumer" => "classic",
+            _ => "consumer",
+        }
+    }
+
+    /// What `by` did, in words.
+    pub fn why(&self) -> &'static str {
+        match self.trigger {
+            "replaced" => "came back on the classic protocol",
+            other => other,
+        }
+    }
+}
+
 impl Metrics {
     pub(super) fn group_converted(&mut self, now: SimTime, fact: &Fact) {
         let Fact::GroupConverted {
             to_consumer,
             by,
+            replaced,
             epoch,
             members,
         } = fact
@@ -39,6 +62,11 @@ impl Metrics {
             at_ms: ms(now),
             to: if *to_consumer { "consumer" } else { "classic" },
             by: by.map(name),
+            trigger: match (to_consumer, replaced) {
+                (true, _) => "joined",
+                (false, false) => "left",
+                (false, true) => "replaced",
+            },
             epoch: *epoch,
             members,
         });

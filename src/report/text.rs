@@ -53,10 +53,7 @@ pub fn render_text(r: &Report) -> String {
     }
     // The online migration: each conversion of the group between the protocols.
     for m in &r.migrations {
-        let (from, why) = match m.to {
-            "consumer" => ("classic", "joined"),
-            _ => ("consumer", "left"),
-        };
+        let (from, why) = (m.from(), m.why());
         let _ = writeln!(
             w,
             "migration: {from} -> {} at {} ms ({} {why}; epoch {}), carried over: {}",

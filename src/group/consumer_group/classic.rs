@@ -68,9 +68,7 @@ impl ConsumerGroup {
         let member = match instance_id {
             Some(instance) => {
                 let m = self
-                    .members
-                    .values()
-                    .find(|m| m.instance_id.as_deref() == Some(instance))
+                    .static_member(instance)
                     .ok_or(ErrorCode::UnknownMemberId)?;
                 if m.member_id != member_id {
                     return Err(ErrorCode::FencedInstanceId);
@@ -99,6 +97,17 @@ impl ConsumerGroup {
         if join.protocols.is_empty() || !self.supports_classic_protocols(join) {
             return Err(ErrorCode::InconsistentGroupProtocol);
         }
+        // Step 4 of `classicGroupJoinToConsumerGroup`, read before the takeover: the
+        // instance's holder, if it is the last consumer-protocol member, leaves a group of
+        // classic members, which goes back to the classic protocol.
+        let replaced = join
+            .instance_id
+            .as_deref()
+            .and_then(|instance| self.static_member(instance))
+            .map(|m| m.member_id.clone());
+        let downgrade = replaced.filter(|id| {
+            self.all_classic_except(id) && self.config.migration_policy.downgrade_enabled()
+        });
         let member = self.classic_join_member(&mut cx, join)?;
         let is_new = !self.members.contains_key(&member.member_id);
         let mut updated = member.clone();
@@ -121,14 +130,24 @@ impl ConsumerGroup {
             .push(GroupEffect::CancelTimer(ConsumerGroupTimer::ClassicJoin {
                 member_id: id.clone(),
             }));
-        self.schedule_session(&mut cx, &id);
-        let sync_at = now + Duration::from_millis(reconciled.rebalance_timeout_ms.max(0) as u64);
-        cx.out.push(GroupEffect::SetTimer {
-            timer: ConsumerGroupTimer::ClassicSync {
-                member_id: id.clone(),
-            },
-            at: sync_at,
-        });
+        if let Some(replaced) = downgrade {
+            // The classic group watches the member from now on: no consumer-group session or
+            // sync timer.
+            cx.out.push(GroupEffect::ConvertToClassicReplacing {
+                replaced,
+                joining: id.clone(),
+            });
+        } else {
+            self.schedule_session(&mut cx, &id);
+            let sync_at =
+                now + Duration::from_millis(reconciled.rebalance_timeout_ms.max(0) as u64);
+            cx.out.push(GroupEffect::SetTimer {
+                timer: ConsumerGroupTimer::ClassicSync {
+                    member_id: id.clone(),
+                },
+                at: sync_at,
+            });
+        }
         Ok(ClassicJoinAnswer {
             member_id: id,
             generation: reconciled.member_epoch,
@@ -145,11 +164,7 @@ impl ConsumerGroup {
         join: &ClassicJoin,
     ) -> Result<ConsumerMember, ErrorCode> {
         if let Some(instance) = &join.instance_id {
-            let holder = self
-                .members
-                .values()
-                .find(|m| m.instance_id.as_deref() == Some(instance.as_str()))
-                .cloned();
+            let holder = self.static_member(instance).cloned();
             if let Some(old) = holder.filter(|old| old.member_id != join.member_id) {
                 if !join.is_unknown {
                     return Err(ErrorCode::FencedInstanceId);
@@ -260,9 +275,7 @@ impl ConsumerGroup {
             // An administrative removal names the instance alone.
             Some(_) if member_id.is_empty() => {
                 let instance = instance_id.unwrap_or_default();
-                self.members
-                    .values()
-                    .find(|m| m.instance_id.as_deref() == Some(instance))
+                self.static_member(instance)
                     .filter(|m| m.classic.is_some())
                     .map(|m| m.member_id.clone())
                     .ok_or(ErrorCode::UnknownMemberId)?

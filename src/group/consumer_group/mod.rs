@@ -342,6 +342,14 @@ pub enum GroupEffect {
     ConvertToClassic {
         leaving: String,
     },
+    /// A classic JoinGroup took over the static entry of the last consumer-protocol member:
+    /// the group becomes a classic group, Stable at the group epoch with the joining member in
+    /// the replaced one's place and its assignment, and no rebalance begins
+    /// (`validateOnlineDowngradeWithReplacedMemberId`, `convertToClassicGroup`).
+    ConvertToClassicReplacing {
+        replaced: String,
+        joining: String,
+    },
 }
 
 /// Why the group epoch was bumped.
@@ -543,6 +551,10 @@ impl ConsumerGroup {
         };
         let is_new = !self.members.contains_key(&member.member_id);
         let mut updated = member.clone();
+        // A consumer-protocol heartbeat makes the member a consumer-protocol one: a static
+        // member's new process that took over a classic one's entry speaks it from now on
+        // (`setClassicMemberMetadata(null)`).
+        updated.classic = None;
         if let Some(id) = &request.instance_id {
             updated.instance_id = Some(id.clone());
         }
@@ -716,11 +728,7 @@ impl ConsumerGroup {
     ) -> Result<ConsumerMember, ConsumerHeartbeatResponse> {
         let id = &request.member_id;
         if let Some(instance) = &request.instance_id {
-            let holder = self
-                .members
-                .values()
-                .find(|m| m.instance_id.as_deref() == Some(instance.as_str()))
-                .cloned();
+            let holder = self.static_member(instance).cloned();
             if let Some(old) = holder.filter(|old| &old.member_id != id) {
                 // Past its first heartbeat a member whose instance id another member holds
                 // was replaced: fenced (`throwIfInstanceIdIsFenced`).
@@ -899,19 +907,30 @@ impl ConsumerGroup {
     /// `validateOnlineDowngradeWithFencedMembers`: removing `member_id`, a consumer-protocol
     /// member, leaves a non-empty group of classic members only, and the policy allows it.
     fn downgrades_without(&self, member_id: &str) -> bool {
-        let leaving_consumer = self
+        self.members.len() > 1
+            && self.all_classic_except(member_id)
+            && self.config.migration_policy.downgrade_enabled()
+    }
+
+    /// `staticMember`: the member holding the instance id, if any.
+    pub(super) fn static_member(&self, instance: &str) -> Option<&ConsumerMember> {
+        self.members
+            .values()
+            .find(|m| m.instance_id.as_deref() == Some(instance))
+    }
+
+    /// `allMembersUseClassicProtocolExcept`: `member_id` speaks the consumer protocol and
+    /// every other member the classic one.
+    pub(super) fn all_classic_except(&self, member_id: &str) -> bool {
+        let consumer = self
             .members
             .get(member_id)
             .is_some_and(|m| m.classic.is_none());
-        let rest: Vec<&ConsumerMember> = self
-            .members
-            .values()
-            .filter(|m| m.member_id != member_id)
-            .collect();
-        leaving_consumer
-            && !rest.is_empty()
-            && rest.iter().all(|m| m.classic.is_some())
-            && self.config.migration_policy.downgrade_enabled()
+        consumer
+            && self
+                .members
+                .values()
+                .all(|m| m.member_id == member_id || m.classic.is_some())
     }
 
     fn cancel_classic_timers(&mut self, cx: &mut Cx, member_id: &str) {

@@ -4,6 +4,7 @@
 //! its effects turned into the coordinator's (responses, timers, facts), and OffsetCommit checked
 //! against member epochs.
 
+use super::migration::ClassicAgain;
 use super::*;
 use crate::assignor::{Topic, TopicPartition};
 use crate::facts::ConsumerRecord;
@@ -288,6 +289,8 @@ impl Coordinator {
         // The member whose removal converts the group back to classic, if one does.
         let mut removed = None;
         let mut to_classic = false;
+        // The member whose classic JoinGroup took over the last consumer-protocol member.
+        let mut replacing = None;
         for effect in effects {
             match effect {
                 GroupEffect::SetTimer { timer, at } => {
@@ -333,12 +336,20 @@ impl Coordinator {
                     }
                 }
                 GroupEffect::ConvertToClassic { .. } => to_classic = true,
+                GroupEffect::ConvertToClassicReplacing { joining, .. } => {
+                    replacing = host.clients.get(&joining).map(|c| c.member);
+                }
             }
         }
-        // The last consumer-protocol member left: the group is classic again.
-        if let Some(leaving) = removed.filter(|_| to_classic) {
+        // The last consumer-protocol member left or was replaced: the group is classic again.
+        let downgrade = match (removed.filter(|_| to_classic), replacing) {
+            (Some(leaving), _) => Some((leaving, ClassicAgain::AfterLeave)),
+            (None, Some(joining)) => Some((joining, ClassicAgain::Replacing)),
+            (None, None) => None,
+        };
+        if let Some((by, how)) = downgrade {
             let host = self.consumer.take().expect("the consumer group");
-            self.convert_to_classic(cx, *host, leaving);
+            self.convert_to_classic(cx, *host, by, how);
             return;
         }
         let Some(host) = self.consumer.as_mut() else {

@@ -11,7 +11,10 @@
 //! - **downgrade**: when the last consumer-protocol member leaves or is fenced and the rest speak
 //!   the classic protocol, the group becomes a classic group again, Stable at the group epoch
 //!   with each member's target assignment, and a rebalance begins (`convertToClassicGroup`,
-//!   `ClassicGroup.fromConsumerGroup`).
+//!   `ClassicGroup.fromConsumerGroup`). When a classic static member's new process takes over
+//!   the entry of the last consumer-protocol member instead, the group becomes classic the
+//!   same way with the joining member in the replaced one's place, and no rebalance begins
+//!   (`validateOnlineDowngradeWithReplacedMemberId`).
 
 use super::consumer::ConsumerHost;
 use super::*;
@@ -20,6 +23,16 @@ use crate::group::consumer_group::{
     MemberState as ConsumerMemberState,
 };
 use crate::log;
+
+/// Why a consumer group becomes a classic group again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ClassicAgain {
+    /// Its last consumer-protocol member left or was fenced: a rebalance follows.
+    AfterLeave,
+    /// A classic static member took over the last consumer-protocol member's entry: the
+    /// group is Stable as it is.
+    Replacing,
+}
 
 /// What a consumer group is built from when one is needed: the broker's settings and the
 /// cluster's topics (their partition counts kept current).
@@ -152,6 +165,7 @@ impl Coordinator {
         cx.fact(Fact::GroupConverted {
             to_consumer: true,
             by: Some(by.member),
+            replaced: false,
             epoch: generation,
             members: names,
         });
@@ -191,10 +205,16 @@ impl Coordinator {
         self.previous_state = GroupState::Empty;
     }
 
-    /// `convertToClassicGroup` after the last consumer-protocol member left: the members left
-    /// are a classic group Stable at the group epoch, each with its target assignment, and a
-    /// rebalance begins.
-    pub(super) fn convert_to_classic(&mut self, cx: &mut Cx, host: ConsumerHost, leaving: usize) {
+    /// `convertToClassicGroup` after the last consumer-protocol member left or was replaced
+    /// (`by` is that member or the one replacing it): the members are a classic group Stable
+    /// at the group epoch, each with its target assignment; after a leave a rebalance begins.
+    pub(super) fn convert_to_classic(
+        &mut self,
+        cx: &mut Cx,
+        host: ConsumerHost,
+        by: usize,
+        how: ClassicAgain,
+    ) {
         let group = &host.group;
         let epoch = group.group_epoch();
         self.exists = true;
@@ -240,7 +260,8 @@ impl Coordinator {
         );
         cx.fact(Fact::GroupConverted {
             to_consumer: false,
-            by: Some(leaving),
+            by: Some(by),
+            replaced: how == ClassicAgain::Replacing,
             epoch,
             members: names,
         });
@@ -249,7 +270,9 @@ impl Coordinator {
         for id in &ids {
             self.reschedule_session_default(cx, id);
         }
-        self.prepare_rebalance(cx, Trigger::MemberLeft, Some(leaving));
+        if how == ClassicAgain::AfterLeave {
+            self.prepare_rebalance(cx, Trigger::MemberLeft, Some(by));
+        }
     }
 
     // ---- Classic requests to a consumer group: the bridge ----

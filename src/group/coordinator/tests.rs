@@ -776,6 +776,7 @@ fn a_consumer_member_joining_a_stable_classic_group_converts_it() {
     let Some(Fact::GroupConverted {
         to_consumer: true,
         by: Some(3),
+        replaced: false,
         epoch: 1,
         members,
     }) = h
@@ -900,9 +901,28 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
 fn an_upgraded_process_takes_over_a_static_classic_members_instance_without_a_release() {
     use crate::scenario::MigrationPolicy;
     let mut h = migrating(MigrationPolicy::Bidirectional);
+    let ids = pod_b_upgraded(&mut h);
+    assert!(h.facts.iter().any(|f| matches!(
+        f,
+        Fact::GroupConverted {
+            to_consumer: true,
+            ..
+        }
+    )));
+    // The classic process's entry is gone: its next Heartbeat is not a member's.
+    assert_eq!(
+        error_of(&h.ask(7100, 1, heartbeat(&ids[1], 1))),
+        ErrorCode::UnknownMemberId
+    );
+}
+
+/// Static classic members pod-a, pod-b and pod-c (clients 0-2), Stable at generation 1; then
+/// pod-b's new process (client 3, member "d") upgraded to the consumer protocol takes over
+/// its instance at 7 s, with pod-b's partitions. Returns the classic member ids.
+fn pod_b_upgraded(h: &mut Harness) -> [String; 3] {
     let mut ids = Vec::new();
     for (i, pod) in ["pod-a", "pod-b", "pod-c"].into_iter().enumerate() {
-        ids.push(join_static(&mut h, i, pod).1);
+        ids.push(join_static(h, i, pod).1);
     }
     h.advance(3000);
     h.advance(6000);
@@ -920,18 +940,118 @@ fn an_upgraded_process_takes_over_a_static_classic_members_instance_without_a_re
     let (epoch, assignment) = epoch_and_assignment(&answer);
     assert!(epoch > 0);
     assert_eq!(assignment, Some(vec![2, 3]), "pod-b's partitions");
-    assert!(h.facts.iter().any(|f| matches!(
-        f,
-        Fact::GroupConverted {
-            to_consumer: true,
-            ..
-        }
-    )));
-    // The classic process's entry is gone: its next Heartbeat is not a member's.
-    assert_eq!(
-        error_of(&h.ask(7100, 1, heartbeat(&ids[1], 1))),
-        ErrorCode::UnknownMemberId
+    ids
+}
+
+fn converted_to_classic(h: &Harness) -> Option<&Fact> {
+    h.facts.iter().find(|f| {
+        matches!(
+            f,
+            Fact::GroupConverted {
+                to_consumer: false,
+                ..
+            }
+        )
+    })
+}
+
+/// `consumerGroupHeartbeat` builds the member with `setClassicMemberMetadata(null)`: the
+/// process that took over a classic member's static entry speaks the consumer protocol. So
+/// when another consumer-protocol member (e) leaves, the group still has one (d) and stays a
+/// consumer group; taking d for a classic member, the model converted it, and d's next
+/// heartbeat was refused GROUP_ID_NOT_FOUND.
+#[test]
+fn a_process_that_took_over_a_classic_members_instance_is_a_consumer_protocol_member() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Bidirectional);
+    pod_b_upgraded(&mut h);
+    let (e_epoch, _) = epoch_and_assignment(&h.ask(7200, 4, consumer_join("e")));
+    assert!(e_epoch > 0);
+    let leave = Request::ConsumerGroupHeartbeat {
+        member_id: "e".into(),
+        member_epoch: crate::group::consumer_group::LEAVE_EPOCH,
+        instance_id: None,
+        rebalance_timeout_ms: -1,
+        subscribed_topic_names: None,
+        server_assignor: None,
+        owned: None,
+    };
+    assert_eq!(error_of(&h.ask(7300, 4, leave)), ErrorCode::None);
+    assert_eq!(converted_to_classic(&h), None);
+    assert!(
+        h.coordinator.consumer_state().is_some(),
+        "still a consumer group"
     );
+}
+
+/// Step 4 of `classicGroupJoinToConsumerGroup`: a static member's new process on the classic
+/// protocol takes over the entry of the last consumer-protocol member (no release needed
+/// when either speaks classic), and under a policy with downgrade the group becomes classic
+/// at once (`validateOnlineDowngradeWithReplacedMemberId`, `convertToClassicGroup` with the
+/// joining member): Stable at the group epoch, the joining member in the replaced one's place
+/// with its assignment, no rebalance. Its SyncGroup at the generation it was given is
+/// answered with pod-b's partitions. Without downgrade the group stays a consumer group and
+/// bridges it.
+#[test]
+fn a_classic_process_taking_over_the_last_consumer_members_instance_converts_without_a_rebalance() {
+    use crate::scenario::MigrationPolicy;
+    for (policy, back) in [
+        (MigrationPolicy::Bidirectional, true),
+        (MigrationPolicy::Upgrade, false),
+    ] {
+        let mut h = migrating(policy);
+        pod_b_upgraded(&mut h);
+        let answer = h.ask(8000, 4, join_request("", Some("pod-b"), &["range"]));
+        assert_eq!(error_of(&answer), ErrorCode::None, "{answer:?}");
+        let Response::JoinGroup {
+            member_id,
+            generation,
+            ..
+        } = &answer
+        else {
+            panic!("{answer:?}")
+        };
+        match converted_to_classic(&h) {
+            Some(Fact::GroupConverted {
+                by: Some(4),
+                replaced: true,
+                epoch,
+                members,
+                ..
+            }) => {
+                assert!(back, "{policy:?}");
+                assert_eq!(*epoch, *generation);
+                assert_eq!(members.len(), 3);
+            }
+            None => assert!(!back, "{policy:?}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(h.coordinator.consumer_state().is_none(), back);
+        if back {
+            assert_eq!(h.coordinator.state(), GroupState::Stable, "no rebalance");
+            assert_eq!(h.coordinator.generation(), *generation);
+            let ids: Vec<String> = h
+                .coordinator
+                .members()
+                .into_iter()
+                .map(|m| m.member_id)
+                .collect();
+            assert!(ids.contains(member_id), "{ids:?}");
+        }
+        let synced = h.ask(8100, 4, sync(member_id, *generation, None));
+        let Response::SyncGroup {
+            error, assignment, ..
+        } = synced
+        else {
+            panic!("{synced:?}")
+        };
+        assert_eq!(error, ErrorCode::None, "{policy:?}");
+        assert_eq!(
+            assignment,
+            Some(vec![2, 3]),
+            "pod-b's partitions ({policy:?})"
+        );
+    }
 }
 
 // ---- The consumer protocol's reconciliation ----

@@ -158,10 +158,7 @@ pub fn labels(report: &Report, scale: &Scale, w0: u64, w1: u64) -> Vec<HeaderLab
         .iter()
         .filter(|m| visible(m.at_ms, m.at_ms))
     {
-        let (from, why) = match m.to {
-            "consumer" => ("classic", "joined"),
-            _ => ("consumer", "left"),
-        };
+        let (from, why) = (m.from(), m.why());
         let by = m.by.as_deref().unwrap_or("-");
         out.push(HeaderLabel {
             label: Label {
