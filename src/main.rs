@@ -178,6 +178,10 @@ enum Command {
         /// fail-over, network partitions, latency spikes) from each seed's own swarm.
         #[arg(long)]
         cluster_faults: bool,
+        /// Also restart some members onto the other group protocol after the fault phase
+        /// (KIP-848's online migration, sometimes rolled back), from each seed's own stream.
+        #[arg(long)]
+        migration: bool,
     },
     /// Join the JSON lines of a sweep's shards and print the summary the unsharded sweep
     /// prints; refuses files of different sweeps and a sweep with runs missing.
@@ -385,6 +389,7 @@ fn main() -> ExitCode {
             out,
             list_mutants,
             cluster_faults,
+            migration,
         } => cli::fuzz::run_fuzz(cli::fuzz::Options {
             scenario,
             seeds,
@@ -394,6 +399,7 @@ fn main() -> ExitCode {
             out,
             list_mutants,
             cluster_faults,
+            migration,
         }),
         Command::Merge {
             files,

@@ -389,7 +389,10 @@ broker = 0
 #[test]
 fn a_fuzz_sweep_with_cluster_faults_finds_nothing_new() {
     use cgsim::fuzz::{generate, generate_with, run_case, Faults};
-    let cluster = Faults { cluster: true };
+    let cluster = Faults {
+        cluster: true,
+        ..Faults::default()
+    };
     let mut new = Vec::new();
     let mut with_faults = 0;
     for seed in 1..=300u64 {
@@ -418,7 +421,10 @@ fn a_fuzz_sweep_with_cluster_faults_finds_nothing_new() {
 #[test]
 fn cluster_fault_regressions_pass() {
     use cgsim::fuzz::{generate, generate_with, run_case, Faults};
-    let cluster = Faults { cluster: true };
+    let cluster = Faults {
+        cluster: true,
+        ..Faults::default()
+    };
     // 830: a hung coordinator outlived the members' sessions; a fenced member's heartbeat to
     // the new coordinator (answered UNKNOWN_MEMBER_ID) still counted as its report of what it
     // owns, so the checker saw the partitions handed on before they were released.

@@ -22,6 +22,7 @@ pub struct Options {
     pub out: Option<PathBuf>,
     pub list_mutants: bool,
     pub cluster_faults: bool,
+    pub migration: bool,
 }
 
 /// Runs shrinking may take per failure.
@@ -78,10 +79,14 @@ pub fn run_fuzz(options: Options) -> ExitCode {
         if options.cluster_faults {
             cmd.push_str(" --cluster-faults");
         }
+        if options.migration {
+            cmd.push_str(" --migration");
+        }
         cmd
     };
     let faults = Faults {
         cluster: options.cluster_faults,
+        migration: options.migration,
     };
     let case_of = |seed: u64| generate_with(seed, base.as_ref(), mutant, faults);
 

@@ -218,6 +218,14 @@ impl Case {
             + self.tail_ms
     }
 
+    /// Whether a restart of the plan switches a member's group protocol (`--migration`).
+    pub fn switches_protocol(&self) -> bool {
+        self.timeline.iter().any(|e| {
+            matches!(&e.action, Action::Restart { set, .. }
+                if set.iter().any(|s| s.starts_with("protocol=")))
+        })
+    }
+
     /// Fault-plan entries that name member `name` or topic `name`.
     pub fn mentions(entry: &Entry, name: &str) -> bool {
         match &entry.action {
@@ -263,14 +271,18 @@ impl Case {
                 if let Some(a) = &g.remote_assignor {
                     let _ = writeln!(s, "remote_assignor = {a:?}");
                 }
-                let _ = writeln!(
-                    s,
-                    "consumer_heartbeat_interval_ms = {}\nconsumer_session_timeout_ms = {}\nconsumer_assignment_interval_ms = {}",
-                    g.consumer_heartbeat_interval_ms,
-                    g.consumer_session_timeout_ms,
-                    g.consumer_assignment_interval_ms
-                );
             }
+        }
+        // The broker's consumer-group settings, for a consumer group or one a member's
+        // restart onto the consumer protocol converts.
+        if g.protocol == Protocol::Consumer || self.switches_protocol() {
+            let _ = writeln!(
+                s,
+                "consumer_heartbeat_interval_ms = {}\nconsumer_session_timeout_ms = {}\nconsumer_assignment_interval_ms = {}",
+                g.consumer_heartbeat_interval_ms,
+                g.consumer_session_timeout_ms,
+                g.consumer_assignment_interval_ms
+            );
         }
         let _ = writeln!(
             s,

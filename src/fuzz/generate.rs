@@ -35,6 +35,9 @@ const FAMILIES: &[&[&[&str]]] = &[
 pub struct Faults {
     /// Broker and network faults (`cgsim fuzz --cluster-faults`).
     pub cluster: bool,
+    /// Members restarted onto the other group protocol, KIP-848's online migration
+    /// (`cgsim fuzz --migration`).
+    pub migration: bool,
 }
 
 /// The generated scenario of `seed`: around `base` when given, else from scratch; member and
@@ -84,6 +87,10 @@ pub fn generate_with(
     let mut plan = Planner::new(&case, family, phase_ms);
     plan.draw(&mut stream, &swarm);
     case.timeline = plan.entries;
+    // Before the cluster faults, which leave out what a protocol switch makes Kafka's own.
+    if faults.migration {
+        draw_migration(&mut case, seed, phase_ms, faults.cluster);
+    }
     if faults.cluster {
         draw_cluster(&mut case, seed, phase_ms);
     }
@@ -112,7 +119,8 @@ fn draw_cluster(case: &mut Case, seed: u64, phase_ms: u64) {
     // A KIP-848 static member that closes while it cannot reach the coordinator leaves its
     // instance id held until its session expires, and its next process fails for good
     // (UNRELEASED_INSTANCE_ID is fatal in the Java client): real Kafka, not what this hunts.
-    let static_kip848 = case.group.protocol == Protocol::Consumer
+    // (A static classic member switched onto the consumer protocol is one too.)
+    let static_kip848 = (case.group.protocol == Protocol::Consumer || case.switches_protocol())
         && case.members.iter().any(|m| m.group_instance_id.is_some());
     // A coordinator that loads a classic group knows each member's selected protocol only
     // (GMM `replay` of GROUP_METADATA), so a member restarted with another assignor list
@@ -219,6 +227,109 @@ fn draw_cluster(case: &mut Case, seed: u64, phase_ms: u64) {
             _ => {}
         }
         at += s.between(5_000, 30_000);
+    }
+}
+
+/// The `set` of a restart onto `protocol`.
+fn protocol_set(protocol: Protocol) -> Vec<String> {
+    let name = match protocol {
+        Protocol::Classic => "classic",
+        Protocol::Consumer => "consumer",
+    };
+    vec![format!("protocol={name}")]
+}
+
+/// KIP-848's online migration, from a stream of its own (a seed's other faults stay as they
+/// were): once the faults are over and the group has settled, a rolling switch of some of the
+/// running members onto the other group protocol (each closed, then its new process 1-5 s
+/// later), one at a time, a stability floor apart; with probability 1/3 the same members
+/// switch back afterwards, a migration rolled back. (A step that comes while the group still
+/// reconciles the last one can meet Kafka's own stuck partition: a static takeover that
+/// converts the group back to classic leaves a bridged member without the partition it was
+/// waiting for, its SyncGroup done and the classic group Stable.) With cluster faults only dynamic members
+/// switch: a static KIP-848 member whose close cannot reach the coordinator holds its
+/// instance id (see `draw_cluster`).
+///
+/// Why after the group settled: a classic group whose rebalance went from CompletingRebalance
+/// back to PreparingRebalance has every member's assignment reset to empty
+/// (`resetAndPropagateAssignmentWithError`), and a conversion then carries the members over
+/// owning nothing (`fromClassicGroup` reads those assignments), so the joining member is given
+/// partitions cooperative members still hold: a double ownership of Kafka's own.
+fn draw_migration(case: &mut Case, seed: u64, phase_ms: u64, cluster: bool) {
+    let s = &mut Stream::derive(seed, "fuzz-migration");
+    let g = &case.group;
+    let floor = g.session_timeout_ms + g.initial_rebalance_delay_ms;
+    // The member faults' end, or the cluster faults' latest (drawn after this: a network
+    // partition begins within the fault phase and lasts up to two sessions), then a rebalance
+    // timeout and a floor for the group to settle.
+    let settled = case
+        .last_event_end_ms()
+        .max(phase_ms + 2 * g.session_timeout_ms)
+        + g.max_poll_interval_ms
+        + floor;
+    // The members running once the fault phase is over: started, and not stopped for good
+    // (their last stop is followed by a restart).
+    let mut running: Vec<String> = Vec::new();
+    for m in &case.members {
+        if cluster && m.group_instance_id.is_some() {
+            continue;
+        }
+        let mine: Vec<&Entry> = case
+            .timeline
+            .iter()
+            .filter(|e| e.action.member() == Some(m.name.as_str()))
+            .collect();
+        let started =
+            !m.joins_later || mine.iter().any(|e| matches!(e.action, Action::Join { .. }));
+        let stopped = mine
+            .iter()
+            .rev()
+            .find(|e| {
+                matches!(
+                    e.action,
+                    Action::Leave { .. } | Action::Crash { .. } | Action::Restart { .. }
+                )
+            })
+            .is_some_and(|e| !matches!(e.action, Action::Restart { .. }));
+        if started && !stopped {
+            running.push(m.name.clone());
+        }
+    }
+    if running.is_empty() {
+        return;
+    }
+    // A random subset, in a random order.
+    let mut chosen = Vec::new();
+    for _ in 0..s.between(1, running.len() as u64) {
+        let i = s.between(0, running.len() as u64 - 1) as usize;
+        chosen.push(running.swap_remove(i));
+    }
+    let (from, to) = match case.group.protocol {
+        Protocol::Classic => (Protocol::Classic, Protocol::Consumer),
+        Protocol::Consumer => (Protocol::Consumer, Protocol::Classic),
+    };
+    let mut at = settled + s.between(1_000, 5_000);
+    let rounds = if chance(s, 1, 3) { 2 } else { 1 };
+    for round in 0..rounds {
+        let protocol = if round == 0 { to } else { from };
+        for name in &chosen {
+            let back = at + s.between(1_000, 5_000);
+            case.timeline.push(Entry {
+                at_ms: at,
+                action: Action::Leave {
+                    member: name.clone(),
+                },
+            });
+            case.timeline.push(Entry {
+                at_ms: back,
+                action: Action::Restart {
+                    member: name.clone(),
+                    set: protocol_set(protocol),
+                },
+            });
+            // The next step once the group has settled again.
+            at = back + floor + s.between(0, 5_000);
+        }
     }
 }
 
@@ -772,7 +883,10 @@ mod tests {
     /// cases get none, every other kind still gets them.
     #[test]
     fn no_latency_spike_for_classic_static_members() {
-        let cluster = Faults { cluster: true };
+        let cluster = Faults {
+            cluster: true,
+            ..Faults::default()
+        };
         let (mut spiked, mut static_classic) = (0, 0);
         for seed in 1..2_000 {
             let case = generate_with(seed, None, None, cluster);

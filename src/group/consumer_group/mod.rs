@@ -433,7 +433,12 @@ impl ConsumerGroup {
                 .insert(m.member_id.clone(), m.assigned_partitions());
             group.members.insert(m.member_id.clone(), m);
         }
-        group.metadata_seen = group.subscribed_metadata();
+        // `fromClassicGroup` sets no subscription metadata and leaves the refresh deadline at
+        // 0: the first heartbeat or JoinGroup after the conversion finds the metadata expired
+        // and changed, bumps the group epoch and computes a target assignment with the
+        // group's assignor (also when that request is a static member's new process taking
+        // over its entry, which bumps nothing itself).
+        group.metadata_version = 1;
         group
     }
 

@@ -896,12 +896,15 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
 /// the consumer protocol. A static classic member's new process, upgraded to
 /// `group.protocol=consumer` in a rolling bounce, takes over the instance at once though the
 /// old process never left: the group converts, the new member id replaces the classic one and
-/// keeps its assignment.
+/// keeps its assignment. The takeover bumps nothing itself, but the converted group has no
+/// subscription metadata (`fromClassicGroup`), so its heartbeat finds it changed: the epoch goes
+/// from the generation (1) to 2.
 #[test]
 fn an_upgraded_process_takes_over_a_static_classic_members_instance_without_a_release() {
     use crate::scenario::MigrationPolicy;
     let mut h = migrating(MigrationPolicy::Bidirectional);
     let ids = pod_b_upgraded(&mut h);
+    assert_eq!(h.coordinator.generation(), 2, "the metadata's bump");
     assert!(h.facts.iter().any(|f| matches!(
         f,
         Fact::GroupConverted {
