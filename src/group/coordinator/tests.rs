@@ -1244,3 +1244,59 @@ fn a_static_instance_is_taken_over_only_once_released_and_the_old_process_is_fen
         ErrorCode::FencedInstanceId
     );
 }
+
+/// Kafka's own path to a stuck partition, which `cgsim fuzz --migration` stays clear of: a
+/// static member's classic process converts the group back
+/// (`validateOnlineDowngradeWithReplacedMemberId`) while it still reconciles. A dynamic
+/// classic member (e) joined, was given a target it cannot have yet (every partition still
+/// held), and synced with less; the consumer-protocol holder (d) closed as a static member.
+/// The takeover converts the group: Stable, each member's classic assignment its target
+/// (`ClassicGroup.fromConsumerGroup`), no rebalance. e's assignment now holds a partition it
+/// was never sent, and its Heartbeat is answered NONE: only another member's rejoin would
+/// rebalance the group and send it (here the classic member that still holds it is a
+/// generation behind; when nobody is, as in the fuzz case that met it, the partition stays
+/// unowned).
+#[test]
+fn a_downgrade_by_takeover_while_reconciling_leaves_a_bridged_members_target_unsent() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Bidirectional);
+    pod_b_upgraded(&mut h);
+    let e = member_id_of(&h.ask(8200, 4, join("")));
+    let Response::JoinGroup { generation, .. } = h.ask(8210, 4, join(&e)) else {
+        panic!("no JoinGroup answer")
+    };
+    let Response::SyncGroup {
+        assignment: Some(sent),
+        ..
+    } = h.ask(8220, 4, sync(&e, generation, None))
+    else {
+        panic!("no SyncGroup answer")
+    };
+    let static_leave = Request::ConsumerGroupHeartbeat {
+        member_id: "d".into(),
+        member_epoch: crate::group::consumer_group::STATIC_LEAVE_EPOCH,
+        instance_id: Some("pod-b".into()),
+        rebalance_timeout_ms: -1,
+        subscribed_topic_names: None,
+        server_assignor: None,
+        owned: None,
+    };
+    assert_eq!(error_of(&h.ask(8300, 3, static_leave)), ErrorCode::None);
+    let takeover = h.ask(9000, 5, join_request("", Some("pod-b"), &["range"]));
+    assert_eq!(error_of(&takeover), ErrorCode::None, "{takeover:?}");
+    assert!(h.coordinator.consumer_state().is_none(), "classic again");
+    assert_eq!(h.coordinator.state(), GroupState::Stable, "no rebalance");
+    let kept = h
+        .coordinator
+        .members()
+        .into_iter()
+        .find(|m| m.member_id == e)
+        .and_then(|m| m.assignment)
+        .unwrap_or_default();
+    assert!(
+        kept.len() > sent.len() && sent.iter().all(|p| kept.contains(p)),
+        "e was sent {sent:?}, holds {kept:?} in the classic group"
+    );
+    let told = h.ask(9100, 4, heartbeat(&e, h.coordinator.generation()));
+    assert_eq!(error_of(&told), ErrorCode::None);
+}
