@@ -107,7 +107,7 @@ fn a_sweep_with_protocol_switches_finds_nothing() {
         migration: true,
         ..Faults::default()
     };
-    let mut switched = 0;
+    let (mut switched, mut converted) = (0, 0);
     let mut failures = Vec::new();
     for seed in 1..=300u64 {
         let case = generate_with(seed, None, None, migration);
@@ -136,7 +136,9 @@ fn a_sweep_with_protocol_switches_finds_nothing() {
         let last_plain = plain.timeline.iter().map(|e| e.at_ms).max().unwrap_or(0);
         assert!(added.iter().all(|e| e.at_ms > last_plain), "seed {seed}");
         switched += usize::from(!switches.is_empty());
-        if let Some(f) = run_case(&case).failure {
+        let verdict = run_case(&case);
+        converted += usize::from(verdict.covered.iter().any(|c| c == "group_converted"));
+        if let Some(f) = verdict.failure {
             failures.push(format!(
                 "seed {seed}: {} at {} ms: {}",
                 f.property, f.at_ms, f.detail
@@ -144,6 +146,12 @@ fn a_sweep_with_protocol_switches_finds_nothing() {
         }
     }
     assert!(switched > 250, "{switched} of 300 seeds switch a protocol");
+    // A consumer group whose members switch to classic one by one converts only when the last
+    // consumer-protocol member goes (and not every seed switches them all).
+    assert!(
+        converted > 200,
+        "{converted} of 300 seeds convert the group"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -45,11 +45,13 @@ pub enum Coverage {
     /// A JoinGroup or SyncGroup the coordinator held got no answer within its timeout: the
     /// member disconnected and joined again (world/connections.rs).
     GroupRequestTimedOut,
+    /// KIP-848's online migration converted the group, either way (`cgsim fuzz --migration`).
+    GroupConverted,
 }
 
 impl Coverage {
     /// Every coverage property, in declaration order (a fuzz run counts each).
-    pub const ALL: [Coverage; 13] = [
+    pub const ALL: [Coverage; 14] = [
         Coverage::Revoked,
         Coverage::FollowUp,
         Coverage::ZombieBatch,
@@ -63,6 +65,7 @@ impl Coverage {
         Coverage::AssignedAfterRemoval,
         Coverage::AssignmentRefused,
         Coverage::GroupRequestTimedOut,
+        Coverage::GroupConverted,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +83,7 @@ impl Coverage {
             Coverage::AssignedAfterRemoval => "zombie_assignment",
             Coverage::AssignmentRefused => "assignment_refused",
             Coverage::GroupRequestTimedOut => "group_request_timed_out",
+            Coverage::GroupConverted => "group_converted",
         }
     }
 }
@@ -117,6 +121,7 @@ pub fn observe(fact: &Fact, found: &mut Findings) {
             request: RequestKind::JoinGroup | RequestKind::SyncGroup,
             ..
         } => Coverage::GroupRequestTimedOut,
+        Fact::GroupConverted { .. } => Coverage::GroupConverted,
         _ => return,
     };
     found.reached(reached);
