@@ -243,18 +243,18 @@ fn protocol_set(protocol: Protocol) -> Vec<String> {
 /// were): once the faults are over and the group has settled, a rolling switch of some of the
 /// running members onto the other group protocol (each closed, then its new process 1-5 s
 /// later), one at a time, a stability floor apart; with probability 1/3 the same members
-/// switch back afterwards, a migration rolled back. (A step that comes while the group still
-/// reconciles the last one can meet Kafka's own stuck partition: a static takeover that
-/// converts the group back to classic leaves a bridged member without the partition it was
-/// waiting for, its SyncGroup done and the classic group Stable.) With cluster faults only dynamic members
+/// switch back afterwards, a migration rolled back. With cluster faults only dynamic members
 /// switch: a static KIP-848 member whose close cannot reach the coordinator holds its
 /// instance id (see `draw_cluster`).
 ///
-/// Why after the group settled: a classic group whose rebalance went from CompletingRebalance
-/// back to PreparingRebalance has every member's assignment reset to empty
-/// (`resetAndPropagateAssignmentWithError`), and a conversion then carries the members over
-/// owning nothing (`fromClassicGroup` reads those assignments), so the joining member is given
-/// partitions cooperative members still hold: a double ownership of Kafka's own.
+/// Why only on a settled group, each step too: two paths of Kafka's own. A classic group whose
+/// rebalance went from CompletingRebalance back to PreparingRebalance has every member's
+/// assignment reset to empty (`resetAndPropagateAssignmentWithError`), and a conversion then
+/// carries the members over owning nothing (`fromClassicGroup` reads those assignments), so the
+/// joining member is given partitions cooperative members still hold: a double ownership. And
+/// a static member's classic process that converts the group back while it still reconciles
+/// leaves a bridged member without the partition it was waiting for, its SyncGroup done and the
+/// classic group Stable.
 fn draw_migration(case: &mut Case, seed: u64, phase_ms: u64, cluster: bool) {
     let s = &mut Stream::derive(seed, "fuzz-migration");
     let g = &case.group;

@@ -747,6 +747,25 @@ fn stable_classic_group(h: &mut Harness) -> [String; 3] {
     [a, b, c]
 }
 
+/// A consumer-protocol member's leave heartbeat: epoch -1, or -2 for a static member (its
+/// `instance`), which keeps its assignment for the instance.
+fn consumer_leave(member_id: &str, instance: Option<&str>) -> Request {
+    use crate::group::consumer_group::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
+    Request::ConsumerGroupHeartbeat {
+        member_id: member_id.to_string(),
+        member_epoch: if instance.is_some() {
+            STATIC_LEAVE_EPOCH
+        } else {
+            LEAVE_EPOCH
+        },
+        instance_id: instance.map(str::to_string),
+        rebalance_timeout_ms: -1,
+        subscribed_topic_names: None,
+        server_assignor: None,
+        owned: None,
+    }
+}
+
 fn consumer_join(member_id: &str) -> Request {
     Request::ConsumerGroupHeartbeat {
         member_id: member_id.to_string(),
@@ -862,15 +881,7 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
         else {
             panic!()
         };
-        let leave = Request::ConsumerGroupHeartbeat {
-            member_id: "d".into(),
-            member_epoch: crate::group::consumer_group::LEAVE_EPOCH,
-            instance_id: None,
-            rebalance_timeout_ms: -1,
-            subscribed_topic_names: None,
-            server_assignor: None,
-            owned: None,
-        };
+        let leave = consumer_leave("d", None);
         assert!(member_epoch > 0);
         assert_eq!(error_of(&h.ask(7500, 3, leave)), ErrorCode::None);
         let converted_back = h.facts.iter().any(|f| {
@@ -970,15 +981,7 @@ fn a_process_that_took_over_a_classic_members_instance_is_a_consumer_protocol_me
     pod_b_upgraded(&mut h);
     let (e_epoch, _) = epoch_and_assignment(&h.ask(7200, 4, consumer_join("e")));
     assert!(e_epoch > 0);
-    let leave = Request::ConsumerGroupHeartbeat {
-        member_id: "e".into(),
-        member_epoch: crate::group::consumer_group::LEAVE_EPOCH,
-        instance_id: None,
-        rebalance_timeout_ms: -1,
-        subscribed_topic_names: None,
-        server_assignor: None,
-        owned: None,
-    };
+    let leave = consumer_leave("e", None);
     assert_eq!(error_of(&h.ask(7300, 4, leave)), ErrorCode::None);
     assert_eq!(converted_to_classic(&h), None);
     assert!(
@@ -1272,15 +1275,7 @@ fn a_downgrade_by_takeover_while_reconciling_leaves_a_bridged_members_target_uns
     else {
         panic!("no SyncGroup answer")
     };
-    let static_leave = Request::ConsumerGroupHeartbeat {
-        member_id: "d".into(),
-        member_epoch: crate::group::consumer_group::STATIC_LEAVE_EPOCH,
-        instance_id: Some("pod-b".into()),
-        rebalance_timeout_ms: -1,
-        subscribed_topic_names: None,
-        server_assignor: None,
-        owned: None,
-    };
+    let static_leave = consumer_leave("d", Some("pod-b"));
     assert_eq!(error_of(&h.ask(8300, 3, static_leave)), ErrorCode::None);
     let takeover = h.ask(9000, 5, join_request("", Some("pod-b"), &["range"]));
     assert_eq!(error_of(&takeover), ErrorCode::None, "{takeover:?}");
