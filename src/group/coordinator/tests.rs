@@ -1295,3 +1295,40 @@ fn a_downgrade_by_takeover_while_reconciling_leaves_a_bridged_members_target_uns
     let told = h.ask(9100, 4, heartbeat(&e, h.coordinator.generation()));
     assert_eq!(error_of(&told), ErrorCode::None);
 }
+
+/// The other path of Kafka's own that `cgsim fuzz --migration` stays clear of: a classic group
+/// whose rebalance went from CompletingRebalance back to PreparingRebalance has every member's
+/// assignment reset to empty (`resetAndPropagateAssignmentWithError`), and a consumer-protocol
+/// member's join converts it then: the classic members are carried over owning nothing
+/// (`fromClassicGroup` reads those assignments), so the joining member is given a partition at
+/// once, though the classic members still hold what generation 1 gave them (a cooperative one
+/// processes it until it rejoins and learns otherwise).
+#[test]
+fn a_conversion_after_a_reset_rebalance_gives_the_joining_member_partitions_still_held() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Bidirectional);
+    let [a, b, c] = stable_classic_group(&mut h);
+    // e joins: a rebalance, which a, b and c join; generation 2 waits for the leader's sync.
+    join_dynamic(&mut h, 6500, 3);
+    for (i, id) in [&a, &b, &c].into_iter().enumerate() {
+        h.request(6600 + i as u64, i, join(id));
+    }
+    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.coordinator.generation(), 2);
+    // f joins before the sync: back to PreparingRebalance, every assignment reset.
+    join_dynamic(&mut h, 6700, 4);
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert!(h
+        .coordinator
+        .members()
+        .iter()
+        .all(|m| m.assignment.as_ref().is_none_or(Vec::is_empty)));
+    let answer = h.ask(6800, 5, consumer_join("d"));
+    assert_eq!(error_of(&answer), ErrorCode::None, "{answer:?}");
+    let (_, assignment) = epoch_and_assignment(&answer);
+    let given = assignment.unwrap_or_default();
+    assert!(
+        !given.is_empty(),
+        "d is given at once what generation 1's members still hold"
+    );
+}
