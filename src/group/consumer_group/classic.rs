@@ -132,10 +132,13 @@ impl ConsumerGroup {
             }));
         if let Some(replaced) = downgrade {
             // The classic group watches the member from now on: no consumer-group session or
-            // sync timer.
+            // sync timer. A target older than the group epoch (the join changed the
+            // subscription and the assignment waits for its interval) is stale: the classic
+            // group rebalances (KAFKA-20273).
             cx.out.push(GroupEffect::ConvertToClassicReplacing {
                 replaced,
                 joining: id.clone(),
+                stale: self.assignment_epoch < self.group_epoch,
             });
         } else {
             self.schedule_session(&mut cx, &id);

@@ -344,11 +344,13 @@ pub enum GroupEffect {
     },
     /// A classic JoinGroup took over the static entry of the last consumer-protocol member:
     /// the group becomes a classic group, Stable at the group epoch with the joining member in
-    /// the replaced one's place and its assignment, and no rebalance begins
+    /// the replaced one's place and its assignment, and no rebalance begins unless the target
+    /// assignment is `stale`, behind the group epoch
     /// (`validateOnlineDowngradeWithReplacedMemberId`, `convertToClassicGroup`).
     ConvertToClassicReplacing {
         replaced: String,
         joining: String,
+        stale: bool,
     },
 }
 

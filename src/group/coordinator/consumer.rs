@@ -336,15 +336,18 @@ impl Coordinator {
                     }
                 }
                 GroupEffect::ConvertToClassic { .. } => to_classic = true,
-                GroupEffect::ConvertToClassicReplacing { joining, .. } => {
-                    replacing = host.clients.get(&joining).map(|c| c.member);
+                GroupEffect::ConvertToClassicReplacing { joining, stale, .. } => {
+                    replacing = host
+                        .clients
+                        .get(&joining)
+                        .map(|c| (c.member, ClassicAgain::Replacing { stale }));
                 }
             }
         }
         // The last consumer-protocol member left or was replaced: the group is classic again.
         let downgrade = match (removed.filter(|_| to_classic), replacing) {
             (Some(leaving), _) => Some((leaving, ClassicAgain::AfterLeave)),
-            (None, Some(joining)) => Some((joining, ClassicAgain::Replacing)),
+            (None, Some(replacing)) => Some(replacing),
             (None, None) => None,
         };
         if let Some((by, how)) = downgrade {

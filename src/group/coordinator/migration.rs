@@ -30,8 +30,9 @@ pub(super) enum ClassicAgain {
     /// Its last consumer-protocol member left or was fenced: a rebalance follows.
     AfterLeave,
     /// A classic static member took over the last consumer-protocol member's entry: the
-    /// group is Stable as it is.
-    Replacing,
+    /// group is Stable as it is, unless the target assignment is stale (behind the group
+    /// epoch): then it rebalances (KAFKA-20273).
+    Replacing { stale: bool },
 }
 
 /// What a consumer group is built from when one is needed: the broker's settings and the
@@ -261,7 +262,7 @@ impl Coordinator {
         cx.fact(Fact::GroupConverted {
             to_consumer: false,
             by: Some(by),
-            replaced: how == ClassicAgain::Replacing,
+            replaced: matches!(how, ClassicAgain::Replacing { .. }),
             epoch,
             members: names,
         });
@@ -270,8 +271,13 @@ impl Coordinator {
         for id in &ids {
             self.reschedule_session_default(cx, id);
         }
-        if how == ClassicAgain::AfterLeave {
-            self.prepare_rebalance(cx, Trigger::MemberLeft, Some(by));
+        match how {
+            ClassicAgain::AfterLeave => self.prepare_rebalance(cx, Trigger::MemberLeft, Some(by)),
+            // As a static member's restart with a new subscription in a classic group.
+            ClassicAgain::Replacing { stale: true } => {
+                self.prepare_rebalance(cx, Trigger::MemberRestarted, Some(by))
+            }
+            ClassicAgain::Replacing { stale: false } => {}
         }
     }
 

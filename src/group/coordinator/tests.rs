@@ -1332,3 +1332,21 @@ fn a_conversion_after_a_reset_rebalance_gives_the_joining_member_partitions_stil
         "d is given at once what generation 1's members still hold"
     );
 }
+
+/// KAFKA-20273: when a classic takeover converts the group back while the target assignment
+/// is stale (behind the group epoch: here e's join bumped it 100 ms after the last target,
+/// inside `group.consumer.assignment.interval.ms`), the classic group rebalances at once
+/// instead of staying Stable with an assignment nobody computed for it.
+#[test]
+fn a_classic_takeover_converting_the_group_with_a_stale_target_rebalances() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Bidirectional);
+    pod_b_upgraded(&mut h);
+    let e = member_id_of(&h.ask(7100, 4, join("")));
+    assert_eq!(error_of(&h.ask(7110, 4, join(&e))), ErrorCode::None);
+    assert_eq!(h.coordinator.generation(), 3, "e's join bumped the epoch");
+    let takeover = h.ask(7200, 5, join_request("", Some("pod-b"), &["range"]));
+    assert_eq!(error_of(&takeover), ErrorCode::None, "{takeover:?}");
+    assert!(h.coordinator.consumer_state().is_none(), "classic again");
+    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+}
