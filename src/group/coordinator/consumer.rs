@@ -4,7 +4,6 @@
 //! its effects turned into the coordinator's (responses, timers, facts), and OffsetCommit checked
 //! against member epochs.
 
-use super::migration::ClassicAgain;
 use super::*;
 use crate::assignor::{Topic, TopicPartition};
 use crate::facts::ConsumerRecord;

@@ -24,17 +24,6 @@ use crate::group::consumer_group::{
 };
 use crate::log;
 
-/// Why a consumer group becomes a classic group again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ClassicAgain {
-    /// Its last consumer-protocol member left or was fenced: a rebalance follows.
-    AfterLeave,
-    /// A classic static member took over the last consumer-protocol member's entry: the
-    /// group is Stable as it is, unless the target assignment is stale (behind the group
-    /// epoch): then it rebalances (KAFKA-20273).
-    Replacing { stale: bool },
-}
-
 /// What a consumer group is built from when one is needed: the broker's settings and the
 /// cluster's topics (their partition counts kept current).
 pub(super) struct ConsumerSetup {

@@ -274,6 +274,18 @@ pub struct MemberState {
     pub assignment: Option<Vec<usize>>,
 }
 
+/// Why a consumer group becomes a classic group again (`migration.rs`, from the consumer
+/// group's effects in `consumer.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ClassicAgain {
+    /// Its last consumer-protocol member left or was fenced: a rebalance follows.
+    AfterLeave,
+    /// A classic static member took over the last consumer-protocol member's entry: the
+    /// group is Stable as it is, unless the target assignment is stale (behind the group
+    /// epoch): then it rebalances (KAFKA-20273).
+    Replacing { stale: bool },
+}
+
 /// The join timer's operation: Kafka schedules a different closure for the initial delay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum JoinTimer {
