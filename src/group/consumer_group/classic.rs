@@ -100,14 +100,12 @@ impl ConsumerGroup {
         // Step 4 of `classicGroupJoinToConsumerGroup`, read before the takeover: the
         // instance's holder, if it is the last consumer-protocol member, leaves a group of
         // classic members, which goes back to the classic protocol.
-        let replaced = join
+        let downgrade = join
             .instance_id
             .as_deref()
             .and_then(|instance| self.static_member(instance))
-            .map(|m| m.member_id.clone());
-        let downgrade = replaced.filter(|id| {
-            self.all_classic_except(id) && self.config.migration_policy.downgrade_enabled()
-        });
+            .is_some_and(|holder| self.all_classic_except(&holder.member_id))
+            && self.config.migration_policy.downgrade_enabled();
         let member = self.classic_join_member(&mut cx, join)?;
         let is_new = !self.members.contains_key(&member.member_id);
         let mut updated = member.clone();
@@ -130,13 +128,12 @@ impl ConsumerGroup {
             .push(GroupEffect::CancelTimer(ConsumerGroupTimer::ClassicJoin {
                 member_id: id.clone(),
             }));
-        if let Some(replaced) = downgrade {
+        if downgrade {
             // The classic group watches the member from now on: no consumer-group session or
             // sync timer. A target older than the group epoch (the join changed the
             // subscription and the assignment waits for its interval) is stale: the classic
             // group rebalances (KAFKA-20273).
             cx.out.push(GroupEffect::ConvertToClassicReplacing {
-                replaced,
                 joining: id.clone(),
                 stale: self.assignment_epoch < self.group_epoch,
             });

@@ -348,7 +348,6 @@ pub enum GroupEffect {
     /// assignment is `stale`, behind the group epoch
     /// (`validateOnlineDowngradeWithReplacedMemberId`, `convertToClassicGroup`).
     ConvertToClassicReplacing {
-        replaced: String,
         joining: String,
         stale: bool,
     },
