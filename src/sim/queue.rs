@@ -37,22 +37,50 @@ fn key_slot(key: u128) -> u32 {
     (key & SLOT_MASK) as u32
 }
 
-/// Events scheduled less than this far ahead go to the near heap, the rest to the far one.
-/// Most events are due within a few milliseconds (a batch done, a request on the wire, a poll
-/// at once) while most of those pending are timers seconds away (heartbeats, session checks,
-/// an idle poll's max wait): the near heap holds about three entries on average in both
-/// benchmark runs, so a pop there walks two levels instead of the nine (500 pending) or twelve
-/// (5,000) of one heap holding everything.
-const NEAR_US: u64 = 10_000;
+/// A calendar bucket spans 2^10 µs (about a millisecond) of simulated time.
+const BUCKET_SHIFT: u32 = 10;
+/// Buckets in the calendar's ring: about 4.2 s ahead, past a heartbeat interval (3 s) and an
+/// idle poll's `fetch.max.wait.ms`, the timers most pending events are.
+const RING: u64 = 4096;
+const WORDS: usize = (RING / 64) as usize;
+/// No node: the end of a bucket's list.
+const NIL: u32 = u32::MAX;
 
-/// Events live in a slab; two min-heaps order 16-byte keys (near and far, by how far ahead
-/// each event was scheduled), so popping moves no event payloads and needs no hashing. The
-/// next event is the smaller of the two tops: the same order as one heap, since every key is
-/// unique. A cancelled event's slot is emptied at once and its heap key skipped when it
-/// surfaces.
+/// A key in a ring bucket's list.
+#[derive(Clone, Copy)]
+struct Node {
+    key: u128,
+    next: u32,
+}
+
+fn key_bucket(key: u128) -> u64 {
+    (key >> 64) as u64 >> BUCKET_SHIFT
+}
+
+/// Events live in a slab; their 16-byte keys wait in a calendar (a ring of millisecond
+/// buckets, unordered, and a heap for keys beyond the ring) until their bucket comes up, then
+/// move into a small heap that orders them. Most events are due within milliseconds while most
+/// of those pending are timers seconds away (heartbeats, session checks, an idle poll's max
+/// wait): scheduling one is a push onto a bucket's list, and a pop walks the few levels of the
+/// current millisecond's heap instead of the twelve of one heap of 5,000. Every key in the heap
+/// is earlier than every key in the calendar, so events pop in the same (time, sequence) order
+/// as from one heap. A cancelled event's slot is emptied at once and its key dropped when its
+/// bucket comes up or it surfaces.
 pub struct EventQueue<E> {
+    /// Keys in buckets before `cursor`, ordered.
     near: BinaryHeap<Reverse<u128>>,
-    far: BinaryHeap<Reverse<u128>>,
+    /// Keys in buckets `cursor..cursor + RING`: bucket `b`'s list starts at `heads[b % RING]`.
+    heads: Vec<u32>,
+    /// Which ring buckets hold keys.
+    occupied: [u64; WORDS],
+    in_ring: usize,
+    /// The ring's list nodes, and the first of the unused ones (chained through `next`).
+    nodes: Vec<Node>,
+    unused: u32,
+    /// The first bucket the ring holds.
+    cursor: u64,
+    /// Keys in buckets from `cursor + RING` on.
+    overflow: BinaryHeap<Reverse<u128>>,
     slots: Vec<Option<(u64, E)>>,
     free: Vec<u32>,
     next_seq: u64,
@@ -70,7 +98,13 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             near: BinaryHeap::new(),
-            far: BinaryHeap::new(),
+            heads: vec![NIL; RING as usize],
+            occupied: [0; WORDS],
+            in_ring: 0,
+            nodes: Vec::new(),
+            unused: NIL,
+            cursor: 0,
+            overflow: BinaryHeap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             next_seq: 0,
@@ -117,13 +151,35 @@ impl<E> EventQueue<E> {
                 (self.slots.len() - 1) as u32
             }
         };
-        let key = key(at, seq, slot);
-        if at.as_micros() - self.now.as_micros() < NEAR_US {
-            self.near.push(Reverse(key));
-        } else {
-            self.far.push(Reverse(key));
-        }
+        self.file(key(at, seq, slot));
         TimerId { slot, seq }
+    }
+
+    /// Puts a key where its bucket says: the ordered heap, the ring or the overflow.
+    fn file(&mut self, key: u128) {
+        let bucket = key_bucket(key);
+        if bucket < self.cursor {
+            self.near.push(Reverse(key));
+        } else if bucket < self.cursor + RING {
+            let i = (bucket % RING) as usize;
+            let node = Node {
+                key,
+                next: self.heads[i],
+            };
+            self.heads[i] = if self.unused == NIL {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            } else {
+                let n = self.unused;
+                self.unused = self.nodes[n as usize].next;
+                self.nodes[n as usize] = node;
+                n
+            };
+            self.occupied[i / 64] |= 1 << (i % 64);
+            self.in_ring += 1;
+        } else {
+            self.overflow.push(Reverse(key));
+        }
     }
 
     /// Cancels the event if it is still pending; whether it was.
@@ -137,39 +193,90 @@ impl<E> EventQueue<E> {
         false
     }
 
-    /// The next key, and whether it is the far heap's top.
-    fn top(&self) -> Option<(u128, bool)> {
-        match (self.near.peek(), self.far.peek()) {
-            (Some(&Reverse(near)), Some(&Reverse(far))) if far < near => Some((far, true)),
-            (Some(&Reverse(near)), _) => Some((near, false)),
-            (None, Some(&Reverse(far))) => Some((far, true)),
-            (None, None) => None,
+    /// Whether `key`'s event is still pending; if not, its slot is free again (no other key
+    /// refers to it).
+    fn live_or_free(slots: &[Option<(u64, E)>], free: &mut Vec<u32>, key: u128) -> bool {
+        let (seq, slot) = (key_seq(key), key_slot(key));
+        let live = slots[slot as usize]
+            .as_ref()
+            .is_some_and(|(s, _)| *s == seq);
+        if !live && slots[slot as usize].is_none() {
+            free.push(slot);
         }
+        live
     }
 
-    /// Removes the next key (from the heap `top` named).
-    fn pop_top(&mut self, far: bool) {
-        if far {
-            self.far.pop();
-        } else {
-            self.near.pop();
-        }
-    }
-
-    /// Drops cancelled keys from the tops of the heaps: the next key is then live.
-    fn skip_cancelled(&mut self) {
-        while let Some((key, far)) = self.top() {
-            let (seq, slot) = (key_seq(key), key_slot(key));
-            let live = self.slots[slot as usize]
-                .as_ref()
-                .is_some_and(|(s, _)| *s == seq);
-            if live {
-                return;
+    /// The first ring bucket at or after `cursor` that holds keys (the ring is not empty).
+    fn next_occupied(&self) -> u64 {
+        let start = (self.cursor % RING) as usize;
+        let (mut word, bit) = (start / 64, start % 64);
+        let mut bits = self.occupied[word] & (!0u64 << bit);
+        let mut wrapped = 0u64;
+        while bits == 0 {
+            word += 1;
+            if word == WORDS {
+                word = 0;
+                wrapped = RING;
             }
-            self.pop_top(far);
-            // The slot is reusable once no heap key refers to it.
-            if self.slots[slot as usize].is_none() {
-                self.free.push(slot);
+            bits = self.occupied[word];
+        }
+        let i = (word * 64) as u64 + u64::from(bits.trailing_zeros());
+        self.cursor + (i + wrapped) - start as u64
+    }
+
+    /// The heap is empty: the next bucket holding keys comes up, its live keys into the heap,
+    /// and the overflow keys the ring now reaches move into it. Whether any key was left.
+    fn advance(&mut self) -> bool {
+        let bucket = if self.in_ring > 0 {
+            self.next_occupied()
+        } else {
+            match self.overflow.peek() {
+                Some(&Reverse(key)) => key_bucket(key),
+                None => return false,
+            }
+        };
+        self.cursor = bucket + 1;
+        let i = (bucket % RING) as usize;
+        if self.occupied[i / 64] & (1 << (i % 64)) != 0 {
+            self.occupied[i / 64] &= !(1 << (i % 64));
+            // The bucket's live keys into the (empty) heap's own list, then ordered in place.
+            let mut keys = std::mem::take(&mut self.near).into_vec();
+            let mut n = std::mem::replace(&mut self.heads[i], NIL);
+            while n != NIL {
+                let Node { key, next } = self.nodes[n as usize];
+                if Self::live_or_free(&self.slots, &mut self.free, key) {
+                    keys.push(Reverse(key));
+                }
+                self.nodes[n as usize].next = self.unused;
+                self.unused = n;
+                self.in_ring -= 1;
+                n = next;
+            }
+            self.near = BinaryHeap::from(keys);
+        }
+        while let Some(&Reverse(key)) = self.overflow.peek() {
+            if key_bucket(key) >= self.cursor + RING {
+                break;
+            }
+            self.overflow.pop();
+            self.file(key);
+        }
+        true
+    }
+
+    /// Drops cancelled keys from the top of the heap, bringing the next bucket up when it is
+    /// empty: the heap's top is then the next live key, if any.
+    fn skip_cancelled(&mut self) {
+        loop {
+            match self.near.peek().map(|&Reverse(key)| key) {
+                Some(key) => {
+                    if Self::live_or_free(&self.slots, &mut self.free, key) {
+                        return;
+                    }
+                    self.near.pop();
+                }
+                None if self.advance() => {}
+                None => return,
             }
         }
     }
@@ -182,8 +289,7 @@ impl<E> EventQueue<E> {
     /// The next event with its insertion sequence number (what the run digest records).
     pub fn pop_with_seq(&mut self) -> Option<(SimTime, u64, E)> {
         self.skip_cancelled();
-        let (key, far) = self.top()?;
-        self.pop_top(far);
+        let Reverse(key) = self.near.pop()?;
         let (at, seq, slot) = (key_at(key), key_seq(key), key_slot(key));
         let (_, event) = self.slots[slot as usize].take().expect("live slot");
         self.free.push(slot);
@@ -195,7 +301,7 @@ impl<E> EventQueue<E> {
     /// Time of the next live event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.skip_cancelled();
-        self.top().map(|(key, _)| key_at(key))
+        self.near.peek().map(|&Reverse(key)| key_at(key))
     }
 }
 
@@ -239,10 +345,14 @@ mod tests {
             for step in 0..3000u64 {
                 match rng.between(0, 9) {
                     0..=4 => {
-                        // Ties are common: a handful of instants ahead, some on either side
-                        // of the near heap's bound (an instant reached through both heaps).
-                        let ahead = match rng.between(0, 3) {
-                            0 => rng.between(1, 4) * NEAR_US / 2,
+                        // Ties are common: a handful of instants ahead, on either side of a
+                        // bucket's bound, in the current bucket (the heap), the ring and past
+                        // it (the overflow), so an instant is reached by several ways.
+                        const BUCKET: u64 = 1 << BUCKET_SHIFT;
+                        let ahead = match rng.between(0, 5) {
+                            0 => rng.between(1, 4) * RING * BUCKET / 2,
+                            1 => rng.between(1, 8) * BUCKET / 2,
+                            2 => rng.between(RING - 2, RING + 2) * BUCKET,
                             _ => rng.between(0, 5) * 100,
                         };
                         let at = q.now().as_micros() + ahead;
