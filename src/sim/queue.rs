@@ -309,6 +309,39 @@ impl<E> EventQueue<E> {
 mod tests {
     use super::*;
 
+    /// Far beyond the ring (an hour ahead: the overflow heap), the clock jumps there when
+    /// nothing is nearer; an event scheduled meanwhile in the ring or the current bucket still
+    /// comes first; a cancelled far event is never popped and its slot is used again.
+    #[test]
+    fn events_hours_ahead_wait_past_the_ring_and_come_in_order() {
+        const HOUR_US: u64 = 3_600_000_000;
+        let mut q = EventQueue::new();
+        let later = q.schedule(SimTime::from_micros(2 * HOUR_US), "two hours");
+        q.schedule(
+            SimTime::from_micros(HOUR_US + 1),
+            "an hour and a microsecond",
+        );
+        q.schedule(SimTime::from_micros(HOUR_US), "an hour");
+        assert_eq!(q.peek_time(), Some(SimTime::from_micros(HOUR_US)));
+        // Nothing nearer: the ring moved to the hour, and what is scheduled now goes in front.
+        q.schedule(SimTime::from_micros(5), "soon");
+        assert!(q.cancel(later));
+        let order: Vec<(u64, &str)> = std::iter::from_fn(|| q.pop())
+            .map(|(t, e)| (t.as_micros(), e))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (5, "soon"),
+                (HOUR_US, "an hour"),
+                (HOUR_US + 1, "an hour and a microsecond"),
+            ]
+        );
+        assert_eq!(q.peek_time(), None);
+        assert_eq!(q.slots.len(), 4, "no slot left behind");
+        assert_eq!(q.free.len(), 4, "every slot free again");
+    }
+
     #[test]
     fn ties_run_in_insertion_order_and_cancel_works() {
         let mut q = EventQueue::new();
