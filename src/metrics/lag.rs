@@ -67,7 +67,8 @@ impl Metrics {
     /// The peaks of the partitions that moved since the last sample, at that sample.
     fn take_in_pending_peaks(&mut self, logs: &Logs) {
         let at = self.lag.last_sample_at;
-        for (p, position) in std::mem::take(&mut self.lag.pending) {
+        // Drained in place: the list keeps its room for the next sample's moves.
+        for (p, position) in self.lag.pending.drain(..) {
             let lag = logs.end_offset(p, at).saturating_sub(position);
             self.lag_peak[p] = self.lag_peak[p].max(lag);
         }
