@@ -1,4 +1,4 @@
-//! The event queue: min-heaps on (time, insertion sequence), so events at the same instant run
+//! The event queue: ordered on (time, insertion sequence), so events at the same instant run
 //! in the order they were scheduled (FIFO ties). Timers that get re-armed are cancelled by
 //! their id rather than left to fire and be ignored.
 
@@ -13,13 +13,13 @@ pub struct TimerId {
     seq: u64,
 }
 
-/// Bits of a heap key that hold the slot; the sequence number sits above them.
+/// Bits of a key that hold the slot; the sequence number sits above them.
 const SLOT_BITS: u32 = 24;
 const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
 /// Sequence numbers fit in the 40 bits between the time and the slot.
 const MAX_SEQ: u64 = (1 << (64 - SLOT_BITS)) - 1;
 
-/// A heap key: `time_us << 64 | seq << 24 | slot`, so ordering is one comparison of one
+/// A key: `time_us << 64 | seq << 24 | slot`, so ordering is one comparison of one
 /// integer (time first, then insertion order; `seq` is unique, so the slot never decides).
 fn key(at: SimTime, seq: u64, slot: u32) -> u128 {
     (u128::from(at.as_micros()) << 64) | (u128::from(seq) << SLOT_BITS) | u128::from(slot)
@@ -59,16 +59,17 @@ fn key_bucket(key: u128) -> u64 {
 
 /// Events live in a slab; their 16-byte keys wait in a calendar (a ring of millisecond
 /// buckets, unordered, and a heap for keys beyond the ring) until their bucket comes up, then
-/// move into a small heap that orders them. Most events are due within milliseconds while most
-/// of those pending are timers seconds away (heartbeats, session checks, an idle poll's max
-/// wait): scheduling one is a push onto a bucket's list, and a pop walks the few levels of the
-/// current millisecond's heap instead of the twelve of one heap of 5,000. Every key in the heap
-/// is earlier than every key in the calendar, so events pop in the same (time, sequence) order
-/// as from one heap. A cancelled event's slot is emptied at once and its key dropped when its
-/// bucket comes up or it surfaces.
+/// are sorted into a short list, latest first. Most events are due within milliseconds while
+/// most of those pending are timers seconds away (heartbeats, session checks, an idle poll's
+/// max wait): scheduling one is a push onto a bucket's list, and a pop takes the last key of
+/// the current millisecond's few (about seven in `hour-1000x10k`), where one heap of 5,000
+/// walked twelve levels. Every key in the sorted list is earlier than every key in the
+/// calendar, so events pop in the same (time, sequence) order as from one heap. A cancelled
+/// event's slot is emptied at once and its key dropped when its bucket comes up or it
+/// surfaces.
 pub struct EventQueue<E> {
-    /// Keys in buckets before `cursor`, ordered.
-    near: BinaryHeap<Reverse<u128>>,
+    /// Keys in buckets before `cursor`, sorted latest first: the next key is the last.
+    near: Vec<u128>,
     /// Keys in buckets `cursor..cursor + RING`: bucket `b`'s list starts at `heads[b % RING]`.
     heads: Vec<u32>,
     /// Which ring buckets hold keys.
@@ -97,7 +98,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            near: BinaryHeap::new(),
+            near: Vec::new(),
             heads: vec![NIL; RING as usize],
             occupied: [0; WORDS],
             in_ring: 0,
@@ -155,11 +156,13 @@ impl<E> EventQueue<E> {
         TimerId { slot, seq }
     }
 
-    /// Puts a key where its bucket says: the ordered heap, the ring or the overflow.
+    /// Puts a key where its bucket says: the sorted list, the ring or the overflow.
     fn file(&mut self, key: u128) {
         let bucket = key_bucket(key);
         if bucket < self.cursor {
-            self.near.push(Reverse(key));
+            // Sorted latest first: the next key is the last, and a few keys move to make room.
+            let at = self.near.partition_point(|&k| k > key);
+            self.near.insert(at, key);
         } else if bucket < self.cursor + RING {
             let i = (bucket % RING) as usize;
             let node = Node {
@@ -224,7 +227,7 @@ impl<E> EventQueue<E> {
         self.cursor + (i + wrapped) - start as u64
     }
 
-    /// The heap is empty: the next bucket holding keys comes up, its live keys into the heap,
+    /// The sorted list is empty: the next bucket holding keys comes up, its live keys into it,
     /// and the overflow keys the ring now reaches move into it. Whether any key was left.
     fn advance(&mut self) -> bool {
         let bucket = if self.in_ring > 0 {
@@ -239,20 +242,21 @@ impl<E> EventQueue<E> {
         let i = (bucket % RING) as usize;
         if self.occupied[i / 64] & (1 << (i % 64)) != 0 {
             self.occupied[i / 64] &= !(1 << (i % 64));
-            // The bucket's live keys into the (empty) heap's own list, then ordered in place.
-            let mut keys = std::mem::take(&mut self.near).into_vec();
+            // The bucket's live keys into the (empty) list, then sorted in place: a handful,
+            // so a sort and pops from the end beat a heap's sift at every pop.
+            let keys = &mut self.near;
             let mut n = std::mem::replace(&mut self.heads[i], NIL);
             while n != NIL {
                 let Node { key, next } = self.nodes[n as usize];
                 if Self::live_or_free(&self.slots, &mut self.free, key) {
-                    keys.push(Reverse(key));
+                    keys.push(key);
                 }
                 self.nodes[n as usize].next = self.unused;
                 self.unused = n;
                 self.in_ring -= 1;
                 n = next;
             }
-            self.near = BinaryHeap::from(keys);
+            keys.sort_unstable_by(|a, b| b.cmp(a));
         }
         while let Some(&Reverse(key)) = self.overflow.peek() {
             if key_bucket(key) >= self.cursor + RING {
@@ -264,11 +268,11 @@ impl<E> EventQueue<E> {
         true
     }
 
-    /// Drops cancelled keys from the top of the heap, bringing the next bucket up when it is
-    /// empty: the heap's top is then the next live key, if any.
+    /// Drops cancelled keys from the end of the sorted list, bringing the next bucket up when
+    /// it is empty: its last key is then the next live key, if any.
     fn skip_cancelled(&mut self) {
         loop {
-            match self.near.peek().map(|&Reverse(key)| key) {
+            match self.near.last().copied() {
                 Some(key) => {
                     if Self::live_or_free(&self.slots, &mut self.free, key) {
                         return;
@@ -289,7 +293,7 @@ impl<E> EventQueue<E> {
     /// The next event with its insertion sequence number (what the run digest records).
     pub fn pop_with_seq(&mut self) -> Option<(SimTime, u64, E)> {
         self.skip_cancelled();
-        let Reverse(key) = self.near.pop()?;
+        let key = self.near.pop()?;
         let (at, seq, slot) = (key_at(key), key_seq(key), key_slot(key));
         let (_, event) = self.slots[slot as usize].take().expect("live slot");
         self.free.push(slot);
@@ -301,7 +305,7 @@ impl<E> EventQueue<E> {
     /// Time of the next live event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         self.skip_cancelled();
-        self.near.peek().map(|&Reverse(key)| key_at(key))
+        self.near.last().map(|&key| key_at(key))
     }
 }
 
@@ -379,8 +383,8 @@ mod tests {
                 match rng.between(0, 9) {
                     0..=4 => {
                         // Ties are common: a handful of instants ahead, on either side of a
-                        // bucket's bound, in the current bucket (the heap), the ring and past
-                        // it (the overflow), so an instant is reached by several ways.
+                        // bucket's bound, in the current bucket (the sorted list), the ring and
+                        // past it (the overflow), so an instant is reached by several ways.
                         const BUCKET: u64 = 1 << BUCKET_SHIFT;
                         let ahead = match rng.between(0, 5) {
                             0 => rng.between(1, 4) * RING * BUCKET / 2,
