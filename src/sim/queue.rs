@@ -73,7 +73,7 @@ pub struct EventQueue<E> {
     /// The last key of `near` is known to be live (a peek found it so, and nothing was popped
     /// or cancelled since; a key filed meanwhile is live itself): the pop after a peek, at
     /// every event, need not look again.
-    top_live: bool,
+    last_live: bool,
     /// Keys in buckets `cursor..cursor + RING`: bucket `b`'s list starts at `heads[b % RING]`.
     heads: Vec<u32>,
     /// Which ring buckets hold keys.
@@ -103,7 +103,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             near: Vec::new(),
-            top_live: false,
+            last_live: false,
             heads: vec![NIL; RING as usize],
             occupied: [0; WORDS],
             in_ring: 0,
@@ -195,7 +195,7 @@ impl<E> EventQueue<E> {
         if let Some(entry) = self.slots.get_mut(id.slot as usize) {
             if entry.as_ref().is_some_and(|(seq, _)| *seq == id.seq) {
                 *entry = None;
-                self.top_live = false;
+                self.last_live = false;
                 return true;
             }
         }
@@ -274,21 +274,22 @@ impl<E> EventQueue<E> {
         true
     }
 
-    /// Drops cancelled keys from the end of the sorted list, bringing the next bucket up when
-    /// it is empty: its last key is then the next live key, if any.
+    /// Makes the sorted list's last key the next live key, if any (unless it is known to be).
     #[inline]
     fn skip_cancelled(&mut self) {
-        if !self.top_live {
-            self.find_live_top();
+        if !self.last_live {
+            self.find_live_last();
         }
     }
 
-    fn find_live_top(&mut self) {
+    /// Drops cancelled keys from the end of the sorted list, bringing the next bucket up when
+    /// it is empty.
+    fn find_live_last(&mut self) {
         loop {
             match self.near.last().copied() {
                 Some(key) => {
                     if Self::live_or_free(&self.slots, &mut self.free, key) {
-                        self.top_live = true;
+                        self.last_live = true;
                         return;
                     }
                     self.near.pop();
@@ -308,7 +309,7 @@ impl<E> EventQueue<E> {
     pub fn pop_with_seq(&mut self) -> Option<(SimTime, u64, E)> {
         self.skip_cancelled();
         let key = self.near.pop()?;
-        self.top_live = false;
+        self.last_live = false;
         let (at, seq, slot) = (key_at(key), key_seq(key), key_slot(key));
         let (_, event) = self.slots[slot as usize].take().expect("live slot");
         self.free.push(slot);
