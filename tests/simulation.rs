@@ -492,3 +492,28 @@ fn the_settle_bound_counts_two_heartbeat_intervals() {
         60_000 + 300_000 + 45_000 + 2 * interval
     );
 }
+
+/// `compare` skips the digest (it never shows it): that changes nothing else in the report.
+#[test]
+fn skipping_the_digest_changes_only_the_digest() {
+    for variant in ["eager", "cooperative", "consumer"] {
+        let s = scenario("scale-out.toml", variant);
+        let hashed = report(&s);
+        let skipped = run(
+            &s,
+            RunOptions {
+                skip_digest: true,
+                ..RunOptions::default()
+            },
+        )
+        .report;
+        assert_eq!(hashed.digest.len(), 32, "{variant}");
+        assert_eq!(skipped.digest, "", "{variant}");
+        let json = |r: &Report| {
+            let mut v = serde_json::to_value(r).expect("serialises");
+            v["digest"] = serde_json::Value::Null;
+            v
+        };
+        assert_eq!(json(&hashed), json(&skipped), "{variant}");
+    }
+}
