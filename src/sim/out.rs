@@ -40,6 +40,22 @@ impl<E> Out<E> {
     pub fn drain(&mut self) -> (std::vec::Drain<'_, E>, std::vec::Drain<'_, String>) {
         (self.effects.drain(..), self.logs.drain(..))
     }
+
+    /// Takes the buffers themselves out, for a driver whose effects call back into handlers
+    /// that push onto this `Out`; [`Out::give_back`] returns them, emptied, with their capacity.
+    pub fn take(&mut self) -> (Vec<E>, Vec<String>) {
+        (
+            std::mem::take(&mut self.effects),
+            std::mem::take(&mut self.logs),
+        )
+    }
+
+    pub fn give_back(&mut self, mut effects: Vec<E>, mut logs: Vec<String>) {
+        effects.clear();
+        logs.clear();
+        self.effects = effects;
+        self.logs = logs;
+    }
 }
 
 /// `log!(out, "...", args)`: a trace line on `out` (anything with `logging()` and

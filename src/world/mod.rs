@@ -739,11 +739,10 @@ impl<'s> World<'s> {
 
     fn apply_coordinator(&mut self) {
         let now = self.now();
-        // The buffer is taken for the loop (effects may call back into the world) and put back
-        // with its capacity.
-        let mut out = std::mem::replace(&mut self.coordinator_out, Out::new(false));
-        let (effects, logs) = out.drain();
-        for effect in effects {
+        // The buffers are taken for the loop (effects may call back into the world) and given
+        // back with their capacity.
+        let (mut effects, mut logs) = self.coordinator_out.take();
+        for effect in effects.drain(..) {
             if let CoordinatorEffect::Respond { to, response } = &effect {
                 if let Response::OffsetFetch { committed } = &**response {
                     let answered = committed.iter().filter_map(|&(p, o)| Some((*to, p, o?)));
@@ -779,10 +778,10 @@ impl<'s> World<'s> {
                 CoordinatorEffect::Fact(ref fact) => self.observers.observe(now, fact),
             }
         }
-        for line in logs {
+        for line in logs.drain(..) {
             self.trace.record(now, &line);
         }
-        self.coordinator_out = out;
+        self.coordinator_out.give_back(effects, logs);
     }
 
     /// Runs one member handler with its view of the world, then applies its effects.
@@ -810,9 +809,10 @@ impl<'s> World<'s> {
             member: m,
             incarnation: self.incarnations[m],
         };
-        let mut out = std::mem::replace(&mut self.member_out, Out::new(false));
-        let (effects, logs) = out.drain();
-        for effect in effects {
+        // The buffers are taken for the loop (effects may call back into the world) and given
+        // back with their capacity.
+        let (mut effects, mut logs) = self.member_out.take();
+        for effect in effects.drain(..) {
             match effect {
                 ClientEffect::Send(request) if self.faults => self.send(me, *request),
                 ClientEffect::Send(request) => self.send_direct(me, *request),
@@ -839,10 +839,10 @@ impl<'s> World<'s> {
                 ClientEffect::Fact(ref fact) => self.observers.observe(now, fact),
             }
         }
-        for line in logs {
+        for line in logs.drain(..) {
             self.trace.record(now, &line);
         }
-        self.member_out = out;
+        self.member_out.give_back(effects, logs);
     }
 }
 
