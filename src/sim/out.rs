@@ -50,7 +50,13 @@ impl<E> Out<E> {
         )
     }
 
+    /// The buffers [`Out::take`] took, back for the next handler. Nothing may have been pushed
+    /// meanwhile: it would be lost.
     pub fn give_back(&mut self, mut effects: Vec<E>, mut logs: Vec<String>) {
+        debug_assert!(
+            self.effects.is_empty() && self.logs.is_empty(),
+            "effects pushed while the buffers were out"
+        );
         effects.clear();
         logs.clear();
         self.effects = effects;
