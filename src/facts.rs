@@ -196,13 +196,15 @@ pub enum Fact {
     /// consumer-protocol member joined a classic group (`to_consumer`), or back to classic when
     /// the last one left or a static member's classic process took over its entry
     /// (`replaced`); `by` is that member, `epoch` the generation carried over, `members` those
-    /// brought over.
+    /// brought over and `assignments` (in the same order) the partitions the new group records
+    /// each of them as owning.
     GroupConverted {
         to_consumer: bool,
         by: Option<usize>,
         replaced: bool,
         epoch: i32,
         members: Vec<usize>,
+        assignments: Vec<Vec<usize>>,
     },
     /// A partition cannot be fetched (`open`) or can again, by every member (`member: None`)
     /// or by one.

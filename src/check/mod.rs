@@ -17,6 +17,7 @@ mod offsets;
 mod ownership;
 mod settle;
 
+pub use ownership::UPGRADE_BEFORE_SYNC;
 pub use settle::{SettleWindow, REFUSED_AGAIN};
 
 pub use coverage::Coverage;

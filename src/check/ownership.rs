@@ -12,6 +12,11 @@ use crate::facts::{Fact, LateAnswers, MemberIds};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
 
+/// The end of a `double_ownership` detail when the first owner holds the partition only because
+/// it had not yet applied the classic assignment the online upgrade recorded for it: Kafka's own
+/// outcome (`cgsim fuzz` counts it instead of failing the run: fuzz/runner.rs).
+pub const UPGRADE_BEFORE_SYNC: &str = "Kafka's online upgrade records each classic member as owning its last classic assignment, applied or not (ConsumerGroup.fromClassicGroup), and hands on at once what that assignment moved away";
+
 pub struct Ownership {
     owner: Vec<Option<usize>>,
     /// Per partition: the members whose own callback gave it up, still in the group.
@@ -57,6 +62,11 @@ pub struct Ownership {
     /// A member that rejoined may take an answer its previous membership was sent: a zombie's
     /// claim, not ownership.
     late: LateAnswers,
+    /// Per partition: the classic member that held it when the online upgrade recorded that
+    /// member's last classic assignment without it (a cooperative rebalance had moved it away,
+    /// and the member had not applied that generation yet); spent at the partition's next
+    /// acquisition (a member that holds it again has applied something newer).
+    freed_by_upgrade: Vec<Option<usize>>,
     /// Per member: partitions it took as a zombie (while removed, or from a late answer) and
     /// has not given up since. KIP-848: once the coordinator's answer to its new membership
     /// gives it one of them (`AssignmentSent`), it owns it from there, though its client,
@@ -76,6 +86,7 @@ impl Ownership {
             target: Vec::new(),
             freed_on_word_of: vec![None; partitions],
             freed_zombie: vec![None; partitions],
+            freed_by_upgrade: vec![None; partitions],
             awaiting_take: vec![None; partitions],
             reported_before_taken: vec![None; partitions],
             removed: Vec::new(),
@@ -174,7 +185,26 @@ impl Ownership {
                 }
             }
             // A converted group starts over: a classic group's assignments are not answers.
-            Fact::GroupConverted { .. } => self.target.clear(),
+            Fact::GroupConverted {
+                to_consumer,
+                members,
+                assignments,
+                ..
+            } => {
+                self.target.clear();
+                self.freed_by_upgrade.fill(None);
+                // Only the upgrade hands partitions on by what it recorded: after a downgrade
+                // the classic rebalance collects what each member reports it owns.
+                if *to_consumer {
+                    for (&m, recorded) in members.iter().zip(assignments) {
+                        for (p, owner) in self.owner.iter().enumerate() {
+                            if *owner == Some(m) && !recorded.contains(&p) {
+                                self.freed_by_upgrade[p] = Some(m);
+                            }
+                        }
+                    }
+                }
+            }
             // A new coordinator loads the group as its log has it: a member the old one
             // removed from its memory only (a rebalance in progress is forgotten) is a member
             // again, and one the log lacks rejoins (added anew).
@@ -325,12 +355,20 @@ impl Ownership {
                 self.freed_zombie[p] = Some(o);
             } else if let Some(o) = previous {
                 let names = found.names;
-                let detail = format!(
+                let mut detail = format!(
                     "{} owned by {} and {}",
                     names.partitions[p], names.members[o], names.members[m]
                 );
+                if self.freed_by_upgrade[p] == Some(o) {
+                    found.reached(Coverage::UpgradeDoubleOwned);
+                    detail = format!(
+                        "{detail} ({} had not yet applied the assignment that moved it: {UPGRADE_BEFORE_SYNC})",
+                        names.members[o]
+                    );
+                }
                 found.violation(now, Property::DoubleOwnership, detail);
             }
+            self.freed_by_upgrade[p] = None;
             self.owner[p] = Some(m);
             self.awaiting_take[p] = None;
             if self.freed_zombie[p] == Some(m) {

@@ -896,3 +896,58 @@ fn an_earlier_process_late_add_and_its_removal_leave_the_running_process_in_the_
     assert!(inv.violations.is_empty(), "{:?}", inv.violations);
     assert!(inv.zombie_processing.is_empty());
 }
+
+/// The online upgrade records each classic member as owning its last classic assignment,
+/// applied or not (`ConsumerGroup.fromClassicGroup`). A member that still holds what that
+/// assignment moved away (its SyncGroup answer not yet read) and sees it handed on is Kafka's
+/// own double ownership: reported, with why, and counted. One the record still gives it, a
+/// downgrade's record, or a partition revoked first, is not that.
+#[test]
+fn a_partition_the_upgrade_recorded_away_from_its_holder_is_kafkas_double_ownership() {
+    let converted = |to_consumer, recorded: &[usize]| Fact::GroupConverted {
+        to_consumer,
+        by: Some(1),
+        replaced: false,
+        epoch: 2,
+        members: vec![0],
+        assignments: vec![recorded.to_vec()],
+    };
+    // Generation 2 moved t-0 away from c1, which has not applied it yet.
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0, 1]));
+    c.observe(at(2), &converted(true, &[1]));
+    c.observe(at(3), &assigned(1, &[0]));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(3, "double_ownership")]);
+    assert_eq!(
+        inv.violations[0].detail,
+        format!(
+            "t-0 owned by c1 and c2 (c1 had not yet applied the assignment that moved it: {UPGRADE_BEFORE_SYNC})"
+        )
+    );
+    assert!(inv.covered.contains(&"upgrade_double_owned".to_string()));
+    // What the record still gives c1, or a downgrade's record: a plain second owner.
+    for (to_consumer, recorded) in [(true, &[0, 1][..]), (false, &[1][..])] {
+        let mut c = checks();
+        c.observe(at(1), &assigned(0, &[0, 1]));
+        c.observe(at(2), &converted(to_consumer, recorded));
+        c.observe(at(3), &assigned(1, &[0]));
+        let inv = c.finish();
+        assert_eq!(inv.violations[0].detail, "t-0 owned by c1 and c2");
+        assert!(!inv.covered.contains(&"upgrade_double_owned".to_string()));
+    }
+    // Revoked before it moved on: a clean hand-over; taken back and moved on again later, a
+    // plain second owner (the upgrade's record is spent).
+    let mut c = checks();
+    c.observe(at(1), &assigned(0, &[0, 1]));
+    c.observe(at(2), &converted(true, &[1]));
+    c.observe(at(3), &revoked(0, &[0]));
+    c.observe(at(4), &assigned(1, &[0]));
+    assert!(c.violations.is_empty());
+    c.observe(at(5), &revoked(1, &[0]));
+    c.observe(at(6), &assigned(0, &[0]));
+    c.observe(at(7), &assigned(1, &[0]));
+    let inv = c.finish();
+    assert_eq!(kinds(&inv), [(7, "double_ownership")]);
+    assert_eq!(inv.violations[0].detail, "t-0 owned by c1 and c2");
+}

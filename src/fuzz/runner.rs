@@ -6,7 +6,7 @@
 //! handed on in seed order.
 
 use super::case::Case;
-use crate::check::{Coverage, Violation, REFUSED_AGAIN};
+use crate::check::{Coverage, Violation, REFUSED_AGAIN, UPGRADE_BEFORE_SYNC};
 use crate::facts::Fact;
 use crate::group::leader::failed_as_kafkas_assignor_does;
 use crate::metrics::outcome::MemberError;
@@ -108,11 +108,18 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// IllegalStateException, which ours reproduce), or spinning in one that never returns, is
 /// Kafka's outcome, not a `member_error`. So is a group that never settles because a member
 /// refuses the same assignment generation after generation ([`REFUSED_AGAIN`]): past it
-/// nothing more is judged.
+/// nothing more is judged. And so is a partition owned twice because the online upgrade
+/// recorded a classic member's assignment before the member applied it
+/// ([`UPGRADE_BEFORE_SYNC`]): a true violation in the report, Kafka's own in the fuzz run.
 pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) -> Option<Failure> {
     let inv = &report.invariants;
     let kafkas_loop = |v: &Violation| v.kind == "not_settled" && v.detail.contains(REFUSED_AGAIN);
-    let judged = inv.violations.iter().filter(|v| !kafkas_loop(v));
+    let kafkas_upgrade =
+        |v: &Violation| v.kind == "double_ownership" && v.detail.contains(UPGRADE_BEFORE_SYNC);
+    let judged = inv
+        .violations
+        .iter()
+        .filter(|v| !kafkas_loop(v) && !kafkas_upgrade(v));
     if let Some(v) = judged.min_by_key(|v| v.at_ms) {
         return Some(Failure {
             property: v.kind.clone(),

@@ -51,6 +51,7 @@ impl Metrics {
             replaced,
             epoch,
             members,
+            ..
         } = fact
         else {
             return;

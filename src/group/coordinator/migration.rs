@@ -147,6 +147,13 @@ impl Coordinator {
         }
         host.stable_reported = generation;
         let names: Vec<usize> = host.clients.values().map(|c| c.member).collect();
+        // Each one's last classic assignment, as the consumer group now records it
+        // (`fromClassicGroup`), whatever the member has read of it.
+        let assignments: Vec<Vec<usize>> = host
+            .clients
+            .keys()
+            .map(|id| host.to_global(&host.reported_owned[id]))
+            .collect();
         log!(
             cx,
             "coordinator converts the classic group (generation {generation}, {}) to a consumer group",
@@ -158,6 +165,7 @@ impl Coordinator {
             replaced: false,
             epoch: generation,
             members: names,
+            assignments,
         });
         self.clear_classic_group(cx);
         // `scheduleConsumerGroupSessionTimeout` for every member it brought over.
@@ -213,6 +221,7 @@ impl Coordinator {
         self.state = GroupState::Stable;
         self.previous_state = GroupState::Stable;
         let mut names = Vec::new();
+        let mut assignments = Vec::new();
         for m in group.members() {
             let Some(classic) = &m.classic else { continue };
             let Some(&client) = host.clients.get(&m.member_id) else {
@@ -220,6 +229,7 @@ impl Coordinator {
             };
             names.push(client.member);
             let assignment = host.to_global(&group.target_of(&m.member_id));
+            assignments.push(assignment.clone());
             self.members.insert(
                 m.member_id.clone(),
                 GroupMember {
@@ -254,6 +264,7 @@ impl Coordinator {
             replaced: matches!(how, ClassicAgain::Replacing { .. }),
             epoch,
             members: names,
+            assignments,
         });
         // `rescheduleClassicGroupMemberHeartbeat` for every member, then the rebalance.
         let ids: Vec<String> = self.members.keys().cloned().collect();

@@ -798,6 +798,7 @@ fn a_consumer_member_joining_a_stable_classic_group_converts_it() {
         replaced: false,
         epoch: 1,
         members,
+        assignments,
     }) = h
         .facts
         .iter()
@@ -805,7 +806,14 @@ fn a_consumer_member_joining_a_stable_classic_group_converts_it() {
     else {
         panic!("no conversion: {:?}", h.facts)
     };
-    assert_eq!(members.len(), 3);
+    // Each member as the consumer group records it: the leader's assignment for it.
+    let mut recorded: Vec<(usize, Vec<usize>)> =
+        members.iter().copied().zip(assignments.clone()).collect();
+    recorded.sort();
+    assert_eq!(
+        recorded,
+        [(0, vec![0, 1]), (1, vec![2, 3]), (2, vec![4, 5])]
+    );
     // The classic group's timers are gone; consumer-group session timers replace them.
     let names: Vec<String> = h.timers.keys().map(CoordTimer::name).collect();
     assert!(
