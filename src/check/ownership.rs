@@ -5,7 +5,9 @@
 //! records processed by a member that no longer owns them. A member that gave a partition up
 //! through its own callback (revoked, lost) and is still in the group must not process it again
 //! until it is assigned it anew: `processed_after_revoke` (a removed member's batch is a zombie,
-//! Kafka's real behaviour, not a violation).
+//! Kafka's real behaviour, not a violation). A second owner that KIP-848's online upgrade made,
+//! handing on what a classic member had not yet revoked ([`UPGRADE_BEFORE_SYNC`]), is a
+//! violation in Kafka too: reported, with why.
 
 use super::{Coverage, Findings, Property, Zombie};
 use crate::facts::{Fact, LateAnswers, MemberIds};
