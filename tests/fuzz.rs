@@ -305,7 +305,7 @@ fn the_online_upgrade_hands_on_what_a_classic_member_has_not_yet_revoked_as_in_k
     assert_eq!((v.kind.as_str(), v.at_ms), ("double_ownership", 106724));
     assert!(
         v.detail
-            .starts_with("t0-1 owned by c1 and c3 (c1 had not yet applied")
+            .starts_with("t0-1 owned by c1 and c3 (c1 still held it outside")
             && v.detail.contains(cgsim::check::UPGRADE_BEFORE_SYNC),
         "{}",
         v.detail

@@ -14,10 +14,12 @@ use crate::facts::{Fact, LateAnswers, MemberIds};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
 
-/// The end of a `double_ownership` detail when the first owner holds the partition only because
-/// it had not yet applied the classic assignment the online upgrade recorded for it: Kafka's own
-/// outcome (`cgsim fuzz` counts it instead of failing the run: fuzz/runner.rs).
-pub const UPGRADE_BEFORE_SYNC: &str = "Kafka's online upgrade records each classic member as owning its last classic assignment, applied or not (ConsumerGroup.fromClassicGroup), and hands on at once what that assignment moved away";
+/// The end of a `double_ownership` detail when the first owner held the partition outside the
+/// classic assignment the online upgrade recorded for it: it had not yet read the assignment
+/// that moved it away (a cooperative rebalance's SyncGroup answer), or the rebalance in
+/// progress had reset every stored assignment. Kafka's own outcome (`cgsim fuzz` counts it
+/// instead of failing the run: fuzz/runner.rs).
+pub const UPGRADE_BEFORE_SYNC: &str = "Kafka's online upgrade records each classic member as owning the last assignment its classic group stored for it, read by the member or not, empty after a reset rebalance (ConsumerGroup.fromClassicGroup), and hands on at once whatever else the member still holds";
 
 pub struct Ownership {
     owner: Vec<Option<usize>>,
@@ -65,9 +67,9 @@ pub struct Ownership {
     /// claim, not ownership.
     late: LateAnswers,
     /// Per partition: the classic member that held it when the online upgrade recorded that
-    /// member's last classic assignment without it (a cooperative rebalance had moved it away,
-    /// and the member had not applied that generation yet); spent at the partition's next
-    /// acquisition (a member that holds it again has applied something newer).
+    /// member's last classic assignment without it (a cooperative rebalance had moved it away
+    /// and the member had not applied that generation yet, or a reset rebalance had emptied
+    /// it); spent at the partition's next acquisition.
     freed_by_upgrade: Vec<Option<usize>>,
     /// Per member: partitions it took as a zombie (while removed, or from a late answer) and
     /// has not given up since. KIP-848: once the coordinator's answer to its new membership
@@ -364,7 +366,7 @@ impl Ownership {
                 if self.freed_by_upgrade[p] == Some(o) {
                     found.reached(Coverage::UpgradeDoubleOwned);
                     detail = format!(
-                        "{detail} ({} had not yet applied the assignment that moved it: {UPGRADE_BEFORE_SYNC})",
+                        "{detail} ({} still held it outside its recorded assignment: {UPGRADE_BEFORE_SYNC})",
                         names.members[o]
                     );
                 }

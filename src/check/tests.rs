@@ -922,7 +922,7 @@ fn a_partition_the_upgrade_recorded_away_from_its_holder_is_kafkas_double_owners
     assert_eq!(
         inv.violations[0].detail,
         format!(
-            "t-0 owned by c1 and c2 (c1 had not yet applied the assignment that moved it: {UPGRADE_BEFORE_SYNC})"
+            "t-0 owned by c1 and c2 (c1 still held it outside its recorded assignment: {UPGRADE_BEFORE_SYNC})"
         )
     );
     assert!(inv.covered.contains(&"upgrade_double_owned".to_string()));

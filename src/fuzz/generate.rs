@@ -254,7 +254,10 @@ fn protocol_set(protocol: Protocol) -> Vec<String> {
 /// joining member is given partitions cooperative members still hold: a double ownership. And
 /// a static member's classic process that converts the group back while it still reconciles
 /// leaves a bridged member without the partition it was waiting for, its SyncGroup done and the
-/// classic group Stable.
+/// classic group Stable. The switching member's own close starts a rebalance, though, and its
+/// new process can join as that rebalance ends (seed 829430 with `--cluster-faults`: 3 ms after
+/// the leader's SyncGroup): the first path's double ownership, which the checker names as
+/// Kafka's own (`check::UPGRADE_BEFORE_SYNC`) and the judge counts.
 fn draw_migration(case: &mut Case, seed: u64, phase_ms: u64, cluster: bool) {
     let s = &mut Stream::derive(seed, "fuzz-migration");
     let g = &case.group;

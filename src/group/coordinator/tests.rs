@@ -1304,7 +1304,8 @@ fn a_downgrade_by_takeover_while_reconciling_leaves_a_bridged_members_target_uns
     assert_eq!(error_of(&told), ErrorCode::None);
 }
 
-/// The other path of Kafka's own that `cgsim fuzz --migration` stays clear of: a classic group
+/// The other path of Kafka's own that `cgsim fuzz --migration` mostly stays clear of (the
+/// checker names the double ownership it makes: `check::UPGRADE_BEFORE_SYNC`): a classic group
 /// whose rebalance went from CompletingRebalance back to PreparingRebalance has every member's
 /// assignment reset to empty (`resetAndPropagateAssignmentWithError`), and a consumer-protocol
 /// member's join converts it then: the classic members are carried over owning nothing
