@@ -47,9 +47,10 @@ pub enum Coverage {
     GroupRequestTimedOut,
     /// KIP-848's online migration converted the group, either way (`cgsim fuzz --migration`).
     GroupConverted,
-    /// The online upgrade recorded a classic member's last assignment before the member had
-    /// applied it, and the consumer group handed on a partition the member still held: Kafka's
-    /// own double ownership (check/ownership.rs; counted by `cgsim fuzz`, which excuses it).
+    /// The online upgrade recorded a classic member as owning less than it still held (an
+    /// assignment it had not applied yet, or one a reset rebalance had emptied), and the
+    /// consumer group handed the rest on: Kafka's own double ownership (check/ownership.rs;
+    /// counted by `cgsim fuzz`, which excuses it).
     UpgradeDoubleOwned,
 }
 
