@@ -126,17 +126,18 @@ pub fn run_compare(path: &Path, options: Options) -> ExitCode {
         .collect();
     let progress = super::progress_bar(pairs.len() as u64);
     tracing::info!(scenario = %base.name, runs = pairs.len(), threads = pool.current_num_threads(), "compare");
+    // The figures never include the digest: no run hashes its events.
+    let run_options = RunOptions {
+        skip_digest: true,
+        ..RunOptions::default()
+    };
     // An indexed parallel collect keeps (variant, seed) order whatever finishes first.
     let results: Vec<Result<RunFigures, ScenarioError>> = pool.install(|| {
         pairs
             .par_iter()
             .map(|&(variant, seed)| {
                 let scenario = load_run(variant, seed)?;
-                let options = RunOptions {
-                    skip_digest: true,
-                    ..RunOptions::default()
-                };
-                let out = run(&scenario, options);
+                let out = run(&scenario, run_options);
                 progress.inc(1);
                 Ok(RunFigures::of(&out.report))
             })

@@ -41,8 +41,8 @@ impl<E> Out<E> {
         (self.effects.drain(..), self.logs.drain(..))
     }
 
-    /// Takes the buffers themselves out, for a driver whose effects call back into handlers
-    /// that push onto this `Out`; [`Out::give_back`] returns them, emptied, with their capacity.
+    /// Takes the buffers themselves out, for a driver that needs itself mutably while it applies
+    /// the effects; [`Out::give_back`] returns them, emptied, with their capacity.
     pub fn take(&mut self) -> (Vec<E>, Vec<String>) {
         (
             std::mem::take(&mut self.effects),
