@@ -30,30 +30,40 @@ pub(super) enum Phase {
 /// questions (is a rebalance running, is a join due, is there a generation to commit in) and
 /// the steps in this file and `heartbeat.rs`; KIP-848's membership (the
 /// `ConsumerMembershipManager`, its own issue) is the other kind that will answer them.
+///
+/// In declaration order (`repr(C)`), what every poll asks first (see `Consumer`).
+#[repr(C)]
 pub(super) struct ClassicMembership {
+    /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
+    /// partitions are lost at the next `poll()`.
+    pub(super) membership_lost: bool,
+    pub(super) rejoin_needed: bool,
+    pub(super) phase: Phase,
+    /// A JoinGroup is in flight (`joinFuture`): no other goes out until it is answered or
+    /// fails, even if a heartbeat error reset the membership meanwhile; its answer is then
+    /// dropped and the next poll joins anew.
+    pub(super) join_in_flight: bool,
+    /// A JoinGroup or SyncGroup failed (a disconnect, NOT_COORDINATOR): the next join sends
+    /// JoinGroup again without running `onJoinPrepare` (`needsJoinPrepare` stays false).
+    pub(super) join_retry: bool,
+    /// The heartbeat thread: enabled from a JoinGroup response until the next JoinGroup is
+    /// sent, and when it last sent.
+    pub(super) heartbeat_enabled: bool,
+    /// A FindCoordinator is in flight.
+    pub(super) finding_coordinator: bool,
     /// EAGER or COOPERATIVE: what every assignor the member lists supports.
     pub(super) protocol: RebalanceProtocol,
     /// The coordinator's broker, once FindCoordinator has answered (`ensureCoordinatorReady`).
     pub(super) coordinator: Option<u32>,
-    /// A FindCoordinator is in flight.
-    pub(super) finding_coordinator: bool,
-    pub(super) member_id: String,
     pub(super) generation: Option<i32>,
-    pub(super) phase: Phase,
-    pub(super) rejoin_needed: bool,
+    /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
+    pub(super) inbox: VecDeque<Response>,
+    pub(super) member_id: String,
     /// Why the next JoinGroup is sent.
     pub(super) join_reason: JoinReason,
     /// The leader's metadata when it last assigned (`assignmentSnapshot`): a difference seen at
     /// a refresh makes it rejoin.
     pub(super) assignment_snapshot: Option<Vec<u32>>,
-    /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
-    /// partitions are lost at the next `poll()`.
-    pub(super) membership_lost: bool,
-    /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
-    pub(super) inbox: VecDeque<Response>,
-    /// The heartbeat thread: enabled from a JoinGroup response until the next JoinGroup is
-    /// sent, and when it last sent.
-    pub(super) heartbeat_enabled: bool,
     pub(super) last_heartbeat_sent: SimTime,
     /// The heartbeat thread's session timer (`Heartbeat.sessionTimer`): when it passes with no
     /// heartbeat answered since, the thread gives up on the coordinator. Reset when the thread
@@ -71,13 +81,6 @@ pub(super) struct ClassicMembership {
     /// at the heartbeat thread's next pass, or by the application thread's next poll if that
     /// comes first, always before any answer that arrived after them.
     pub(super) heartbeat_answers: VecDeque<(ErrorCode, i32)>,
-    /// A JoinGroup or SyncGroup failed (a disconnect, NOT_COORDINATOR): the next join sends
-    /// JoinGroup again without running `onJoinPrepare` (`needsJoinPrepare` stays false).
-    pub(super) join_retry: bool,
-    /// A JoinGroup is in flight (`joinFuture`): no other goes out until it is answered or
-    /// fails, even if a heartbeat error reset the membership meanwhile; its answer is then
-    /// dropped and the next poll joins anew.
-    pub(super) join_in_flight: bool,
     /// `onJoinPrepare` is waiting for its auto-commit (see [`JoinPrepare`]).
     pub(super) join_prepare: Option<JoinPrepare>,
 }
