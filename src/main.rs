@@ -21,17 +21,8 @@ struct Args {
 enum Command {
     /// Run a scenario and print its report.
     Run {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// Overrides the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// A built-in variant (eager, cooperative, consumer) or one the scenario defines.
-        #[arg(long)]
-        variant: Option<String>,
-        /// KEY=VALUE: a dotted path into the scenario and a TOML value (a bare word is a string).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        sets: Vec<String>,
+        #[command(flatten)]
+        input: ScenarioInput,
         #[arg(long, value_enum, default_value = "text")]
         format: cli::run::Format,
         /// Write the trace (one line per step, simulated time first) to FILE, or with `-` (or
@@ -66,17 +57,8 @@ enum Command {
     /// everyone learned of it, who the group waited for and how long; rebalance loops named
     /// as loops, and why a run never settled.
     Explain {
-        /// The scenario file (TOML).
-        scenario: PathBuf,
-        /// Overrides the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// A built-in variant (eager, cooperative, consumer) or one the scenario defines.
-        #[arg(long)]
-        variant: Option<String>,
-        /// KEY=VALUE: a dotted path into the scenario and a TOML value (a bare word is a string).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        sets: Vec<String>,
+        #[command(flatten)]
+        input: ScenarioInput,
         #[arg(long, value_enum, default_value = "text")]
         format: cli::run::Format,
     },
@@ -266,6 +248,32 @@ enum Command {
     },
 }
 
+/// A scenario file and what the command line changes in it (`run`, `explain`).
+#[derive(clap::Args)]
+struct ScenarioInput {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Overrides the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// A built-in variant (eager, cooperative, consumer) or one the scenario defines.
+    #[arg(long)]
+    variant: Option<String>,
+    /// KEY=VALUE: a dotted path into the scenario and a TOML value (a bare word is a string).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
+impl ScenarioInput {
+    fn load_options(&self) -> cgsim::scenario::LoadOptions {
+        cgsim::scenario::LoadOptions {
+            seed: self.seed,
+            variant: self.variant.clone(),
+            sets: self.sets.clone(),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum ConformTarget {
     /// Replay coordinator scripts (../shared/reference/coordinator/README.md) request by request
@@ -293,10 +301,7 @@ fn main() -> ExitCode {
     init_logging();
     match args.command {
         Command::Run {
-            scenario,
-            seed,
-            variant,
-            sets,
+            input,
             format,
             trace,
             inject_double_ownership,
@@ -306,12 +311,8 @@ fn main() -> ExitCode {
             emit_scenario,
             describe,
         } => cli::run::run(
-            &scenario,
-            &cgsim::scenario::LoadOptions {
-                seed,
-                variant,
-                sets,
-            },
+            &input.scenario,
+            &input.load_options(),
             cli::run::Output { format, describe },
             trace.as_deref(),
             &inject_double_ownership,
@@ -322,21 +323,9 @@ fn main() -> ExitCode {
             },
             emit_scenario.as_deref(),
         ),
-        Command::Explain {
-            scenario,
-            seed,
-            variant,
-            sets,
-            format,
-        } => cli::explain::run_explain(
-            &scenario,
-            &cgsim::scenario::LoadOptions {
-                seed,
-                variant,
-                sets,
-            },
-            format,
-        ),
+        Command::Explain { input, format } => {
+            cli::explain::run_explain(&input.scenario, &input.load_options(), format)
+        }
         Command::Check { dir } => cli::check::run_check(&dir),
         Command::Compare {
             scenario,
