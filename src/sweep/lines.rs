@@ -369,22 +369,14 @@ pub fn header_difference(a: &Value, b: &Value, ignore_shard: bool) -> Option<Str
 mod tests {
     use super::*;
     use crate::sweep::figure_index;
-    use crate::sweep::grid::{parse_grid, points};
 
     fn plan() -> Plan {
-        let grid = vec![parse_grid("group.session_timeout_ms=10000,20000").unwrap()];
-        Plan {
-            scenario: "s".into(),
-            scenario_sha256: "00".into(),
-            sets: vec![],
-            points: points(&grid),
-            grid,
-            defaults_not_run: None,
-            variants: vec!["eager".into(), "cooperative".into()],
-            first_seed: 1,
-            last_seed: 3,
-            shard: Shard { index: 2, count: 3 },
-        }
+        Plan::for_tests(
+            "group.session_timeout_ms=10000,20000",
+            &["eager", "cooperative"],
+            3,
+            Shard { index: 2, count: 3 },
+        )
     }
 
     fn record(job: Job, v: u64) -> Record {

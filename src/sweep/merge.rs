@@ -89,23 +89,15 @@ pub fn merge(files: &[(String, String)]) -> Result<Merged, String> {
 mod tests {
     use super::*;
     use crate::sweep::figures;
-    use crate::sweep::grid::{parse_grid, points};
     use crate::sweep::shard::Shard;
 
     fn plan(shard: Shard) -> Plan {
-        let grid = vec![parse_grid("group.heartbeat_interval_ms=1000,2000").unwrap()];
-        Plan {
-            scenario: "s".into(),
-            scenario_sha256: "00".into(),
-            sets: vec![],
-            points: points(&grid),
-            grid,
-            defaults_not_run: None,
-            variants: vec!["eager".into(), "cooperative".into()],
-            first_seed: 1,
-            last_seed: 10,
+        Plan::for_tests(
+            "group.heartbeat_interval_ms=1000,2000",
+            &["eager", "cooperative"],
+            10,
             shard,
-        }
+        )
     }
 
     fn record(job: Job) -> Record {

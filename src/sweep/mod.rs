@@ -112,6 +112,24 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan for the unit tests: scenario `s`, one grid key, seeds 1 to `last_seed`.
+    #[cfg(test)]
+    pub(crate) fn for_tests(grid: &str, variants: &[&str], last_seed: u64, shard: Shard) -> Plan {
+        let grid = vec![grid::parse_grid(grid).unwrap()];
+        Plan {
+            scenario: "s".into(),
+            scenario_sha256: "00".into(),
+            sets: vec![],
+            points: grid::points(&grid),
+            grid,
+            defaults_not_run: None,
+            variants: variants.iter().map(|v| v.to_string()).collect(),
+            first_seed: 1,
+            last_seed,
+            shard,
+        }
+    }
+
     pub fn seeds(&self) -> impl Iterator<Item = u64> {
         self.first_seed..=self.last_seed
     }

@@ -322,19 +322,12 @@ mod tests {
     use crate::sweep::Job;
 
     fn plan() -> Plan {
-        let grid = vec![parse_grid("group.heartbeat_interval_ms=1000,2000").unwrap()];
-        Plan {
-            scenario: "s".into(),
-            scenario_sha256: "00".into(),
-            sets: vec![],
-            points: points(&grid),
-            grid,
-            defaults_not_run: None,
-            variants: vec!["eager".into(), "cooperative".into()],
-            first_seed: 1,
-            last_seed: 5,
-            shard: Shard::ALL,
-        }
+        Plan::for_tests(
+            "group.heartbeat_interval_ms=1000,2000",
+            &["eager", "cooperative"],
+            5,
+            Shard::ALL,
+        )
     }
 
     fn records(plan: &Plan, value: impl Fn(Job) -> Option<u64>) -> Vec<Record> {

@@ -68,24 +68,11 @@ pub fn resume(plan: &Plan, text: &str) -> Result<Resumed, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::grid::{parse_grid, points};
     use crate::sweep::shard::Shard;
     use crate::sweep::{figures, Job};
 
     fn plan(shard: Shard) -> Plan {
-        let grid = vec![parse_grid("group.session_timeout_ms=10000").unwrap()];
-        Plan {
-            scenario: "s".into(),
-            scenario_sha256: "00".into(),
-            sets: vec![],
-            points: points(&grid),
-            grid,
-            defaults_not_run: None,
-            variants: vec!["eager".into()],
-            first_seed: 1,
-            last_seed: 20,
-            shard,
-        }
+        Plan::for_tests("group.session_timeout_ms=10000", &["eager"], 20, shard)
     }
 
     fn record(job: Job) -> Record {
