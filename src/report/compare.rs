@@ -457,19 +457,7 @@ pub fn render_text(c: &Comparison) -> String {
         }
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i > 0 {
-                line.push_str("  ");
-            }
-            let _ = write!(line, "{cell:<w$}", w = widths[i]);
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
+    o.push_str(&table(&rows));
 
     let bad = c.violating_runs();
     if !bad.is_empty() {
@@ -563,6 +551,26 @@ pub fn to_json(c: &Comparison) -> Value {
         "variants": Value::Object(variants),
         "violations": violations,
     })
+}
+
+/// Rows of cells, each column padded to its widest cell, two spaces apart (`compare`'s and
+/// `sweep`'s tables).
+pub fn table(rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut o = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let _ = write!(line, "{cell:<w$}", w = widths[i]);
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+    o
 }
 
 #[cfg(test)]

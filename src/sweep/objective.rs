@@ -9,7 +9,7 @@
 use super::grid::Point;
 use super::summary::{seeds_text, show_spread, spreads};
 use super::{figure_index, figures, Plan, Record};
-use crate::report::compare::{show, Figure, Spread, Unit, RATE_SCALE};
+use crate::report::compare::{show, table, Figure, Spread, Unit, RATE_SCALE};
 use crate::scenario::default_text;
 use std::cmp::Ordering;
 use std::fmt::Write;
@@ -294,24 +294,6 @@ fn margin(
         "{amount} {direction} (its median {}{percent})",
         with_unit(figure.unit, other.median)
     )
-}
-
-fn table(rows: &[Vec<String>]) -> String {
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut o = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i > 0 {
-                line.push_str("  ");
-            }
-            let _ = write!(line, "{cell:<w$}", w = widths[i]);
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
-    o
 }
 
 #[cfg(test)]

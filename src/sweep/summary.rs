@@ -4,7 +4,7 @@
 //! run and a merge of its shards print the same bytes.
 
 use super::{figures, Plan, Record};
-use crate::report::compare::{show, Figure, Spread, Unit};
+use crate::report::compare::{show, table, Figure, Spread, Unit};
 use std::fmt::Write;
 
 /// At most this many points side by side; more continue in another table below.
@@ -125,25 +125,6 @@ fn point_lines(plan: &Plan) -> Vec<String> {
             line.trim_end().to_string()
         })
         .collect()
-}
-
-/// Rows of cells, padded to their columns' widths, two spaces apart.
-fn table(rows: &[Vec<String>]) -> String {
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut o = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i > 0 {
-                line.push_str("  ");
-            }
-            let _ = write!(line, "{cell:<w$}", w = widths[i]);
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
-    o
 }
 
 pub fn render(plan: &Plan, records: &[Record]) -> String {
