@@ -4,7 +4,7 @@
 
 use super::run::Format;
 use cgsim::report::compare::{render_text, to_json, Comparison, RunFigures};
-use cgsim::scenario::{load, load_str, LoadOptions, ScenarioError};
+use cgsim::scenario::{check_variant_names, load, load_str, LoadOptions, ScenarioError};
 use cgsim::world::{run, RunOptions};
 use rayon::prelude::*;
 use std::path::Path;
@@ -86,7 +86,7 @@ pub fn run_compare(path: &Path, options: Options) -> ExitCode {
     } else {
         options.variants.clone()
     };
-    if let Err(e) = check_variants(&variants) {
+    if let Err(e) = check_variant_names(&variants, "compare") {
         eprintln!("--variants: {e}");
         return super::bad_input();
     }
@@ -188,22 +188,6 @@ pub fn run_compare(path: &Path, options: Options) -> ExitCode {
     }
 }
 
-/// Names given once each and none empty (the scenario says whether each exists).
-fn check_variants(variants: &[String]) -> Result<(), String> {
-    if variants.is_empty() {
-        return Err("no variant to compare".into());
-    }
-    for (i, v) in variants.iter().enumerate() {
-        if v.trim().is_empty() {
-            return Err(format!("empty variant name at position {}", i + 1));
-        }
-        if variants[..i].contains(v) {
-            return Err(format!("variant {v:?} named twice"));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,15 +206,5 @@ mod tests {
         assert!(parse_seeds("0..99999999")
             .unwrap_err()
             .contains("more than"));
-    }
-
-    #[test]
-    fn variants_are_named_once() {
-        assert!(check_variants(&["eager".into(), "cooperative".into()]).is_ok());
-        assert!(check_variants(&["eager".into(), "eager".into()])
-            .unwrap_err()
-            .contains("named twice"));
-        assert!(check_variants(&["".into()]).unwrap_err().contains("empty"));
-        assert!(check_variants(&[]).is_err());
     }
 }

@@ -19,6 +19,7 @@ pub use faults::FaultPlan;
 pub use file::{default_text, MigrationPolicy, Protocol};
 pub use load::{load, load_str, unset_keys, LoadOptions, ScenarioError};
 pub use mutant::Mutant;
+pub use validate::check_variant_names;
 pub use value::canonical_value;
 
 use crate::assignor::RebalanceProtocol;

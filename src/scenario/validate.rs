@@ -20,6 +20,23 @@ use super::members::{Invalid, MAX_SESSION_TIMEOUT_MS, MIN_SESSION_TIMEOUT_MS};
 /// Variants every scenario has (DESIGN.md "Interfaces"), and `default`: the file as written
 /// (what a run without `--variant` runs; an upgrade scenario's members carry their own lists).
 pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer", DEFAULT_VARIANT];
+
+/// A command line's `--variants`: names given once each and none empty, at least one (to
+/// `purpose` them: "no variant to compare"). Whether each exists, the scenario says.
+pub fn check_variant_names(variants: &[String], purpose: &str) -> Result<(), String> {
+    if variants.is_empty() {
+        return Err(format!("no variant to {purpose}"));
+    }
+    for (i, v) in variants.iter().enumerate() {
+        if v.trim().is_empty() {
+            return Err(format!("empty variant name at position {}", i + 1));
+        }
+        if variants[..i].contains(v) {
+            return Err(format!("variant {v:?} named twice"));
+        }
+    }
+    Ok(())
+}
 const DEFAULT_VARIANT: &str = "default";
 
 pub fn validate(
@@ -1168,4 +1185,25 @@ pub(super) fn check_lifecycle(
         started[i] = true;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_variant_names;
+
+    #[test]
+    fn variants_are_named_once() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(check_variant_names(&names(&["eager", "cooperative"]), "run").is_ok());
+        assert!(check_variant_names(&names(&["eager", "eager"]), "run")
+            .unwrap_err()
+            .contains("named twice"));
+        assert!(check_variant_names(&names(&[""]), "run")
+            .unwrap_err()
+            .contains("empty"));
+        assert_eq!(
+            check_variant_names(&[], "compare").unwrap_err(),
+            "no variant to compare"
+        );
+    }
 }

@@ -22,7 +22,9 @@ pub mod text;
 
 use crate::report::compare::{Figure, RunFigures, FIGURES, MORE_FIGURES};
 use crate::report::Report;
-use crate::scenario::{load_str, unset_keys, LoadOptions, Scenario, ScenarioError};
+use crate::scenario::{
+    check_variant_names, load_str, unset_keys, LoadOptions, Scenario, ScenarioError,
+};
 use crate::world::{run, RunOptions};
 use grid::{parse_grid, GridKey, Point};
 use sha2::{Digest, Sha256};
@@ -261,7 +263,7 @@ impl Sweep {
         } else {
             args.variants.to_vec()
         };
-        check_variants(&variants).map_err(|m| format!("--variants: {m}"))?;
+        check_variant_names(&variants, "run").map_err(|m| format!("--variants: {m}"))?;
         // Each variant must load as the file is (an unknown one is named as `cgsim run` names
         // it), before any grid point is tried under it.
         for variant in &variants {
@@ -387,22 +389,6 @@ fn explain_point_error(e: &ScenarioError, point: &Point, label: &str, variant: &
     let what = format!("grid point {label} ({})", point.text());
     let at = e.line.map(|l| format!(": line {l}")).unwrap_or_default();
     format!("{}{at}: {what}, variant {variant}: {message}", e.file)
-}
-
-/// Names given once each and none empty (the scenario says whether each exists).
-fn check_variants(variants: &[String]) -> Result<(), String> {
-    if variants.is_empty() {
-        return Err("no variant to run".into());
-    }
-    for (i, v) in variants.iter().enumerate() {
-        if v.trim().is_empty() {
-            return Err(format!("empty variant name at position {}", i + 1));
-        }
-        if variants[..i].contains(v) {
-            return Err(format!("variant {v:?} named twice"));
-        }
-    }
-    Ok(())
 }
 
 /// The scenario's identity in the header: SHA-256 of the file's bytes, in hex.
