@@ -20,9 +20,11 @@ use super::members::{Invalid, MAX_SESSION_TIMEOUT_MS, MIN_SESSION_TIMEOUT_MS};
 /// Variants every scenario has (DESIGN.md "Interfaces"), and `default`: the file as written
 /// (what a run without `--variant` runs; an upgrade scenario's members carry their own lists).
 pub const BUILT_IN_VARIANTS: &[&str] = &["eager", "cooperative", "consumer", DEFAULT_VARIANT];
+const DEFAULT_VARIANT: &str = "default";
 
-/// A command line's `--variants`: names given once each and none empty, at least one (to
-/// `purpose` them: "no variant to compare"). Whether each exists, the scenario says.
+/// A command line's `--variants`: at least one, each named once, none empty (`purpose` says in
+/// the error what there is none to do: "no variant to compare"). Whether each exists, the
+/// scenario says.
 pub fn check_variant_names(variants: &[String], purpose: &str) -> Result<(), String> {
     if variants.is_empty() {
         return Err(format!("no variant to {purpose}"));
@@ -37,7 +39,6 @@ pub fn check_variant_names(variants: &[String], purpose: &str) -> Result<(), Str
     }
     Ok(())
 }
-const DEFAULT_VARIANT: &str = "default";
 
 pub fn validate(
     file: ScenarioFile,
