@@ -164,16 +164,7 @@ pub(super) fn tell(ctx: &Ctx, r: &Record, story: &Story) -> Rebalance {
     if let Some(g) = r.superseded_by {
         causes.push(superseded(r, g));
     }
-    Rebalance {
-        generation: r.generation,
-        formation: r.formation,
-        trigger: r.trigger.name(),
-        member: r.member.map(|m| ctx.name(m)),
-        start_ms: r.start.as_millis(),
-        end_ms: r.stable.map(SimTime::as_millis),
-        waited_for,
-        causes,
-    }
+    Rebalance::of(ctx, r, waited_for, causes)
 }
 
 pub(super) fn superseded(r: &Record, g: i32) -> Clause {

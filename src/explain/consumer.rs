@@ -210,16 +210,7 @@ pub(super) fn tell(ctx: &Ctx, r: &Record) -> Rebalance {
             ),
         });
     }
-    Rebalance {
-        generation: r.generation,
-        formation: r.formation,
-        trigger: r.trigger.name(),
-        member: r.member.map(|m| ctx.name(m)),
-        start_ms: r.start.as_millis(),
-        end_ms: r.stable.map(SimTime::as_millis),
-        waited_for,
-        causes,
-    }
+    Rebalance::of(ctx, r, waited_for, causes)
 }
 
 fn span(ts: &[SimTime]) -> String {

@@ -53,6 +53,22 @@ pub struct Rebalance {
     pub causes: Vec<Clause>,
 }
 
+impl Rebalance {
+    /// The rebalance `r` recorded, told by `causes`, the wait last in it `waited_for`.
+    fn of(ctx: &Ctx, r: &story::Record, waited_for: Option<Wait>, causes: Vec<Clause>) -> Self {
+        Rebalance {
+            generation: r.generation,
+            formation: r.formation,
+            trigger: r.trigger.name(),
+            member: r.member.map(|m| ctx.name(m)),
+            start_ms: r.start.as_millis(),
+            end_ms: r.stable.map(SimTime::as_millis),
+            waited_for,
+            causes,
+        }
+    }
+}
+
 /// One link of a chain: what happened, when, to whom, in words.
 #[derive(Serialize, Debug, Clone)]
 pub struct Clause {
