@@ -54,7 +54,8 @@ pub struct Rebalance {
 }
 
 impl Rebalance {
-    /// The rebalance `r` recorded, told by `causes`, the wait last in it `waited_for`.
+    /// The rebalance recorded as `r`, with its chain of causes and the member it waited for
+    /// last (the same for both protocols).
     fn of(ctx: &Ctx, r: &story::Record, waited_for: Option<Wait>, causes: Vec<Clause>) -> Self {
         Rebalance {
             generation: r.generation,
