@@ -30,9 +30,9 @@ pub mod world;
 /// glibc's malloc does only when started with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`. A large
 /// group's state spreads over tens of MiB touched at random (1,001 members, 10,000 partitions):
 /// with 4 KiB pages most of those touches also miss the TLB. Measured in pairs run side by side
-/// on the two cores: `hour-1000x10k` 13% faster (both ways to huge pages gave 10-13%; mimalloc
-/// without them, `MIMALLOC_ALLOW_THP=0`, was as fast as glibc), `hour-100x1k` and `compare` as
-/// fast, peak memory up by the 2 MiB pages (README "Benchmarks"). The allocator never reaches
-/// the output: every report and digest is the same.
+/// on the two cores: `hour-1000x10k` faster in nine of nine, by 9% at the median (glibc's own
+/// huge pages, through the tunable, gave 10%; mimalloc without them, `MIMALLOC_ALLOW_THP=0`,
+/// 2%), `hour-100x1k` and `compare` as fast, peak memory up by the 2 MiB pages (README
+/// "Benchmarks"). The allocator never reaches the output: every report and digest is the same.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
