@@ -130,11 +130,17 @@ impl FetchPositions {
     }
 
     /// The heap as the entries stand, if they moved since it was built: every entry with a
-    /// next record has its key.
+    /// next record has its key. Asked at every poll, needed only after an assignment: the
+    /// check is inlined, the rebuild is not.
+    #[inline]
     fn rebuild_heap(&mut self) {
-        if !self.rebuild {
-            return;
+        if self.rebuild {
+            self.build_heap();
         }
+    }
+
+    #[cold]
+    fn build_heap(&mut self) {
         self.rebuild = false;
         self.ready.clear();
         if self.heap_kept() {

@@ -167,11 +167,17 @@ impl Consumer {
     }
 
     /// The membership was lost (a heartbeat or SyncGroup error, a poll timeout): what the
-    /// member owned is lost (`onPartitionsLost`) and it joins anew.
+    /// member owned is lost (`onPartitionsLost`) and it joins anew. Asked at every poll: the
+    /// check is inlined, the rest is not.
+    #[inline]
     fn handle_membership_lost(&mut self, env: &mut ClientEnv) {
-        if !self.membership.membership_lost {
-            return;
+        if self.membership.membership_lost {
+            self.lose_membership(env);
         }
+    }
+
+    #[cold]
+    fn lose_membership(&mut self, env: &mut ClientEnv) {
         self.membership.membership_lost = false;
         self.membership.inbox.clear();
         if !self.owned.is_empty() {
