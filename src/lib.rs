@@ -25,9 +25,10 @@ pub mod sweep;
 pub mod workload;
 pub mod world;
 
-/// mimalloc, for the CLI, the benchmarks and the tests alike. It keeps its memory in 2 MiB
-/// aligned arenas and asks the kernel for transparent huge pages there (`madvise`), where
-/// glibc's malloc does only when started with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`. A large
+/// mimalloc, for the CLI, the benchmarks and the tests alike. It asks the kernel for
+/// transparent huge pages for the memory it takes (`madvise`; 38 of the large run's 62 MiB five
+/// seconds in, none with `MIMALLOC_ALLOW_THP=0`), where glibc's malloc does only when started
+/// with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`. A large
 /// group's state spreads over tens of MiB touched at random (1,001 members, 10,000 partitions):
 /// with 4 KiB pages most of those touches also miss the TLB. Measured in pairs run side by side
 /// on the two cores: `hour-1000x10k` faster in nine of nine, by 9% at the median (glibc's own

@@ -137,7 +137,7 @@ impl Consumer {
         // at the next poll after a JoinGroup already went out (that poll would join a second
         // time and the consumer would hold two member ids).
         if self.membership.membership_lost {
-            self.handle_membership_lost(env);
+            self.lose_membership(env);
             if !matches!(self.app, App::Idle) || !self.alive {
                 return;
             }
