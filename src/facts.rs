@@ -6,6 +6,7 @@
 //! (`cluster::PartitionSpace`).
 
 use crate::app::join::Miss;
+use crate::cluster::PartitionLookup;
 use crate::group::messages::{ErrorCode, RequestKind, Trigger};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
@@ -462,8 +463,9 @@ impl LateAnswers {
                 }
             }
             Fact::OwnedReported { member, partitions } => {
+                let reported = PartitionLookup::of(partitions);
                 for (p, sent) in self.last_sent.iter().enumerate() {
-                    if *sent == Some((*member, false)) && !partitions.contains(&p) {
+                    if *sent == Some((*member, false)) && !reported.contains(&p) {
                         self.freed_on_word_of[p] = Some(*member);
                     }
                 }

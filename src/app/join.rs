@@ -3,6 +3,7 @@
 //! that member's map, else a miss with exactly one cause, in DESIGN.md's order of precedence:
 //! not co-located, no price produced yet, out of order, restoring, state empty.
 
+use crate::cluster::PartitionLookup;
 use crate::scenario::JoinApp;
 use crate::workload::producer::Logs;
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,7 +62,8 @@ impl JoinState {
 
     /// Forgets what came from `partitions` (an in-memory map rebuilt after a revocation).
     pub fn forget(&mut self, partitions: &[usize]) {
-        self.prices.retain(|_, (p, _)| !partitions.contains(p));
+        let gone = PartitionLookup::of(partitions);
+        self.prices.retain(|_, (p, _)| !gone.contains(p));
     }
 
     /// Remembers a price restored from a changelog or a standby (newer than anything stale).

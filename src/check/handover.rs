@@ -14,6 +14,7 @@
 //! at the target epoch is not reconciled (fuzz --cluster-faults seed 164757).
 
 use super::{Findings, Property};
+use crate::cluster::PartitionLookup;
 use crate::facts::Fact;
 use crate::sim::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,10 +22,10 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Default)]
 pub struct Handover {
     /// Each member's last report of what it owns.
-    reported: BTreeMap<usize, Vec<usize>>,
+    reported: BTreeMap<usize, PartitionLookup>,
     /// Each member's assignment as last sent: an answer repeats the whole assignment, and only
     /// what it adds is handed over then.
-    sent: BTreeMap<usize, Vec<usize>>,
+    sent: BTreeMap<usize, PartitionLookup>,
     /// Each member's partitions pending revocation: taken out of its assignment while it
     /// reported them, held until a report leaves them out.
     pending: BTreeMap<usize, BTreeSet<usize>>,
@@ -34,17 +35,19 @@ impl Handover {
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
         match fact {
             Fact::OwnedReported { member, partitions } => {
+                let reported = PartitionLookup::of(partitions);
                 if let Some(pending) = self.pending.get_mut(member) {
-                    pending.retain(|p| partitions.contains(p));
+                    pending.retain(|p| reported.contains(p));
                 }
-                self.reported.insert(*member, partitions.clone());
+                self.reported.insert(*member, reported);
             }
             Fact::AssignmentSent { member, partitions } => {
-                let before = self.sent.insert(*member, partitions.clone());
+                let sent = PartitionLookup::of(partitions);
+                let before = self.sent.insert(*member, sent.clone());
                 let before = before.unwrap_or_default();
                 let reported = self.reported.get(member);
                 let pending = self.pending.entry(*member).or_default();
-                for &p in before.iter().filter(|p| !partitions.contains(p)) {
+                for &p in before.iter().filter(|p| !sent.contains(p)) {
                     if reported.is_some_and(|owned| owned.contains(&p)) {
                         pending.insert(p);
                     }

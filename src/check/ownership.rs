@@ -10,6 +10,7 @@
 //! violation in Kafka too: reported, with why.
 
 use super::{Coverage, Findings, Property, Zombie};
+use crate::cluster::PartitionLookup;
 use crate::facts::{Fact, LateAnswers, MemberIds};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
@@ -141,8 +142,9 @@ impl Ownership {
             Fact::Revoked { member, partitions }
             | Fact::RevokedOnClose { member, partitions }
             | Fact::Lost { member, partitions } => {
-                if let Some(held) = self.zombie_held.get_mut(*member) {
-                    held.retain(|p| !partitions.contains(p));
+                if let Some(held) = self.zombie_held.get_mut(*member).filter(|h| !h.is_empty()) {
+                    let gone = PartitionLookup::of(partitions);
+                    held.retain(|p| !gone.contains(p));
                 }
                 self.release(*member, partitions);
                 for &p in partitions {
@@ -201,6 +203,7 @@ impl Ownership {
                 // the classic rebalance collects what each member reports it owns.
                 if *to_consumer {
                     for (&m, recorded) in members.iter().zip(assignments) {
+                        let recorded = PartitionLookup::of(recorded);
                         for (p, owner) in self.owner.iter().enumerate() {
                             if *owner == Some(m) && !recorded.contains(&p) {
                                 self.freed_by_upgrade[p] = Some(m);
@@ -235,16 +238,20 @@ impl Ownership {
             // member and left out of its report count as reported unowned once it takes them.
             Fact::OwnedReported { member, partitions } => {
                 let m = *member;
+                let reported = PartitionLookup::of(partitions);
                 for p in 0..self.owner.len() {
-                    let left_out = !partitions.contains(&p);
+                    let left_out = !reported.contains(&p);
                     if self.owner[p] == Some(m) {
                         self.reported_unowned[p] = left_out;
                     } else if self.sent_to[p] == Some(m) {
                         self.reported_before_taken[p] = left_out.then_some(m);
                     }
-                    let target = self.target.get(m).and_then(Option::as_ref);
-                    if left_out && target.is_some_and(|t| !t.contains(&p)) {
-                        self.maybe_freed_on_word_of(m, p);
+                    // Cheapest first: most of the partitions are neither held nor coming.
+                    if left_out && self.held_or_coming(m, p) {
+                        let target = self.target.get(m).and_then(Option::as_ref);
+                        if target.is_some_and(|t| !t.contains(&p)) {
+                            self.maybe_freed_on_word_of(m, p);
+                        }
                     }
                 }
             }
@@ -262,8 +269,10 @@ impl Ownership {
                 // The answer to a report that left out a partition the member holds (or is about
                 // to take), and the partition out of its target: the coordinator has freed it.
                 let target: BTreeSet<usize> = partitions.iter().copied().collect();
-                for p in (0..self.owner.len()).filter(|p| !target.contains(p)) {
-                    self.maybe_freed_on_word_of(*member, p);
+                for p in 0..self.owner.len() {
+                    if self.held_or_coming(*member, p) && !target.contains(&p) {
+                        self.maybe_freed_on_word_of(*member, p);
+                    }
                 }
                 if self.target.len() <= *member {
                     self.target.resize(*member + 1, None);
@@ -389,6 +398,12 @@ impl Ownership {
     /// Member `m`'s report and target both leave `p` out: the coordinator freed it on `m`'s
     /// word if `m` holds it (its report left it out while its callback took it) or was sent it
     /// and has not taken it yet (nor given it up since).
+    /// Whether member `m` holds partition `p` or is about to take it: only then can the
+    /// coordinator free it on `m`'s word ([`Self::maybe_freed_on_word_of`]).
+    fn held_or_coming(&self, m: usize, p: usize) -> bool {
+        self.owner[p] == Some(m) || self.awaiting_take[p] == Some(m)
+    }
+
     fn maybe_freed_on_word_of(&mut self, m: usize, p: usize) {
         let held = self.owner[p] == Some(m) && self.reported_unowned[p];
         let coming = self.awaiting_take[p] == Some(m) && self.reported_before_taken[p] == Some(m);

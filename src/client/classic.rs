@@ -343,7 +343,8 @@ impl Consumer {
                             self.request_rejoin(JoinReason::Subscription);
                             return;
                         }
-                        let revokes = self.owned.iter().any(|p| !assignment.contains(p));
+                        let assigned = PartitionLookup::of(&assignment);
+                        let revokes = self.owned.iter().any(|p| !assigned.contains(p));
                         if revokes
                             && env.scenario.group.commit_on_revoke
                             && self.generation_if_stable().is_some()
@@ -373,16 +374,18 @@ impl Consumer {
     /// `onJoinComplete`: revoke what was lost (COOPERATIVE) and ask to rejoin, take the new
     /// assignment, fetch committed offsets for what was added.
     pub(super) fn complete_join(&mut self, env: &mut ClientEnv, assignment: Vec<usize>) {
+        let (assigned, owned) = (
+            PartitionLookup::of(&assignment),
+            PartitionLookup::of(&self.owned),
+        );
         let revoked: Vec<usize> = self
             .owned
             .iter()
             .copied()
-            .filter(|p| !assignment.contains(p))
+            .filter(|p| !assigned.contains(p))
             .collect();
-        let (added, kept): (Vec<usize>, Vec<usize>) = assignment
-            .iter()
-            .copied()
-            .partition(|p| !self.owned.contains(p));
+        let (added, kept): (Vec<usize>, Vec<usize>) =
+            assignment.iter().copied().partition(|p| !owned.contains(p));
         if !kept.is_empty() {
             env.fact(Fact::Kept {
                 member: self.idx,
@@ -538,7 +541,8 @@ impl Consumer {
         };
         if !revoked.is_empty() {
             self.listener(env, Listener::Revoked, &revoked);
-            self.owned.retain(|p| !revoked.contains(p));
+            let gone = PartitionLookup::of(&revoked);
+            self.owned.retain(|p| !gone.contains(p));
             self.drop_partitions(&revoked, env);
             let ms = self.settings().on_partitions_revoked_ms;
             self.membership.phase = Phase::AwaitingJoin;

@@ -249,15 +249,19 @@ impl Consumer {
     /// `maybeReconcile` / `revokeAndAssign`: commit (auto-commit), revoke what it loses, then
     /// assign what it gains, then acknowledge.
     fn reconcile(&mut self, env: &mut ClientEnv, target: Vec<usize>) {
+        let (targeted, owned) = (
+            PartitionLookup::of(&target),
+            PartitionLookup::of(&self.owned),
+        );
         let revoked: Vec<usize> = self
             .owned
             .iter()
-            .filter(|p| !target.contains(p))
+            .filter(|p| !targeted.contains(p))
             .copied()
             .collect();
         let added: Vec<usize> = target
             .iter()
-            .filter(|p| !self.owned.contains(p))
+            .filter(|p| !owned.contains(p))
             .copied()
             .collect();
         // Nothing to revoke or assign (a newer target gave back what an earlier reconciliation
@@ -283,7 +287,8 @@ impl Consumer {
 
     pub(super) fn revoke_reconciled(&mut self, env: &mut ClientEnv, revoked: Vec<usize>) {
         self.listener(env, Listener::Revoked, &revoked);
-        self.owned.retain(|p| !revoked.contains(p));
+        let gone = PartitionLookup::of(&revoked);
+        self.owned.retain(|p| !gone.contains(p));
         self.drop_partitions(&revoked, env);
         let ms = self.settings().on_partitions_revoked_ms;
         self.callback(env, ms, AfterCallback::ConsumerAssign);

@@ -176,9 +176,13 @@ impl FetchPositions {
         }
     }
 
-    pub(super) fn remove(&mut self, p: usize) {
-        if let Ok(i) = self.find(p) {
-            self.entries.remove(i);
+    /// The entries of `gone` (revoked or lost partitions) go, in one pass: one removal at a
+    /// time moved the rest of the vector each time (a member revoking 10,000 of its 30,000
+    /// partitions moved 8 GB).
+    pub(super) fn remove_all(&mut self, gone: &PartitionLookup) {
+        let before = self.entries.len();
+        self.entries.retain(|e| !gone.contains(&e.partition));
+        if self.entries.len() != before {
             self.rebuild = true;
         }
     }

@@ -29,7 +29,7 @@ mod tests;
 use crate::app::recovery::TaskState;
 use crate::app::standby::StandbyPlacement;
 use crate::assignor::RebalanceProtocol;
-use crate::cluster::{PartitionSpace, Replicas};
+use crate::cluster::{PartitionLookup, PartitionSpace, Replicas};
 use crate::facts::Fact;
 use crate::group::leader;
 use crate::group::messages::{
@@ -668,8 +668,9 @@ impl Consumer {
                 let now = env.now();
                 let reset = env.scenario.group.auto_offset_reset;
                 let mut started = Vec::new();
+                let owned = PartitionLookup::of(&self.owned);
                 for (p, offset) in committed {
-                    if !self.owned.contains(&p) {
+                    if !owned.contains(&p) {
                         continue;
                     }
                     let position = offset.unwrap_or_else(|| match reset {

@@ -273,9 +273,11 @@ impl Consumer {
         // MUTANT(process-after-revoke): the fetch positions stay, so the member goes on
         // processing what its callback gave up.
         let keep_fetching = env.scenario.mutant == Some(Mutant::ProcessAfterRevoke);
-        for p in parts.iter().filter(|_| !keep_fetching) {
-            self.positions.remove(*p);
-            self.start_positions.remove(p);
+        if !keep_fetching {
+            self.positions.remove_all(&PartitionLookup::of(parts));
+            for p in parts {
+                self.start_positions.remove(p);
+            }
         }
         let keep = env
             .scenario

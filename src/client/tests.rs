@@ -1421,9 +1421,9 @@ fn the_ready_heap_follows_partitions_inserted_and_removed_in_the_middle() {
     // Partitions come and go between and around the owned ones.
     let change = |t_ms: u64, c: &mut Consumer, env: &mut ClientEnv| match t_ms {
         600 => c.set_position(env, 1, 0),
-        1200 => c.positions.remove(3),
+        1200 => c.positions.remove_all(&PartitionLookup::of(&[3])),
         1500 => c.set_position(env, 4, 0),
-        2100 => c.positions.remove(0),
+        2100 => c.positions.remove_all(&PartitionLookup::of(&[0])),
         2400 => c.set_position(env, 3, 0),
         _ => {}
     };

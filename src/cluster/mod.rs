@@ -8,7 +8,7 @@ pub mod replicas;
 
 pub use availability::Availability;
 pub use offsets::OffsetsStore;
-pub use partitions::PartitionSpace;
+pub use partitions::{PartitionLookup, PartitionSpace};
 pub use replicas::Replicas;
 
 use crate::java::string_hash;

@@ -82,6 +82,31 @@ impl PartitionSpace {
     }
 }
 
+/// "Is partition `p` in this list?" in O(log n). The lists compared when an assignment is taken
+/// or reported (what a member owns, what it is given, what it revokes, what OffsetFetch
+/// answered; what the checkers and metrics record of them) run to a whole topic, and a linear
+/// `contains` for each entry of another made those steps quadratic: one member handed 100,000
+/// partitions spent 2 s of a 2.3 s run there, ten KIP-848 members sharing 200,000 took 53 s.
+#[derive(Clone, Debug, Default)]
+pub struct PartitionLookup(Vec<usize>);
+
+impl PartitionLookup {
+    pub fn of(partitions: &[usize]) -> Self {
+        let mut sorted = partitions.to_vec();
+        sorted.sort_unstable();
+        PartitionLookup(sorted)
+    }
+
+    pub fn contains(&self, p: &usize) -> bool {
+        self.0.binary_search(p).is_ok()
+    }
+
+    /// The partitions, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = &usize> + '_ {
+        self.0.iter()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +131,20 @@ mod tests {
         assert_eq!(space.find("a-3"), Some(3));
         assert_eq!(space.list(&[0, 6]), "[a-0 b-2]");
         assert_eq!(space.list(&[]), "[]");
+    }
+
+    /// The lookup answers as `contains` on the list does, in any order and with repeats.
+    #[test]
+    fn a_lookup_answers_as_the_list_does() {
+        let list = [7, 3, 3, 12, 0, 9];
+        let lookup = PartitionLookup::of(&list);
+        for p in 0..15 {
+            assert_eq!(lookup.contains(&p), list.contains(&p), "{p}");
+        }
+        assert_eq!(
+            lookup.iter().copied().collect::<Vec<_>>(),
+            [0, 3, 3, 7, 9, 12]
+        );
+        assert!(!PartitionLookup::default().contains(&0));
     }
 }

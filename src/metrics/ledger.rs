@@ -6,6 +6,7 @@
 
 use super::faults::PauseCause;
 use super::*;
+use crate::cluster::PartitionLookup;
 
 impl Metrics {
     /// A member's process starts.
@@ -173,8 +174,14 @@ impl Metrics {
             return;
         }
         let held = &mut self.held_when_removed[m];
-        let back: Vec<usize> = parts.iter().copied().filter(|p| held.contains(p)).collect();
-        held.retain(|p| !back.contains(p));
+        let held_now = PartitionLookup::of(held);
+        let back: Vec<usize> = parts
+            .iter()
+            .copied()
+            .filter(|p| held_now.contains(p))
+            .collect();
+        let given_back = PartitionLookup::of(&back);
+        held.retain(|p| !given_back.contains(p));
         if !back.is_empty() {
             self.kept(now, m, &back);
         }
@@ -182,7 +189,11 @@ impl Metrics {
 
     /// A callback or a crash gave up what the member held since its removal.
     fn give_up_held(&mut self, m: usize, parts: &[usize]) {
-        self.held_when_removed[m].retain(|p| !parts.contains(p));
+        let held = &mut self.held_when_removed[m];
+        if !held.is_empty() {
+            let gone = PartitionLookup::of(parts);
+            held.retain(|p| !gone.contains(p));
+        }
     }
 
     /// A member receives partitions (SyncGroup): it owns them from now. A member the

@@ -13,7 +13,7 @@ use crate::app::standby::StandbyPlacement;
 use crate::check::{Checks, Names, SettleWindow};
 use crate::client::{ClientEffect, ClientEnv, ClientTimer, Consumer};
 use crate::cluster::availability::GapCause;
-use crate::cluster::{Cluster, PartitionSpace};
+use crate::cluster::{Cluster, PartitionLookup, PartitionSpace};
 use crate::facts::Fact;
 use crate::group::consumer_group::ConsumerGroupConfig;
 use crate::group::coordinator::{
@@ -541,8 +541,15 @@ impl<'s> World<'s> {
             }
             Event::AtClient { to, response } => {
                 if let Response::OffsetFetch { committed } = &*response {
+                    // Sorted for the lookups: an answer for a whole topic's partitions,
+                    // searched once for each of them, was quadratic.
+                    let mut answered: Vec<(usize, u64)> = committed
+                        .iter()
+                        .filter_map(|&(p, o)| Some((p, o?)))
+                        .collect();
+                    answered.sort_unstable();
                     self.offsets_in_flight.retain(|&(client, p, offset)| {
-                        client != to || !committed.contains(&(p, Some(offset)))
+                        client != to || answered.binary_search(&(p, offset)).is_err()
                     });
                 }
                 self.with_member(to.member, |m, env| m.on_response(env, to, *response))
@@ -711,10 +718,11 @@ impl<'s> World<'s> {
             let Some((member, owned)) = found else {
                 continue;
             };
+            let assigned = PartitionLookup::of(assignment);
             let partitions: Vec<usize> = owned
                 .iter()
                 .copied()
-                .filter(|p| assignment.contains(p))
+                .filter(|p| assigned.contains(p))
                 .collect();
             if !partitions.is_empty() {
                 let fact = Fact::Kept { member, partitions };
