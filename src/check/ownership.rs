@@ -395,15 +395,15 @@ impl Ownership {
         }
     }
 
-    /// Member `m`'s report and target both leave `p` out: the coordinator freed it on `m`'s
-    /// word if `m` holds it (its report left it out while its callback took it) or was sent it
-    /// and has not taken it yet (nor given it up since).
     /// Whether member `m` holds partition `p` or is about to take it: only then can the
     /// coordinator free it on `m`'s word ([`Self::maybe_freed_on_word_of`]).
     fn held_or_coming(&self, m: usize, p: usize) -> bool {
         self.owner[p] == Some(m) || self.awaiting_take[p] == Some(m)
     }
 
+    /// Member `m`'s report and target both leave `p` out: the coordinator freed it on `m`'s
+    /// word if `m` holds it (its report left it out while its callback took it) or was sent it
+    /// and has not taken it yet (nor given it up since).
     fn maybe_freed_on_word_of(&mut self, m: usize, p: usize) {
         let held = self.owner[p] == Some(m) && self.reported_unowned[p];
         let coming = self.awaiting_take[p] == Some(m) && self.reported_before_taken[p] == Some(m);
