@@ -578,12 +578,15 @@ impl ConsumerGroup {
             // handing them on before would give them two owners. What is already pending
             // revocation stays so whatever the subscription: only the member's report that it
             // no longer owns them releases them (reconciliation).
-            let topic_names: Vec<&str> = self.topics.iter().map(|t| t.name.as_str()).collect();
-            let subscribed = |tp: &TopicPartition| {
-                topics
-                    .iter()
-                    .any(|t| topic_names.get(tp.topic as usize) == Some(&t.as_str()))
-            };
+            // Each topic's subscription looked up once, not for each assigned partition.
+            let wanted: BTreeSet<&str> = topics.iter().map(String::as_str).collect();
+            let by_index: Vec<bool> = self
+                .topics
+                .iter()
+                .map(|t| wanted.contains(t.name.as_str()))
+                .collect();
+            let subscribed =
+                |tp: &TopicPartition| by_index.get(tp.topic as usize).copied().unwrap_or(false);
             let dropped: AssignmentEpochs = updated
                 .assigned
                 .iter()
@@ -1023,18 +1026,29 @@ impl ConsumerGroup {
 
     /// Partition counts of every topic a member subscribes to (0: not created yet).
     fn subscribed_metadata(&self) -> BTreeMap<String, i32> {
-        let mut seen = BTreeMap::new();
+        // By name once, not a search of the topics for every member's every topic, and each
+        // name once: 100 members subscribed to 1,000 topics made 50 M string comparisons at
+        // each join, then cloned 100,000 names.
+        let partitions: BTreeMap<&str, i32> = self
+            .topics
+            .iter()
+            .rev()
+            .map(|t| (t.name.as_str(), t.partitions))
+            .collect();
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        let mut last: Option<&[String]> = None;
         for m in self.members.values() {
-            for name in &m.subscribed_topic_names {
-                let count = self
-                    .topics
-                    .iter()
-                    .find(|t| &t.name == name)
-                    .map_or(0, |t| t.partitions);
-                seen.insert(name.clone(), count);
+            // Members mostly subscribe alike: a list equal to the one before adds nothing.
+            let list = m.subscribed_topic_names.as_slice();
+            if last != Some(list) {
+                names.extend(list.iter().map(String::as_str));
+                last = Some(list);
             }
         }
-        seen
+        names
+            .into_iter()
+            .map(|name| (name.to_string(), partitions.get(name).copied().unwrap_or(0)))
+            .collect()
     }
 
     /// `canComputeNextTargetAssignment`: never computed, an interval of 0, or the interval has
