@@ -42,9 +42,9 @@ impl Handover {
                 self.reported.insert(*member, reported);
             }
             Fact::AssignmentSent { member, partitions } => {
-                let sent = PartitionLookup::of(partitions);
-                let before = self.sent.insert(*member, sent.clone());
+                let before = self.sent.insert(*member, PartitionLookup::of(partitions));
                 let before = before.unwrap_or_default();
+                let sent = &self.sent[member];
                 let reported = self.reported.get(member);
                 let pending = self.pending.entry(*member).or_default();
                 for &p in before.iter().filter(|p| !sent.contains(p)) {

@@ -5,7 +5,7 @@
 use super::{ConsumerMember, Partitions};
 use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic};
 use crate::java::{string_compare, Capacity, JavaHashMap};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `ConsumerGroup.computePreferredServerAssignor`: the most requested; ties go to the first in
 /// the counting map's Java iteration order (`Stream.max` keeps the first of equals).
@@ -38,6 +38,17 @@ pub fn assignor_name(remote: &str) -> &str {
     }
 }
 
+/// Each topic's index by name (the first of a name, as a search from the start finds it):
+/// looked up by name, a group subscribed to many topics costs no search of the topic list for
+/// each member's each topic (100 members on 1,000 topics: 50 M string comparisons).
+pub(super) fn topics_by_name(topics: &[Topic]) -> BTreeMap<&str, usize> {
+    let mut by_name = BTreeMap::new();
+    for (i, t) in topics.iter().enumerate() {
+        by_name.entry(t.name.as_str()).or_insert(i);
+    }
+    by_name
+}
+
 /// The new target of every member. Members are given to the assignor in the broker's map
 /// order (the member-spec map is filled in that order, then the updated member, which the
 /// group holds already).
@@ -48,6 +59,7 @@ pub fn compute(
     default_assignor: &str,
 ) -> BTreeMap<String, Partitions> {
     let name = preferred_assignor(members.values()).unwrap_or_else(|| default_assignor.to_string());
+    let topic_index = topics_by_name(topics);
     let spec_members: Vec<Member> = members
         .values()
         .map(|m| {
@@ -57,17 +69,16 @@ pub fn compute(
             let topic_idx: Vec<u32> = subscription
                 .iter()
                 .filter_map(|t| {
-                    topics
-                        .iter()
-                        .position(|x| &x.name == t && x.partitions > 0)
-                        .map(|i| i as u32)
+                    let i = *topic_index.get(t.as_str())?;
+                    (topics[i].partitions > 0).then_some(i as u32)
                 })
                 .collect();
+            let subscribed: BTreeSet<u32> = topic_idx.iter().copied().collect();
             let owned = current
                 .get(&m.member_id)
                 .map(|p| {
                     p.iter()
-                        .filter(|tp| topic_idx.contains(&tp.topic))
+                        .filter(|tp| subscribed.contains(&tp.topic))
                         .copied()
                         .collect()
                 })
