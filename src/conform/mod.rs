@@ -3,7 +3,7 @@
 //! comparison with what Kafka 4.3.1's own `GroupMetadataManager` answered.
 //!
 //! - `script.rs`: the script format, checked key by key.
-//! - `replay.rs`: drives [`crate::group::coordinator::Coordinator`] on its own clock and writes
+//! - `replay.rs`: drives [`crate::group::Coordinator`] on its own clock and writes
 //!   the trace.
 //! - `diff.rs`: request by request against Kafka's trace.
 

@@ -12,12 +12,14 @@ use super::script::{
 };
 use crate::assignor::{by_name, GroupSpec, RebalanceProtocol, Topic, TopicPartition};
 use crate::cluster::OffsetsStore;
-use crate::group::coordinator::{CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect};
+use crate::group::classic::ClassicGroup;
+use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::leader;
 use crate::group::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, JoinedMember, LeaveReason, LeavingMember,
     Request, Response, Subscription,
 };
+use crate::group::Coordinator;
 use crate::java::string_compare;
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
@@ -554,12 +556,12 @@ impl<'s> Replay<'s> {
                     self.give_label(id, alias);
                 }
             }
-            let ids: Vec<String> = self
-                .coordinator
+            let group = self.classic_group();
+            let ids: Vec<String> = group
                 .members()
                 .into_iter()
                 .map(|m| m.member_id)
-                .chain(self.coordinator.pending_members())
+                .chain(group.pending_members())
                 .collect();
             for id in &ids {
                 self.give_label(id, alias);
@@ -934,8 +936,16 @@ impl<'s> Replay<'s> {
         }
     }
 
+    /// The group, classic in every script this replay runs (`replay_consumer.rs` runs the
+    /// KIP-848 ones).
+    fn classic_group(&self) -> &ClassicGroup {
+        self.coordinator
+            .classic()
+            .expect("a classic script keeps a classic group")
+    }
+
     fn render_group(&self) -> Value {
-        let c = &self.coordinator;
+        let c = self.classic_group();
         if !c.exists() {
             return Value::Null;
         }
@@ -967,7 +977,7 @@ impl<'s> Replay<'s> {
         let pending = labels(c.pending_members());
         json!({
             "type": "classic",
-            "state": c.state_name(),
+            "state": c.state().name(),
             "generation_id": c.generation(),
             "protocol_type": c.protocol_type(),
             "protocol_name": c.protocol(),

@@ -1,5 +1,5 @@
 //! Replays a KIP-848 script (`consumer_heartbeat` steps) against the simulator's consumer group
-//! coordinator (`group::consumer_group`), with the harness's client memory of the reference
+//! coordinator (`group::consumer`), with the harness's client memory of the reference
 //! README section 2: each alias remembers its member id and epoch, the fields it last sent, the
 //! last assignment it received and what it owns; it sends full requests while joining and
 //! otherwise only what changed.
@@ -7,7 +7,7 @@
 use super::replay::Replayed;
 use super::script::{ConsumerHeartbeatStep, Script, Step, TopicPartitions};
 use crate::assignor::{Topic, TopicPartition};
-use crate::group::consumer_group::{
+use crate::group::consumer::{
     ConsumerGroup, ConsumerGroupConfig, ConsumerGroupTimer, ConsumerHeartbeat,
     ConsumerHeartbeatResponse, GroupEffect, Partitions, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };

@@ -1,9 +1,18 @@
-//! The consumer group, broker side: the classic protocol's coordinator, what its elected leader
-//! runs (`leader.rs`, called by the client), the requests and responses between them, and the
-//! records the coordinator writes (`records.rs`).
+//! The consumer group, broker side: the coordinator's dispatcher (`dispatcher.rs`, Kafka's
+//! `GroupMetadataManager` role), which owns the group and routes each request to it by its
+//! type: a classic group (`classic/`) or a KIP-848 consumer group (`consumer/`), both writing the
+//! effects of `effects.rs`; the online migration that turns one into the other
+//! (`migration.rs`); what a classic group's elected leader runs (`leader.rs`, called by the
+//! client); the requests and responses between them (`messages.rs`); and the records the
+//! coordinator writes (`records.rs`).
 
-pub mod consumer_group;
-pub mod coordinator;
+pub mod classic;
+pub mod consumer;
+pub mod dispatcher;
+pub mod effects;
 pub mod leader;
 pub mod messages;
+mod migration;
 pub mod records;
+
+pub use dispatcher::Coordinator;

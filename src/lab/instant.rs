@@ -11,6 +11,7 @@
 
 use super::runs::LabRun;
 use crate::facts::{Fact, RejoinCause};
+use crate::group::classic::ClassicGroupState;
 use crate::group::messages::ErrorCode;
 use crate::metrics::{ConsumerGroupReplay, Mark};
 use crate::scenario::{Protocol, TimelineAction};
@@ -223,7 +224,9 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
 
     // The coordinator and each member, folded from the facts.
     let mut group_protocol = run.scenario.group.protocol;
-    let mut classic_state = "Dead";
+    // Per group type, as the dispatcher holds either: a classic group's state (Dead until its
+    // first member creates it) and the consumer group's records replayed.
+    let mut classic_state = ClassicGroupState::Dead;
     let mut generation = None;
     let mut classic_members: BTreeSet<usize> = BTreeSet::new();
     let mut replay = ConsumerGroupReplay::default();
@@ -255,16 +258,16 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
             Fact::MemberRemoved { member, .. } => {
                 classic_members.remove(member);
             }
-            Fact::RebalanceStarted { .. } => classic_state = "PreparingRebalance",
+            Fact::RebalanceStarted { .. } => classic_state = ClassicGroupState::PreparingRebalance,
             Fact::JoinCompleted { generation: g, .. } => {
-                classic_state = "CompletingRebalance";
+                classic_state = ClassicGroupState::CompletingRebalance;
                 generation = Some(*g);
             }
             Fact::GroupStable { generation: g } => {
-                classic_state = "Stable";
+                classic_state = ClassicGroupState::Stable;
                 generation = Some(*g);
             }
-            Fact::GroupEmpty => classic_state = "Empty",
+            Fact::GroupEmpty => classic_state = ClassicGroupState::Empty,
             Fact::ConsumerGroupRecorded(record) => replay.replay(record),
             Fact::GroupConverted { to_consumer, .. } => {
                 group_protocol = if *to_consumer {
@@ -373,7 +376,7 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
         state: if consumer_group {
             replay.state()
         } else {
-            classic_state
+            classic_state.name()
         },
         generation: if consumer_group {
             Some(group_epoch)

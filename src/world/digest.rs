@@ -5,7 +5,7 @@
 
 use super::Event;
 use crate::client::ClientTimer;
-use crate::group::coordinator::CoordTimer;
+use crate::group::effects::CoordTimer;
 use crate::group::messages::{
     ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
 };

@@ -339,6 +339,7 @@ impl World<'_> {
     /// The coordinator's in-memory state goes: its timers are cancelled (what it wrote stays).
     fn drop_coordinator_state(&mut self) {
         self.coordinator_home = None;
+        self.coordinator.unload();
         for (_, id) in std::mem::take(&mut self.timers.coordinator) {
             self.queue.cancel(id);
         }

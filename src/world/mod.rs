@@ -15,11 +15,10 @@ use crate::client::{ClientEffect, ClientEnv, ClientTimer, Consumer};
 use crate::cluster::availability::GapCause;
 use crate::cluster::{Cluster, PartitionLookup, PartitionSpace};
 use crate::facts::Fact;
-use crate::group::consumer_group::ConsumerGroupConfig;
-use crate::group::coordinator::{
-    ConsumerTopic, CoordTimer, Coordinator, CoordinatorConfig, CoordinatorEffect, GroupState,
-};
+use crate::group::consumer::{ConsumerGroupConfig, ConsumerTopic};
+use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::messages::{ClientRef, Request, Response};
+use crate::group::Coordinator;
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
 use crate::scenario::{
@@ -411,7 +410,7 @@ impl<'s> World<'s> {
         // removed them all. A classic group rests Empty then (the consumer protocol's Empty
         // already counts as stable).
         let nobody_running = self.members.iter().all(|m| !m.is_running());
-        if nobody_running && self.coordinator.state() == GroupState::Empty {
+        if nobody_running && self.coordinator.is_empty() {
             return None;
         }
         let mut what = format!(

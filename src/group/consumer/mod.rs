@@ -13,15 +13,19 @@
 //!   `rebalance-timeout:<id>` (a revocation requested) fences a member that does not revoke.
 //!
 //! Heartbeats are answered at once (nothing is parked): [`ConsumerGroup::heartbeat`] returns the
-//! response and writes records, timers and facts as [`GroupEffect`]s, so the world, a test or
-//! `cgsim conform`'s replay drive it alike. Members live in a Java `HashMap` on the broker, whose
+//! response and writes records, timers and facts as [`GroupEffect`]s, so a test or `cgsim
+//! conform`'s replay drive it alone; behind the dispatcher, `host.rs` turns them into the
+//! coordinator's effects. Classic-protocol members reach it through `bridge.rs`. Members live in a Java `HashMap` on the broker, whose
 //! iteration order is what the assignor sees (`crate::java`).
 
-mod classic;
+mod bridge;
+mod host;
 mod reconcile;
 mod target;
 
-pub use classic::{ClassicJoin, ClassicJoinAnswer};
+pub use bridge::{ClassicJoin, ClassicJoinAnswer};
+pub use host::ConsumerTopic;
+pub(super) use host::{ConsumerHost, ConsumerSetup, Downgrade};
 
 pub use target::SERVER_ASSIGNORS;
 

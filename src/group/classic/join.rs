@@ -7,7 +7,7 @@ use crate::group::messages::JoinedMember;
 use crate::log;
 
 /// A JoinGroup's contents, once it is known which process sent it.
-pub(super) struct Join {
+pub(in crate::group) struct Join {
     pub version: i16,
     pub reason: JoinReason,
     pub client: ClientRef,
@@ -41,8 +41,15 @@ fn supports_skipping_assignment(version: i16) -> bool {
     version >= 9
 }
 
-impl Coordinator {
-    pub(super) fn join_group(&mut self, cx: &mut Cx, member_id: String, join: Join) {
+impl ClassicGroup {
+    pub(in crate::group) fn join_group(&mut self, cx: &mut Cx, member_id: String, join: Join) {
+        if self.state == ClassicGroupState::Dead {
+            // Unloaded or deleted: the member is to find the coordinator again and rejoin.
+            let member_id = if member_id.is_empty() { "" } else { &member_id };
+            let error = ErrorCode::CoordinatorNotAvailable;
+            cx.respond(join.client, Response::join_error(error, member_id));
+            return;
+        }
         let is_unknown_member = member_id.is_empty();
         let is_new_group = !self.exists;
         if is_new_group {
@@ -85,8 +92,8 @@ impl Coordinator {
     fn accepts_joining_member(&self, member_id: &str) -> bool {
         let max = self.config.max_size;
         match self.state {
-            GroupState::Empty => true,
-            GroupState::PreparingRebalance => {
+            ClassicGroupState::Empty | ClassicGroupState::Dead => true,
+            ClassicGroupState::PreparingRebalance => {
                 self.members
                     .get(member_id)
                     .is_some_and(|m| m.awaiting_join.is_some())
@@ -97,7 +104,7 @@ impl Coordinator {
                         .count()
                         < max
             }
-            GroupState::CompletingRebalance | GroupState::Stable => {
+            ClassicGroupState::CompletingRebalance | ClassicGroupState::Stable => {
                 self.members.contains_key(member_id) || self.members.len() < max
             }
         }
@@ -118,7 +125,7 @@ impl Coordinator {
         }
         match join.group_instance_id.clone() {
             Some(instance) => {
-                let new_id = self.new_member_id(&instance);
+                let new_id = cx.ids.classic(&instance);
                 match self.static_members.get(&instance).cloned() {
                     Some(old_id) => {
                         self.replace_static_member(cx, &instance, &old_id, new_id, join)
@@ -128,7 +135,7 @@ impl Coordinator {
                 }
             }
             None => {
-                let new_id = self.new_member_id(&join.client_id);
+                let new_id = cx.ids.classic(&join.client_id);
                 if requires_known_member_id(join.version) {
                     let deadline = cx.at(join.session_timeout_ms);
                     cx.set_timer(CoordTimer::heartbeat(&new_id), deadline);
@@ -175,27 +182,27 @@ impl Coordinator {
             .get(&member_id)
             .is_some_and(|m| m.protocols == join.protocols);
         match self.state {
-            GroupState::PreparingRebalance => {
+            ClassicGroupState::PreparingRebalance => {
                 log!(cx, "coordinator JoinGroup: {member_id} rejoined");
                 self.update_member_then_rebalance(cx, &member_id, join);
             }
             // The same metadata (a lost JoinGroup response, or a follower with nothing new):
             // the current generation back, no rebalance. A leader's JoinGroup in Stable always
             // rebalances (it may have seen metadata the members' cannot show).
-            GroupState::CompletingRebalance if matches => {
+            ClassicGroupState::CompletingRebalance if matches => {
                 let response = self.join_response(&member_id, is_leader, false);
                 self.members.get_mut(&member_id).expect("member").client = join.client;
                 cx.respond(join.client, response);
             }
-            GroupState::Stable if matches && !is_leader => {
+            ClassicGroupState::Stable if matches && !is_leader => {
                 let response = self.join_response(&member_id, false, false);
                 self.members.get_mut(&member_id).expect("member").client = join.client;
                 cx.respond(join.client, response);
             }
-            GroupState::CompletingRebalance | GroupState::Stable => {
+            ClassicGroupState::CompletingRebalance | ClassicGroupState::Stable => {
                 self.update_member_then_rebalance(cx, &member_id, join);
             }
-            GroupState::Empty => cx.respond(
+            ClassicGroupState::Empty | ClassicGroupState::Dead => cx.respond(
                 join.client,
                 Response::join_error(ErrorCode::UnknownMemberId, &member_id),
             ),
@@ -221,7 +228,8 @@ impl Coordinator {
 
     fn add_member(&mut self, cx: &mut Cx, member_id: String, join: Join) {
         // A member added during an initial rebalance delays it further.
-        if self.state == GroupState::PreparingRebalance && self.previous_state == GroupState::Empty
+        if self.state == ClassicGroupState::PreparingRebalance
+            && self.previous_state == ClassicGroupState::Empty
         {
             self.new_member_added = true;
         }
@@ -306,7 +314,7 @@ impl Coordinator {
         member.is_new = false;
         // The old id stays in the last record until the next one is written (none is in a
         // rebalance): a coordinator that loads that record must know its process.
-        self.known_clients.insert(old_id.to_string(), member.client);
+        cx.known_clients.insert(old_id.to_string(), member.client);
         member.client = join.client;
         self.members.insert(new_id.clone(), member);
         if self.leader.as_deref() == Some(old_id) {
@@ -327,7 +335,7 @@ impl Coordinator {
             "coordinator static member {old_id} replaced by {new_id}"
         );
         match self.state {
-            GroupState::Stable => {
+            ClassicGroupState::Stable => {
                 let next = self.select_protocol();
                 if self.protocol_name.as_deref().unwrap_or("") == next.as_deref().unwrap_or("") {
                     // No rebalance: the replacement is written, and the member gets the current
@@ -363,10 +371,13 @@ impl Coordinator {
                 }
             }
             // The leader may already have the old id in hand: assign again.
-            GroupState::CompletingRebalance => {
+            ClassicGroupState::CompletingRebalance => {
                 self.prepare_rebalance(cx, Trigger::MemberRestarted, Some(client.member))
             }
-            GroupState::PreparingRebalance | GroupState::Empty => self.maybe_complete_join(cx),
+            ClassicGroupState::PreparingRebalance | ClassicGroupState::Empty => {
+                self.maybe_complete_join(cx)
+            }
+            ClassicGroupState::Dead => unreachable!("a Dead group refuses JoinGroup first"),
         }
     }
 
@@ -420,7 +431,7 @@ impl Coordinator {
         trigger: Trigger,
         member: Option<usize>,
     ) {
-        if self.state == GroupState::PreparingRebalance {
+        if self.state == ClassicGroupState::PreparingRebalance {
             self.maybe_complete_join(cx);
         } else {
             self.prepare_rebalance(cx, trigger, member);
@@ -433,7 +444,7 @@ impl Coordinator {
         trigger: Trigger,
         member: Option<usize>,
     ) {
-        if self.state == GroupState::CompletingRebalance {
+        if self.state == ClassicGroupState::CompletingRebalance {
             // Parked SyncGroups are answered REBALANCE_IN_PROGRESS; every stored assignment
             // is reset.
             for m in self.members.values_mut() {
@@ -442,7 +453,7 @@ impl Coordinator {
             self.propagate_assignment(cx, ErrorCode::RebalanceInProgress);
         }
         self.remove_sync_expiration(cx);
-        let initial = self.state == GroupState::Empty;
+        let initial = self.state == ClassicGroupState::Empty;
         let previous = self.state;
         let timeout = self.rebalance_timeout_ms();
         let delay_ms = if initial {
@@ -462,7 +473,7 @@ impl Coordinator {
         } else {
             timeout
         };
-        self.transition(GroupState::PreparingRebalance);
+        self.transition(ClassicGroupState::PreparingRebalance);
         if !self.members.is_empty() {
             cx.fact(Fact::RebalanceStarted {
                 generation: self.generation + 1,
@@ -494,8 +505,8 @@ impl Coordinator {
 
     /// `maybeCompleteJoinPhase`: everyone has joined, outside an initial rebalance.
     pub(super) fn maybe_complete_join(&mut self, cx: &mut Cx) {
-        if self.state == GroupState::PreparingRebalance
-            && self.previous_state != GroupState::Empty
+        if self.state == ClassicGroupState::PreparingRebalance
+            && self.previous_state != ClassicGroupState::Empty
             && self.has_all_members_joined()
         {
             self.complete_join(cx);
@@ -557,7 +568,7 @@ impl Coordinator {
         self.pending_sync.clear();
         if self.members.is_empty() {
             self.protocol_name = None;
-            self.transition(GroupState::Empty);
+            self.transition(ClassicGroupState::Empty);
             log!(
                 cx,
                 "coordinator join phase complete: no members, Empty (generation {})",
@@ -568,7 +579,7 @@ impl Coordinator {
             return;
         }
         self.protocol_name = self.select_protocol();
-        self.transition(GroupState::CompletingRebalance);
+        self.transition(ClassicGroupState::CompletingRebalance);
         let ids: Vec<String> = self.members.keys().cloned().collect();
         let leader = self.leader.clone().unwrap_or_default();
         for id in &ids {

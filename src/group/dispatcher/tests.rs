@@ -4,7 +4,8 @@
 //! restart), with session.timeout.ms 10000, rebalance timeout 30000, initial delay 3000.
 
 use super::*;
-use crate::sim::rng::Stream;
+use crate::group::classic::ClassicGroupState;
+use crate::group::messages::{ErrorCode, JoinProtocol, JoinReason, Subscription, Trigger};
 
 const SESSION_MS: u64 = 10_000;
 const REBALANCE_MS: u64 = 30_000;
@@ -77,6 +78,16 @@ impl Harness {
                 CoordinatorEffect::Fact(fact) => self.facts.push(fact),
             }
         }
+    }
+
+    /// The group, which is a classic group here.
+    fn classic(&self) -> &ClassicGroup {
+        self.coordinator.classic().expect("a classic group")
+    }
+
+    /// The classic group's state.
+    fn state(&self) -> ClassicGroupState {
+        self.classic().state()
     }
 
     /// Fires every timer due at or before `t_ms`, in deadline order, then moves the clock.
@@ -250,7 +261,7 @@ fn join_dynamic(h: &mut Harness, t: u64, member: usize) -> String {
 /// delay; the join phase completes at 6005 with generation 1 and A as leader.
 fn form_group(h: &mut Harness) -> [String; 3] {
     let a = join_dynamic(h, 0, 0);
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
     let b = join_dynamic(h, 100, 1);
     let c = join_dynamic(h, 200, 2);
     let labels = [(a.as_str(), "A"), (b.as_str(), "B"), (c.as_str(), "C")];
@@ -264,14 +275,14 @@ fn form_group(h: &mut Harness) -> [String; 3] {
         ]
     );
     h.advance(3005);
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
     assert_eq!(h.timers(&labels)[0], ("join".to_string(), 6005));
     let before = h.sent.len();
     h.advance(6005);
-    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::CompletingRebalance);
     assert_eq!(h.coordinator.generation(), 1);
-    assert_eq!(h.coordinator.leader(), Some(a.as_str()));
-    assert_eq!(h.coordinator.protocol(), Some("range"));
+    assert_eq!(h.classic().leader(), Some(a.as_str()));
+    assert_eq!(h.classic().protocol(), Some("range"));
     let responses = &h.sent[before..];
     assert_eq!(responses.len(), 3);
     for (to, r) in responses {
@@ -323,9 +334,9 @@ fn a_single_member_waits_out_one_initial_delay() {
     join_dynamic(&mut h, 0, 0);
     // Nobody joined during the delay: the timer is not extended.
     h.advance(3004);
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
     h.advance(3005);
-    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::CompletingRebalance);
 }
 
 fn assignments(ids: &[String; 3]) -> Option<Vec<(String, Vec<usize>)>> {
@@ -350,7 +361,7 @@ fn an_expired_session_removes_the_member_and_starts_a_rebalance() {
         error_of(&h.ask(6100, 0, sync(&a, 1, assignments(&ids)))),
         ErrorCode::None
     );
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     h.request(6110, 1, sync(&b, 1, None));
     h.request(6120, 2, sync(&c, 1, None));
     // Everyone synced: the sync timer is gone.
@@ -372,9 +383,9 @@ fn an_expired_session_removes_the_member_and_starts_a_rebalance() {
     assert_eq!(h.timers(&labels)[0], ("heartbeat:B".to_string(), 19_005));
     h.assert_timers_consistent();
     h.advance(19_004);
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     h.advance(19_005);
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
     assert_eq!(h.coordinator.members().len(), 2);
     assert!(h.facts.contains(&Fact::MemberRemoved {
         member: 1,
@@ -404,7 +415,7 @@ fn an_expired_session_removes_the_member_and_starts_a_rebalance() {
     );
     let sent = h.request(21_030, 2, join(&c));
     assert_eq!(sent.len(), 2, "both parked joins answered: {sent:?}");
-    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::CompletingRebalance);
     assert_eq!(h.coordinator.generation(), 2);
     assert_eq!(
         h.timers(&labels),
@@ -451,14 +462,14 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
         ids.push(id);
     }
     h.advance(3000);
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
     h.advance(6000);
     assert_eq!(h.coordinator.generation(), 1);
     let ids: [String; 3] = ids.try_into().unwrap();
     h.request(6100, 0, sync(&ids[0], 1, assignments(&ids)));
     h.request(6110, 1, sync(&ids[1], 1, None));
     h.request(6120, 2, sync(&ids[2], 1, None));
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     let facts_before = h.facts.len();
 
     let restarted = h.ask(10_000, 1, join_request("", Some("pod-b"), &["range"]));
@@ -479,7 +490,7 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
     assert!(new_b.starts_with("pod-b-"));
     assert_eq!((generation, leader.as_str()), (1, ids[0].as_str()));
     assert!(members.is_empty() && !skip_assignment);
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     let new_facts = &h.facts[facts_before..];
     assert!(new_facts.contains(&Fact::MemberReplaced {
         member: 1,
@@ -517,7 +528,7 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
     assert!(skip_assignment);
     assert_eq!(leader, new_a);
     assert_eq!(members.len(), 3);
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
 }
 
 /// `ClassicGroup.selectProtocol`: the candidates are the assignors every member lists; each
@@ -537,9 +548,9 @@ fn the_protocol_vote_takes_the_candidate_most_members_prefer() {
     }
     // Members joined during the initial delay: it is extended once, to 6005.
     h.advance(6005);
-    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::CompletingRebalance);
     // sticky is not listed by the second member, so it is no candidate: the third votes range.
-    assert_eq!(h.coordinator.protocol(), Some("range"));
+    assert_eq!(h.classic().protocol(), Some("range"));
 }
 
 #[test]
@@ -550,7 +561,7 @@ fn a_member_with_no_protocol_in_common_is_refused() {
     assert_eq!(error_of(&refused), ErrorCode::InconsistentGroupProtocol);
     // The group goes on with the first member alone.
     h.advance(3005);
-    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::CompletingRebalance);
     assert_eq!(h.coordinator.members().len(), 1);
     assert_eq!(h.coordinator.members()[0].member_id, id);
 }
@@ -560,15 +571,15 @@ fn a_pending_member_that_never_joins_expires_after_its_session() {
     let mut h = Harness::new();
     let first = h.ask(0, 0, join(""));
     let id = member_id_of(&first);
-    assert_eq!(h.coordinator.pending_members(), vec![id.clone()]);
+    assert_eq!(h.classic().pending_members(), vec![id.clone()]);
     assert_eq!(
         h.timers(&[(id.as_str(), "A")]),
         [("heartbeat:A".to_string(), SESSION_MS)]
     );
     h.advance(SESSION_MS);
-    assert!(h.coordinator.pending_members().is_empty());
+    assert!(h.classic().pending_members().is_empty());
     assert!(h.coordinator.timers().is_empty());
-    assert_eq!(h.coordinator.state(), GroupState::Empty);
+    assert_eq!(h.state(), ClassicGroupState::Empty);
 }
 
 #[test]
@@ -617,11 +628,11 @@ fn a_static_member_that_does_not_rejoin_stays_but_misses_the_generation() {
     let plan = vec![(ids[0].clone(), vec![0, 1]), (ids[1].clone(), vec![2, 3])];
     h.request(9100, 0, sync(&ids[0], 1, Some(plan)));
     h.request(9110, 1, sync(&ids[1], 1, None));
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     // pod-a rejoins (a rebalance); pod-b only heartbeats (stuck in a batch, say), so its
     // session holds through the join phase but it never rejoins.
     h.request(9200, 0, join_request(&ids[0], Some("pod-a"), &["range"]));
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
     let facts_before = h.facts.len();
     let end = 9200 + REBALANCE_MS;
     for t in (12_000..end).step_by(3000) {
@@ -657,7 +668,7 @@ fn a_loaded_group_is_what_its_last_record_says() {
     let record = h.offsets.group_record().cloned();
     let mut out = Out::new(false);
     h.coordinator.load(ms(10), record.as_ref(), &mut out);
-    assert_eq!(h.coordinator.state(), GroupState::Empty);
+    assert_eq!(h.state(), ClassicGroupState::Empty);
 
     // Completing a rebalance (the leader's SyncGroup) writes the group as it stands; a
     // rebalance in progress is forgotten.
@@ -665,14 +676,14 @@ fn a_loaded_group_is_what_its_last_record_says() {
     let ids = form_group(&mut h);
     let generation = h.coordinator.generation();
     h.ask(6010, 0, sync(&ids[0], generation, assignments(&ids)));
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     let record = h.offsets.group_record().cloned();
     h.timers.clear();
     let mut out = Out::new(false);
     h.coordinator.load(ms(60_000), record.as_ref(), &mut out);
     h.now = ms(60_000);
     h.apply(out);
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     assert_eq!(h.coordinator.generation(), generation);
     let loaded = h.coordinator.members();
     for id in &ids {
@@ -692,7 +703,7 @@ fn a_loaded_group_is_what_its_last_record_says() {
 /// A coordinator that may convert its classic group: "orders" (6 partitions) as a consumer
 /// group would see it, under `policy`.
 fn migrating(policy: crate::scenario::MigrationPolicy) -> Harness {
-    let config = crate::group::consumer_group::ConsumerGroupConfig {
+    let config = crate::group::consumer::ConsumerGroupConfig {
         migration_policy: policy,
         ..Default::default()
     };
@@ -701,7 +712,7 @@ fn migrating(policy: crate::scenario::MigrationPolicy) -> Harness {
 
 /// A harness whose coordinator (as `Harness::new`'s) has consumer-group support over `topics`.
 fn with_consumer_support(
-    config: crate::group::consumer_group::ConsumerGroupConfig,
+    config: crate::group::consumer::ConsumerGroupConfig,
     topics: Vec<ConsumerTopic>,
 ) -> Harness {
     let mut h = Harness::new();
@@ -726,7 +737,7 @@ fn topic(name: &str, id: u8, partitions: u32, first: usize) -> ConsumerTopic {
 
 /// A consumer-group coordinator assigning at every epoch bump.
 fn assigning_at_once(topics: Vec<ConsumerTopic>) -> Harness {
-    let config = crate::group::consumer_group::ConsumerGroupConfig {
+    let config = crate::group::consumer::ConsumerGroupConfig {
         assignment_interval_ms: 0,
         ..Default::default()
     };
@@ -743,14 +754,14 @@ fn stable_classic_group(h: &mut Harness) -> [String; 3] {
     );
     h.request(6110, 1, sync(&b, 1, None));
     h.request(6120, 2, sync(&c, 1, None));
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     [a, b, c]
 }
 
 /// A consumer-protocol member's leave heartbeat: epoch -1, or -2 for a static member (its
 /// `instance`), which keeps its assignment for the instance.
 fn consumer_leave(member_id: &str, instance: Option<&str>) -> Request {
-    use crate::group::consumer_group::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
+    use crate::group::consumer::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
     Request::ConsumerGroupHeartbeat {
         member_id: member_id.to_string(),
         member_epoch: if instance.is_some() {
@@ -859,7 +870,7 @@ fn a_policy_without_upgrade_refuses_the_consumer_member_with_group_id_not_found(
     stable_classic_group(&mut h);
     let r = h.ask(7000, 3, consumer_join("d"));
     assert_eq!(error_of(&r), ErrorCode::GroupIdNotFound);
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     assert!(!h
         .facts
         .iter()
@@ -904,7 +915,7 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
         });
         assert_eq!(converted_back, back, "{policy:?}");
         if back {
-            assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+            assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
             assert_eq!(h.coordinator.members().len(), 3);
         }
     }
@@ -952,7 +963,7 @@ fn pod_b_upgraded(h: &mut Harness) -> [String; 3] {
     h.request(6100, 0, sync(&ids[0], 1, assignments(&ids)));
     h.request(6110, 1, sync(&ids[1], 1, None));
     h.request(6120, 2, sync(&ids[2], 1, None));
-    assert_eq!(h.coordinator.state(), GroupState::Stable);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
     let mut upgraded = consumer_join("d");
     if let Request::ConsumerGroupHeartbeat { instance_id, .. } = &mut upgraded {
         *instance_id = Some("pod-b".into());
@@ -993,7 +1004,7 @@ fn a_process_that_took_over_a_classic_members_instance_is_a_consumer_protocol_me
     assert_eq!(error_of(&h.ask(7300, 4, leave)), ErrorCode::None);
     assert_eq!(converted_to_classic(&h), None);
     assert!(
-        h.coordinator.consumer_state().is_some(),
+        h.coordinator.consumer_group().is_some(),
         "still a consumer group"
     );
 }
@@ -1040,9 +1051,9 @@ fn a_classic_process_taking_over_the_last_consumer_members_instance_converts_wit
             None => assert!(!back, "{policy:?}"),
             other => panic!("{other:?}"),
         }
-        assert_eq!(h.coordinator.consumer_state().is_none(), back);
+        assert_eq!(h.coordinator.consumer_group().is_none(), back);
         if back {
-            assert_eq!(h.coordinator.state(), GroupState::Stable, "no rebalance");
+            assert_eq!(h.state(), ClassicGroupState::Stable, "no rebalance");
             assert_eq!(h.coordinator.generation(), *generation);
             let ids: Vec<String> = h
                 .coordinator
@@ -1287,8 +1298,8 @@ fn a_downgrade_by_takeover_while_reconciling_leaves_a_bridged_members_target_uns
     assert_eq!(error_of(&h.ask(8300, 3, static_leave)), ErrorCode::None);
     let takeover = h.ask(9000, 5, join_request("", Some("pod-b"), &["range"]));
     assert_eq!(error_of(&takeover), ErrorCode::None, "{takeover:?}");
-    assert!(h.coordinator.consumer_state().is_none(), "classic again");
-    assert_eq!(h.coordinator.state(), GroupState::Stable, "no rebalance");
+    assert!(h.coordinator.consumer_group().is_none(), "classic again");
+    assert_eq!(h.state(), ClassicGroupState::Stable, "no rebalance");
     let kept = h
         .coordinator
         .members()
@@ -1322,11 +1333,11 @@ fn a_conversion_after_a_reset_rebalance_gives_the_joining_member_partitions_stil
     for (i, id) in [&a, &b, &c].into_iter().enumerate() {
         h.request(6600 + i as u64, i, join(id));
     }
-    assert_eq!(h.coordinator.state(), GroupState::CompletingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::CompletingRebalance);
     assert_eq!(h.coordinator.generation(), 2);
     // f joins before the sync: back to PreparingRebalance, every assignment reset.
     join_dynamic(&mut h, 6700, 4);
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
     assert!(h
         .coordinator
         .members()
@@ -1356,6 +1367,6 @@ fn a_classic_takeover_converting_the_group_with_a_stale_target_rebalances() {
     assert_eq!(h.coordinator.generation(), 3, "e's join bumped the epoch");
     let takeover = h.ask(7200, 5, join_request("", Some("pod-b"), &["range"]));
     assert_eq!(error_of(&takeover), ErrorCode::None, "{takeover:?}");
-    assert!(h.coordinator.consumer_state().is_none(), "classic again");
-    assert_eq!(h.coordinator.state(), GroupState::PreparingRebalance);
+    assert!(h.coordinator.consumer_group().is_none(), "classic again");
+    assert_eq!(h.state(), ClassicGroupState::PreparingRebalance);
 }

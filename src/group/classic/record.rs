@@ -1,9 +1,9 @@
 //! Building the GROUP_METADATA record of the group as it stands (the record types are in
 //! `group/records.rs`).
 
-use super::{Coordinator, GroupMetadataRecord, MemberMetadataRecord};
+use super::{ClassicGroup, GroupMetadataRecord, MemberMetadataRecord};
 
-impl Coordinator {
+impl ClassicGroup {
     /// The group as a GROUP_METADATA record (members in map order).
     pub(super) fn group_metadata_record(&self) -> GroupMetadataRecord {
         let protocol = self.protocol_name.clone();

@@ -6,7 +6,7 @@ use super::*;
 use crate::log;
 
 /// A SyncGroup's contents.
-pub(super) struct Sync {
+pub(in crate::group) struct Sync {
     pub client: ClientRef,
     pub member_id: String,
     pub generation: i32,
@@ -21,9 +21,12 @@ fn inconsistent(requested: Option<&str>, group: Option<&str>) -> bool {
     matches!((requested, group), (Some(r), Some(g)) if r != g)
 }
 
-impl Coordinator {
+impl ClassicGroup {
     fn validate_sync(&self, sync: &Sync) -> Result<(), ErrorCode> {
-        if !self.exists || self.state == GroupState::Empty {
+        if self.state == ClassicGroupState::Dead {
+            return Err(ErrorCode::CoordinatorNotAvailable);
+        }
+        if !self.exists || self.state == ClassicGroupState::Empty {
             return Err(ErrorCode::UnknownMemberId);
         }
         self.validate_member(&sync.member_id, sync.group_instance_id.as_deref())?;
@@ -38,7 +41,7 @@ impl Coordinator {
         Ok(())
     }
 
-    pub(super) fn sync_group(&mut self, cx: &mut Cx, sync: Sync) {
+    pub(in crate::group) fn sync_group(&mut self, cx: &mut Cx, sync: Sync) {
         if let Err(error) = self.validate_sync(&sync) {
             cx.respond(sync.client, Response::sync_error(error));
             return;
@@ -46,13 +49,13 @@ impl Coordinator {
         let member_id = sync.member_id.as_str();
         self.members.get_mut(member_id).expect("member").client = sync.client;
         match self.state {
-            GroupState::PreparingRebalance => {
+            ClassicGroupState::PreparingRebalance => {
                 cx.respond(
                     sync.client,
                     Response::sync_error(ErrorCode::RebalanceInProgress),
                 );
             }
-            GroupState::CompletingRebalance => {
+            ClassicGroupState::CompletingRebalance => {
                 self.members
                     .get_mut(member_id)
                     .expect("member")
@@ -71,7 +74,7 @@ impl Coordinator {
                     }
                     self.write_group_metadata(cx);
                     self.propagate_assignment(cx, ErrorCode::None);
-                    self.transition(GroupState::Stable);
+                    self.transition(ClassicGroupState::Stable);
                     cx.fact(Fact::GroupStable {
                         generation: self.generation,
                     });
@@ -82,7 +85,7 @@ impl Coordinator {
                     );
                 }
             }
-            GroupState::Stable => {
+            ClassicGroupState::Stable => {
                 // The stored assignment, at once (the session timer is not reset).
                 self.remove_pending_sync_member(cx, member_id);
                 let m = self.members.get(member_id).expect("member");
@@ -94,8 +97,8 @@ impl Coordinator {
                 };
                 cx.respond(sync.client, response);
             }
-            GroupState::Empty => {
-                unreachable!("validated: an Empty group answers UNKNOWN_MEMBER_ID")
+            ClassicGroupState::Empty | ClassicGroupState::Dead => {
+                unreachable!("validated: an Empty group answers UNKNOWN_MEMBER_ID, a Dead one COORDINATOR_NOT_AVAILABLE")
             }
         }
     }
@@ -130,8 +133,12 @@ impl Coordinator {
     fn remove_pending_sync_member(&mut self, cx: &mut Cx, member_id: &str) {
         self.pending_sync.remove(&member_id.to_string());
         let done = match self.state {
-            GroupState::CompletingRebalance | GroupState::Stable => self.pending_sync.is_empty(),
-            GroupState::Empty | GroupState::PreparingRebalance => true,
+            ClassicGroupState::CompletingRebalance | ClassicGroupState::Stable => {
+                self.pending_sync.is_empty()
+            }
+            ClassicGroupState::Empty
+            | ClassicGroupState::PreparingRebalance
+            | ClassicGroupState::Dead => true,
         };
         if done && self.sync_timer.take().is_some() {
             cx.cancel_timer(CoordTimer::Sync);
@@ -152,7 +159,7 @@ impl Coordinator {
         if generation != self.generation
             || !matches!(
                 self.state,
-                GroupState::CompletingRebalance | GroupState::Stable
+                ClassicGroupState::CompletingRebalance | ClassicGroupState::Stable
             )
             || self.pending_sync.is_empty()
         {
