@@ -164,6 +164,11 @@ enum Command {
         /// (KIP-848's online migration, sometimes rolled back), from each seed's own stream.
         #[arg(long)]
         migration: bool,
+        /// Write every run's digest to FILE, one `SEED DIGEST` line per seed in seed order:
+        /// two builds that give the same file behave the same on these generated scenarios (a
+        /// reshaping's check, beside the snapshots).
+        #[arg(long, value_name = "FILE")]
+        digests: Option<PathBuf>,
     },
     /// Join the JSON lines of a sweep's shards and print the summary the unsharded sweep
     /// prints; refuses files of different sweeps and a sweep with runs missing.
@@ -379,6 +384,7 @@ fn main() -> ExitCode {
             list_mutants,
             cluster_faults,
             migration,
+            digests,
         } => cli::fuzz::run_fuzz(cli::fuzz::Options {
             scenario,
             seeds,
@@ -389,6 +395,7 @@ fn main() -> ExitCode {
             list_mutants,
             cluster_faults,
             migration,
+            digests,
         }),
         Command::Merge {
             files,

@@ -280,6 +280,58 @@ fn the_command_line_prints_failures_their_replay_and_the_last_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--digests FILE`: one `SEED DIGEST` line per run in seed order, the same for any number of
+/// threads and equal to each run's own digest (what a reshaping compares before and after).
+#[test]
+fn the_digests_file_lists_every_runs_digest_in_seed_order() {
+    let dir = std::env::temp_dir().join(format!("cgsim-fuzz-digests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (text, code) = cgsim(
+        &[
+            "fuzz",
+            "--seeds",
+            "5..9",
+            "--threads",
+            "2",
+            "--digests",
+            "two.txt",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 0, "{text}");
+    let (text, code) = cgsim(
+        &[
+            "fuzz",
+            "--seeds",
+            "5..9",
+            "--threads",
+            "1",
+            "--digests",
+            "one.txt",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 0, "{text}");
+    let two = std::fs::read_to_string(dir.join("two.txt")).unwrap();
+    let one = std::fs::read_to_string(dir.join("one.txt")).unwrap();
+    assert_eq!(one, two);
+    let lines: Vec<(u64, String)> = one
+        .lines()
+        .map(|l| {
+            let (seed, digest) = l.split_once(' ').expect("SEED DIGEST");
+            (seed.parse().unwrap(), digest.to_string())
+        })
+        .collect();
+    assert_eq!(
+        lines.iter().map(|l| l.0).collect::<Vec<_>>(),
+        [5, 6, 7, 8, 9]
+    );
+    for (seed, digest) in &lines {
+        assert_eq!(*digest, run_case(&generate(*seed, None, None)).digest);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Kafka's own double ownership across the online upgrade (`--cluster-faults --migration`,
 /// seed 829430). A cooperative rebalance moves t0-1 away from c1 (generation 2); 3 ms after the
 /// leader's SyncGroup made the group Stable, and before c1 has read its own SyncGroup answer,

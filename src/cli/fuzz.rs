@@ -1,4 +1,5 @@
-//! `cgsim fuzz [SCENARIO] --seeds A..B [--mutant NAME] [--threads N] [--shrink] [--out DIR]`:
+//! `cgsim fuzz [SCENARIO] --seeds A..B [--mutant NAME] [--threads N] [--shrink] [--out DIR]
+//! [--digests FILE]`:
 //! one generated case per seed (`cgsim::fuzz`), every property checked; per failure a line
 //! `seed S: PROPERTY at T ms: DETAIL` and the command that replays it; with `--shrink` the
 //! first failure of each property shrunk and written; the coverage paths counted; last line
@@ -23,6 +24,8 @@ pub struct Options {
     pub list_mutants: bool,
     pub cluster_faults: bool,
     pub migration: bool,
+    /// Where to write every run's `SEED DIGEST` line.
+    pub digests: Option<PathBuf>,
 }
 
 /// Runs shrinking may take per failure.
@@ -94,6 +97,7 @@ pub fn run_fuzz(options: Options) -> ExitCode {
     let bar = super::progress_bar(list.len() as u64);
     let mut tally = Tally::default();
     let mut failures: Vec<(u64, Failure)> = Vec::new();
+    let mut digests = String::new();
     let mut write_error = None;
     let started = std::time::Instant::now();
     cgsim::fuzz::runner::for_each_seed(
@@ -103,6 +107,9 @@ pub fn run_fuzz(options: Options) -> ExitCode {
         |seed, verdict| {
             bar.inc(1);
             tally.add(&verdict.covered);
+            if options.digests.is_some() {
+                digests.push_str(&format!("{seed} {}\n", verdict.digest));
+            }
             let Some(f) = verdict.failure else { return };
             let mut text = format!(
                 "seed {seed}: {} at {} ms: {}\n  replay: {}\n",
@@ -126,6 +133,12 @@ pub fn run_fuzz(options: Options) -> ExitCode {
     if let Some(e) = write_error {
         eprintln!("{e}");
         return super::bad_input();
+    }
+    if let Some(path) = &options.digests {
+        if let Err(e) = std::fs::write(path, &digests) {
+            eprintln!("--digests {}: cannot write: {e}", path.display());
+            return super::bad_input();
+        }
     }
     let runs = list.len() as u64;
 
