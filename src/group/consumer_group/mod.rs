@@ -1105,3 +1105,6 @@ fn same_assignment(a: &ConsumerMember, b: &ConsumerMember) -> bool {
         && a.assigned == b.assigned
         && a.pending_revocation == b.pending_revocation
 }
+
+#[cfg(test)]
+mod tests;
