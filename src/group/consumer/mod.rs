@@ -1109,3 +1109,6 @@ fn same_assignment(a: &ConsumerMember, b: &ConsumerMember) -> bool {
         && a.assigned == b.assigned
         && a.pending_revocation == b.pending_revocation
 }
+
+#[cfg(test)]
+mod tests;
