@@ -164,6 +164,10 @@ impl ClassicGroup {
             );
         }
         group.protocol_name = group.select_protocol();
+        // `createClassicGroupRecords`: the classic group is written as it is made, so a
+        // coordinator that loads the group after a fail-over finds it, not the record the
+        // group had before it became a consumer group.
+        group.write_group_metadata(cx);
         log!(
             cx,
             "coordinator converts the consumer group (epoch {epoch}) back to a classic group"

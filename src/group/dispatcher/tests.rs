@@ -921,6 +921,62 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
     }
 }
 
+/// A coordinator fail-over after a migration loads the group as it became, not as the log had
+/// it before. Upgraded: the consumer group comes back as it was, and the classic record written
+/// before the upgrade (Kafka tombstones it at the conversion) is not loaded beside it.
+/// Downgraded: the conversion writes the classic group (`createClassicGroupRecords`), so the
+/// new coordinator loads it with its members and their target assignments.
+#[test]
+fn a_fail_over_after_a_migration_loads_the_group_as_it_became() {
+    use crate::scenario::MigrationPolicy;
+    let mut h = migrating(MigrationPolicy::Bidirectional);
+    stable_classic_group(&mut h);
+    let Response::ConsumerGroupHeartbeat { member_epoch, .. } = h.ask(7000, 3, consumer_join("d"))
+    else {
+        panic!()
+    };
+    assert!(member_epoch > 0);
+    let before = h.offsets.group_record().cloned();
+    let fail_over = |h: &mut Harness, at_ms: u64| {
+        h.coordinator.unload();
+        h.timers.clear();
+        let record = h.offsets.group_record().cloned();
+        let mut out = Out::new(false);
+        h.coordinator.load(ms(at_ms), record.as_ref(), &mut out);
+        h.now = ms(at_ms);
+        h.apply(out);
+    };
+    fail_over(&mut h, 7100);
+    assert!(h.coordinator.consumer_group().is_some(), "still upgraded");
+    assert!(
+        h.coordinator.members().is_empty(),
+        "no classic group beside it"
+    );
+    let names: Vec<String> = h.timers.keys().map(CoordTimer::name).collect();
+    assert!(
+        names.iter().all(|n| n.starts_with("session-timeout:")),
+        "only the consumer group's sessions: {names:?}"
+    );
+
+    // The last consumer-protocol member leaves: the group is classic again and written so.
+    assert_eq!(
+        error_of(&h.ask(7500, 3, consumer_leave("d", None))),
+        ErrorCode::None
+    );
+    let generation = h.coordinator.generation();
+    let Some(GroupRecord::GroupMetadata(written)) = h.offsets.group_record().cloned() else {
+        panic!("the downgrade writes the classic group")
+    };
+    assert_ne!(Some(GroupRecord::GroupMetadata(written.clone())), before);
+    assert_eq!(written.generation, generation);
+    assert_eq!(written.members.len(), 3);
+    assert!(written.members.iter().all(|m| m.assignment.is_some()));
+    fail_over(&mut h, 7600);
+    assert_eq!(h.state(), ClassicGroupState::Stable);
+    assert_eq!(h.coordinator.generation(), generation);
+    assert_eq!(h.coordinator.members().len(), 3);
+}
+
 /// `getOrMaybeSubscribeStaticConsumerGroupMember` checks that a static instance was released
 /// (`throwIfInstanceIdIsUnreleased`) only when both the joining process and the holder speak
 /// the consumer protocol. A static classic member's new process, upgraded to
