@@ -3,7 +3,6 @@
 //! `commitSync`/`commitAsync` after a batch; the listener's commit before giving partitions up.
 
 use super::*;
-use crate::facts::RejoinCause;
 
 impl Consumer {
     /// `maybeAutoCommitOffsetsAsync`: once the auto-commit timer has passed, it is reset and
@@ -48,14 +47,14 @@ impl Consumer {
     /// rebalance reaches it, with the timer just reset by `onJoinComplete`. A KIP-848 member
     /// auto-commits on its interval whatever its reconciliation.
     fn auto_commit_reached(&self) -> bool {
-        self.consumer_membership.is_some()
-            || (self.membership.coordinator.is_some() && !self.membership.is_rebalancing())
+        self.membership
+            .auto_commit_reached(self.coordinator.is_some())
     }
 
     /// `commitAsync` of the current positions: sent now if the coordinator is known, else
     /// once the lookup finds it.
     pub(super) fn commit_async(&mut self, env: &mut ClientEnv) {
-        if self.membership.coordinator.is_some() || self.generation_if_stable().is_none() {
+        if self.coordinator.is_some() || self.generation_if_stable().is_none() {
             self.send_commit(env);
             return;
         }
@@ -81,11 +80,7 @@ impl Consumer {
     /// (CommitFailedException), so a member processing through a cooperative rebalance
     /// commits nothing until its SyncGroup is answered. A KIP-848 member commits in its epoch.
     pub(super) fn generation_if_stable(&self) -> Option<i32> {
-        let classic = self.consumer_membership.is_none();
-        if classic && self.membership.phase != Phase::Stable {
-            return None;
-        }
-        self.membership.generation
+        self.membership.commit_generation()
     }
 
     /// Sends an OffsetCommit of the current positions; whether there was a generation to
@@ -102,56 +97,10 @@ impl Consumer {
     fn send_offsets(&mut self, env: &mut ClientEnv, generation: i32, offsets: Vec<(usize, u64)>) {
         self.commits_in_flight.push_back(generation);
         env.send(Request::OffsetCommit {
-            member_id: self.membership.member_id.clone(),
+            member_id: self.membership.member_id().to_string(),
             generation,
             offsets,
         });
-    }
-
-    /// An OffsetCommit was answered with `error`; `sent_generation` is the generation it went
-    /// out in (`None`: not known). A classic member acts on it as `OffsetCommitResponseHandler`
-    /// does: REBALANCE_IN_PROGRESS asks to rejoin; UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION
-    /// reset the generation (and, for UNKNOWN_MEMBER_ID, the member id), so the next poll
-    /// gives up what it owns as lost and joins anew, unless the generation changed since the
-    /// commit went out and the member is already rejoining (then it is only a stale answer).
-    /// Kafka handles it in whichever thread polls the network client next; the model at its
-    /// arrival. A KIP-848 member's commit errors are not modelled here.
-    pub(super) fn commit_error(
-        &mut self,
-        env: &mut ClientEnv,
-        error: ErrorCode,
-        sent_generation: Option<i32>,
-    ) {
-        if self.consumer_membership.is_some() {
-            return;
-        }
-        match error {
-            ErrorCode::RebalanceInProgress => {
-                if !self.membership.rejoin_needed {
-                    log!(env, "{} OffsetCommit: REBALANCE_IN_PROGRESS", self.name());
-                    env.fact(Fact::RejoinNeeded {
-                        member: self.idx,
-                        cause: RejoinCause::CommitRebalance,
-                    });
-                }
-                self.request_rejoin(JoinReason::Rebalance);
-                self.wake(env);
-            }
-            ErrorCode::UnknownMemberId | ErrorCode::IllegalGeneration => {
-                let unchanged =
-                    sent_generation.is_some() && sent_generation == self.membership.generation;
-                if !unchanged && self.membership.phase == Phase::AwaitingJoin {
-                    return;
-                }
-                self.reset_state_on_response_error(
-                    env,
-                    "OffsetCommit",
-                    RejoinCause::CommitError(error),
-                );
-                self.wake(env);
-            }
-            _ => {}
-        }
     }
 
     /// The poll loop waits on a synchronous commit just sent: a new call, whose retries back

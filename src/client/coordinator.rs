@@ -33,13 +33,13 @@ use super::*;
 impl Consumer {
     /// The coordinator this member would send to (`None`: unknown).
     pub fn coordinator(&self) -> Option<u32> {
-        self.membership.coordinator
+        self.coordinator
     }
 
     /// `ensureCoordinatorReady`: whether the coordinator is known; if not, the poll waits while
     /// FindCoordinator looks for it.
     pub(super) fn ensure_coordinator(&mut self, env: &mut ClientEnv) -> bool {
-        if self.membership.coordinator.is_some() {
+        if self.coordinator.is_some() {
             return true;
         }
         self.lookup_coordinator(env);
@@ -56,14 +56,14 @@ impl Consumer {
     /// none before the backoff of the last answer has passed (its `RequestState`): the lookup
     /// goes then.
     pub(super) fn lookup_coordinator(&mut self, env: &mut ClientEnv) {
-        if self.consumer_membership.is_some()
-            && !self.membership.finding_coordinator
+        if self.membership.lookup_backs_off()
+            && !self.finding_coordinator
             && env.now() < self.lookup_backoff.until
         {
             return self.retry_lookup(env, false);
         }
-        if !self.membership.finding_coordinator {
-            self.membership.finding_coordinator = true;
+        if !self.finding_coordinator {
+            self.finding_coordinator = true;
             log!(env, "{} FindCoordinator", self.name());
             env.send(Request::FindCoordinator);
         }
@@ -71,11 +71,11 @@ impl Consumer {
 
     /// A FindCoordinator answer named `broker`.
     pub(super) fn coordinator_named(&mut self, env: &mut ClientEnv, broker: u32) {
-        if !self.membership.finding_coordinator {
+        if !self.finding_coordinator {
             return;
         }
-        self.membership.finding_coordinator = false;
-        if self.consumer_membership.is_some() {
+        self.finding_coordinator = false;
+        if self.membership.lookup_backs_off() {
             // The lookup succeeded, whatever connecting to the broker it names does next.
             self.lookup_backoff.succeeded(env);
         }
@@ -84,19 +84,15 @@ impl Consumer {
         // or no answer to the SYN within `socket.connection.setup.timeout.ms`), fetching on
         // meanwhile. (Kafka starts connecting here, `client.tryConnect`; the model with the
         // first request that follows.)
-        self.membership.coordinator = Some(broker);
-        self.reset_session_timer(env);
+        self.coordinator = Some(broker);
+        self.membership_coordinator_found(env);
         self.resume_with_coordinator(env);
     }
 
     /// An answer from the coordinator: a coordinator lost is found once one comes (a lookup
     /// only names it).
     pub(super) fn coordinator_reached(&mut self, env: &mut ClientEnv) {
-        let Some(broker) = self
-            .membership
-            .coordinator
-            .filter(|_| self.coordinator_lost)
-        else {
+        let Some(broker) = self.coordinator.filter(|_| self.coordinator_lost) else {
             return;
         };
         self.coordinator_lost = false;
@@ -124,14 +120,11 @@ impl Consumer {
             let partitions = self.offsets_requested.clone();
             env.send(Request::OffsetFetch { partitions });
         }
-        if self.consumer_membership.is_some() && self.kip848().retry_heartbeat {
-            self.kip848().retry_heartbeat = false;
-            self.send_consumer_heartbeat(env);
-        }
+        self.membership_resume_with_coordinator(env);
         if self.waiting_for_coordinator.take().is_some() {
             self.app = App::Idle;
             self.poll(env);
-        } else if self.membership.join_due() {
+        } else if self.membership.wakes_when_coordinator_found() {
             self.wake(env);
         }
     }
@@ -139,7 +132,7 @@ impl Consumer {
     /// A FindCoordinator failed: KIP-848's next waits one more step of the exponential
     /// backoff (`RequestState.onFailedAttempt`).
     pub(super) fn lookup_failed(&mut self, env: &mut ClientEnv) {
-        if self.consumer_membership.is_some() {
+        if self.membership.lookup_backs_off() {
             self.lookup_backoff.failed(env);
         }
         self.lookup_gave_nothing(env);
@@ -148,7 +141,7 @@ impl Consumer {
     /// No coordinator to connect to yet: look again after the backoff; a poll waiting for it
     /// goes on without it once its timeout has passed.
     fn lookup_gave_nothing(&mut self, env: &mut ClientEnv) {
-        self.membership.finding_coordinator = false;
+        self.finding_coordinator = false;
         // The asynchronous commits chained on this lookup fail (RetriableCommitFailedException).
         self.async_commits_waiting.clear();
         let now = env.now();
@@ -185,7 +178,7 @@ impl Consumer {
     pub(super) fn retry_backoff_passed(&mut self, env: &mut ClientEnv) {
         let now = env.now();
         let due = self.commit_retry.is_due(now) || self.offsets_retry.is_due(now);
-        if due && self.membership.coordinator.is_some() {
+        if due && self.coordinator.is_some() {
             self.resume_with_coordinator(env);
         }
         if self.join_backoff_until.is_some_and(|at| at <= now) {
@@ -207,7 +200,8 @@ impl Consumer {
     /// replaces it (the old timer, when it fires, is stale).
     fn retry_lookup(&mut self, env: &mut ClientEnv, found_nothing: bool) {
         let now = env.now();
-        let at = if self.consumer_membership.is_some() {
+        let backs_off = self.membership.lookup_backs_off();
+        let at = if backs_off {
             self.lookup_backoff.until.max(now)
         } else if found_nothing && self.waiting_for_coordinator.is_some() {
             let backoff = env.retry_backoff(self.poll_lookup_failures);
@@ -218,7 +212,7 @@ impl Consumer {
         };
         if self
             .lookup_retry_at
-            .is_none_or(|armed| armed > at && self.consumer_membership.is_some())
+            .is_none_or(|armed| armed > at && backs_off)
         {
             self.lookup_retry_at = Some(at);
             env.after(at, ClientTimer::FindCoordinator);
@@ -231,7 +225,7 @@ impl Consumer {
         error: ErrorCode,
         cause: &str,
     ) {
-        if self.membership.coordinator.take().is_none() {
+        if self.coordinator.take().is_none() {
             return;
         }
         log!(
@@ -270,7 +264,7 @@ impl Consumer {
         // after the backoff (the classic handlers "just retry" or back off, KIP-848's
         // heartbeat and commit managers likewise); every other error here loses it.
         let loading = error == ErrorCode::CoordinatorLoadInProgress;
-        let coordinator = self.membership.coordinator;
+        let coordinator = self.coordinator;
         if !loading {
             self.mark_coordinator_unknown(env, error, error.name());
         }
@@ -282,60 +276,27 @@ impl Consumer {
             error,
             ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable
         );
-        if let Some(broker) = coordinator.filter(|_| answered && self.consumer_membership.is_none())
+        if let Some(broker) =
+            coordinator.filter(|_| answered && self.membership.disconnects_on_error_answer())
         {
             env.disconnect(broker);
         }
         // The coordinator is looked for again after the backoff (`joinGroupIfNeeded`,
         // `commitOffsetsSync` and the heartbeat thread sleep `retry.backoff.ms` first).
-        let now = env.now();
-        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
         if !loading {
             self.retry_lookup(env, false);
         }
-        if kind == RequestKind::JoinGroup
-            && std::mem::take(&mut self.membership.join_in_flight)
-            && self.membership.phase != Phase::AwaitingJoin
-        {
-            // The membership was reset while it was out: the next poll joins anew.
-            self.wake(env);
+        if kind == RequestKind::JoinGroup {
+            self.membership_join_failed_while_reset(env);
         }
         if kind == RequestKind::OffsetCommit {
             self.commits_in_flight.pop_front();
         }
         let join_prepare_commit =
-            kind == RequestKind::OffsetCommit && self.join_prepare_commit_done(env, true);
+            kind == RequestKind::OffsetCommit && self.prepare_commit_done(env, true);
         match kind {
             // onJoinPrepare sends it again (its future failed with a retriable error).
             RequestKind::OffsetCommit if join_prepare_commit => {}
-            RequestKind::Heartbeat => {
-                self.membership.heartbeats_in_flight.pop_front();
-                if self.membership.heartbeat_enabled {
-                    self.fail_heartbeat(env);
-                }
-            }
-            RequestKind::JoinGroup if self.membership.phase == Phase::AwaitingJoin => {
-                self.membership.phase = Phase::Unjoined;
-                self.membership.join_retry = true;
-                if loading {
-                    // `joinGroupIfNeeded` sleeps the backoff in poll() before the next one.
-                    self.join_backoff_until = Some(now + backoff);
-                    env.after(now + backoff, ClientTimer::RetryBackoff);
-                    self.wake(env);
-                }
-            }
-            RequestKind::SyncGroup if self.membership.phase == Phase::AwaitingSync => {
-                if error == ErrorCode::CoordinatorLoadInProgress {
-                    log!(
-                        env,
-                        "{} SyncGroup: COORDINATOR_LOAD_IN_PROGRESS, the consumer fails",
-                        self.name()
-                    );
-                    return self.fail_fatally(env, "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)");
-                }
-                self.membership.phase = Phase::Unjoined;
-                self.membership.join_retry = true;
-            }
             // Only a synchronous commit (the poll loop waits on it) is sent again, after the
             // exponential backoff of one more failure in this call (`commitOffsetsSync`;
             // KIP-848's commit `RequestState`); `onJoinPrepare`'s is sent again by its next call
@@ -350,10 +311,9 @@ impl Consumer {
                 let backoff = env.retry_backoff(self.offsets_retry.attempts);
                 self.offsets_retry.schedule(env, backoff);
             }
-            RequestKind::ConsumerGroupHeartbeat if self.consumer_membership.is_some() => {
-                self.consumer_heartbeat_failed(env, error)
-            }
-            _ => {}
+            // The membership's own requests (Heartbeat, JoinGroup, SyncGroup,
+            // ConsumerGroupHeartbeat).
+            _ => self.membership_request_failed(env, kind, error),
         }
     }
 }

@@ -1,8 +1,11 @@
-//! The consumer (client side): Kafka 4.3.1's classic `KafkaConsumer` as CLIENT.md times it, for
-//! both rebalance protocols (KIP-429), in the parts Kafka splits it into:
+//! The consumer (client side): Kafka 4.3.1's `KafkaConsumer` as CLIENT.md times it, under both
+//! group protocols (classic, with both rebalance protocols of KIP-429, and KIP-848's
+//! consumer protocol), in the parts Kafka splits it into:
 //! - `poll.rs`: the application thread's poll loop and the rebalance-listener callbacks;
-//! - `classic.rs`: the classic membership (JoinGroup, SyncGroup, EAGER and COOPERATIVE
-//!   revocation, leaving), and `heartbeat.rs`, its heartbeat thread;
+//! - `membership/`: the group membership, one value per protocol (the classic
+//!   `ConsumerCoordinator` with its heartbeat thread; KIP-848's membership manager), the only
+//!   place that knows which protocol runs;
+//! - `coordinator.rs`: finding the coordinator, and failed requests to it;
 //! - `fetch.rs`: positions and batches; `commit.rs`: auto, sync, async and on-revoke commits;
 //! - `recovery.rs`: the application on the records (the join) and its state recovery.
 //!
@@ -12,15 +15,13 @@
 
 mod backoff;
 pub(crate) use backoff::exponential_backoff;
-mod classic;
-mod consumer_protocol;
 mod coordinator;
+mod membership;
 
-use classic::{ClassicMembership, Phase};
+use membership::{Membership, MembershipStep};
 
 mod commit;
 mod fetch;
-mod heartbeat;
 mod poll;
 mod recovery;
 #[cfg(test)]
@@ -212,23 +213,19 @@ impl ClientTimer {
 enum AfterCommit {
     /// `close()`: revoke everything and leave.
     Close,
-    /// `onJoinComplete` with a cooperative revocation (the listener commits first).
-    CompleteJoin(Vec<usize>),
     /// A `commitSync` after a batch.
     Resume,
-    /// KIP-848: the auto-commit before a reconciliation revokes these.
-    Revoke(Vec<usize>),
+    /// The membership's step the commit came before (`onJoinComplete`'s cooperative
+    /// revocation, KIP-848's revocation).
+    Membership(MembershipStep),
 }
 
 /// What the poll loop does after a rebalance-listener callback has taken its time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 enum AfterCallback {
-    SendJoin,
     Resume,
-    /// KIP-848: after `onPartitionsRevoked`, assign what the reconciliation adds.
-    ConsumerAssign,
-    /// KIP-848: after `onPartitionsAssigned`, acknowledge.
-    ConsumerAcknowledge,
+    /// The membership's step after the callback.
+    Membership(MembershipStep),
 }
 
 #[derive(Debug)]
@@ -286,12 +283,12 @@ pub struct Consumer {
     batch_buffer: Vec<(usize, u64, u64)>,
     /// Newly assigned partitions whose committed offsets the next poll fetches.
     pending_fetch: Vec<usize>,
-    /// The group membership: the classic protocol's (KIP-848's comes with its issue).
-    membership: ClassicMembership,
-    /// Under the consumer protocol (KIP-848), its membership instead of the classic one's
-    /// join/sync steps (the member id, epoch-as-generation and coordinator stay in
-    /// `membership`).
-    consumer_membership: Option<consumer_protocol::ConsumerMembership>,
+    /// The group membership, of the protocol this process runs.
+    membership: Membership,
+    /// The coordinator's broker, once FindCoordinator has answered (`ensureCoordinatorReady`).
+    coordinator: Option<u32>,
+    /// A FindCoordinator is in flight.
+    finding_coordinator: bool,
     /// The application's state: the join's map, restores, paused tasks.
     task: TaskState,
     idx: usize,
@@ -338,12 +335,13 @@ impl Consumer {
     pub fn new(idx: usize, spec: MemberSpec) -> Self {
         Consumer {
             idx,
+            membership: Membership::for_spec(&spec),
+            coordinator: None,
+            finding_coordinator: false,
             spec,
             incarnation: 0,
             alive: false,
             closing: false,
-            membership: ClassicMembership::new(),
-            consumer_membership: None,
             topics: Vec::new(),
             metadata: Vec::new(),
             owned: Vec::new(),
@@ -384,10 +382,6 @@ impl Consumer {
         &self.spec.name
     }
 
-    fn cooperative(&self) -> bool {
-        self.membership.protocol == RebalanceProtocol::Cooperative
-    }
-
     /// Whether `incarnation` is its process, still running (a stopped or crashed one closed
     /// its sockets with it).
     pub fn runs_process(&self, incarnation: u32) -> bool {
@@ -404,8 +398,8 @@ impl Consumer {
     /// it (member id, generation) and what it owns; `None` when it is not running, runs
     /// KIP-848, has no generation, or knows its membership lost.
     pub fn classic_membership(&self) -> Option<(&str, i32, &[usize])> {
-        let m = &self.membership;
-        if !self.alive || self.consumer_membership.is_some() || m.membership_lost {
+        let m = self.membership.as_classic()?;
+        if !self.alive || m.membership_lost {
             return None;
         }
         Some((m.member_id.as_str(), m.generation?, &self.owned))
@@ -413,11 +407,7 @@ impl Consumer {
 
     /// In a rebalance, or about to start one: not settled.
     pub fn is_rebalancing(&self) -> bool {
-        self.is_running()
-            && match &self.consumer_membership {
-                Some(m) => m.is_rebalancing(),
-                None => self.membership.is_rebalancing(),
-            }
+        self.is_running() && self.membership.is_rebalancing()
     }
 
     /// This member's own consumer settings (the group's, with its entry's over them).
@@ -430,10 +420,7 @@ impl Consumer {
         if !self.is_running() {
             return None;
         }
-        match &self.consumer_membership {
-            Some(m) => m.rebalance_step(),
-            None => self.membership.rebalance_step(),
-        }
+        self.membership.rebalance_step()
     }
 
     /// A new process starts (first start or restart): a new consumer with no member id,
@@ -448,12 +435,9 @@ impl Consumer {
         }
         let spec = spec.cloned().unwrap_or_else(|| self.spec.clone());
         *self = Consumer::new(idx, spec);
-        self.membership.protocol = self.spec.rebalance_protocol;
         self.topics = self.spec.topics.clone();
         self.incarnation = incarnation;
-        if self.spec.protocol == Protocol::Consumer {
-            self.start_consumer_protocol(env);
-        }
+        self.start_membership(env);
         env.fact(Fact::ProcessStarted { member: idx });
         self.alive = true;
         self.last_poll = env.now();
@@ -534,13 +518,7 @@ impl Consumer {
         }
         log!(env, "{} subscribes to [{}]", self.name(), topics.join(" "));
         self.topics = topics;
-        if self.consumer_membership.is_some() {
-            // The next heartbeat carries the new subscription; the broker trims and reassigns.
-            return;
-        }
-        self.note_rejoin(env, crate::facts::RejoinCause::Subscription);
-        self.request_rejoin(JoinReason::Subscription);
-        self.wake(env);
+        self.membership_subscribed(env);
     }
 
     /// The application's processing stalls for `duration` (a slow call, a GC pause): the batch
@@ -587,35 +565,23 @@ impl Consumer {
                 self.poll(env)
             }
             ClientTimer::BatchDone => self.batch_done(env),
-            ClientTimer::Heartbeat if self.consumer_membership.is_some() => {
-                self.send_consumer_heartbeat(env)
-            }
-            ClientTimer::Heartbeat => self.send_heartbeat(env),
-            ClientTimer::HeartbeatRead => {
-                self.read_heartbeat_answers(env);
-            }
-            ClientTimer::PollTimer if self.consumer_membership.is_some() => {
-                self.consumer_check_poll_timer(env)
-            }
-            ClientTimer::PollTimer => self.check_poll_timer(env),
-            // The consumer protocol's broker watches the metadata itself.
-            ClientTimer::MetadataRefresh if self.consumer_membership.is_some() => {
-                self.metadata = env.metadata();
-            }
-            ClientTimer::MetadataRefresh => self.refresh_metadata(env),
+            ClientTimer::Heartbeat
+            | ClientTimer::HeartbeatRead
+            | ClientTimer::PollTimer
+            | ClientTimer::MetadataRefresh
+            | ClientTimer::SessionCheck => self.on_membership_timer(env, timer),
             ClientTimer::RestoreDone(p) => self.restore_done(env, p),
             ClientTimer::FindCoordinator => {
                 if self.lookup_retry_at != Some(env.now()) {
                     return;
                 }
                 self.lookup_retry_at = None;
-                if self.membership.coordinator.is_none() {
+                if self.coordinator.is_none() {
                     self.lookup_coordinator(env);
                 }
             }
             ClientTimer::CoordinatorWait => self.stop_waiting_for_coordinator(env),
             ClientTimer::RetryBackoff => self.retry_backoff_passed(env),
-            ClientTimer::SessionCheck => self.check_session(env),
         }
     }
 
@@ -631,34 +597,11 @@ impl Consumer {
             Response::LeaveGroup { .. } => {}
             Response::FindCoordinator { broker } => self.coordinator_named(env, broker),
             Response::Failed { request, error } => self.request_failed(env, request, error),
-            Response::JoinGroup { .. } | Response::SyncGroup { .. } => {
-                if matches!(response, Response::JoinGroup { .. }) {
-                    self.membership.join_in_flight = false;
-                }
-                // For Kafka's sync-time and rebalance-latency: whichever thread polls the
-                // network client first runs the SyncGroup answer's handler. An application
-                // thread waiting on a commit or on offsets polls it now; one in its batch or in
-                // a listener callback does not, but from the JoinGroup answer on the heartbeat
-                // thread does, on its next pass. (An idle member handles the answer now.)
-                let now = env.now();
-                let read = match self.app {
-                    App::Idle => None,
-                    _ if self.after_commit.is_some() || self.awaiting_offsets => Some(now),
-                    _ if self.membership.heartbeat_enabled => {
-                        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-                        let last = self.membership.last_heartbeat_sent;
-                        Some(heartbeat::next_pass(last, backoff, now))
-                    }
-                    _ => None,
-                };
-                if let (Some(at), Response::SyncGroup { .. }) = (read, &response) {
-                    env.fact(Fact::SyncGroupRead {
-                        member: self.idx,
-                        at,
-                    });
-                }
-                self.membership.inbox.push_back(response);
-                self.wake(env);
+            response @ (Response::JoinGroup { .. }
+            | Response::SyncGroup { .. }
+            | Response::Heartbeat { .. }
+            | Response::ConsumerGroupHeartbeat { .. }) => {
+                self.on_membership_response(env, response)
             }
             Response::OffsetFetch { committed } => {
                 if !self.awaiting_offsets {
@@ -697,52 +640,13 @@ impl Consumer {
             }
             Response::OffsetCommit { error } => {
                 let sent_generation = self.commits_in_flight.pop_front();
-                self.commit_error(env, error, sent_generation);
-                if self.join_prepare_commit_done(env, false) {
+                self.membership_commit_error(env, error, sent_generation);
+                if self.prepare_commit_done(env, false) {
                     return;
                 }
                 if self.commit_retry.due.is_none() {
                     self.commit_answered(env);
                 }
-            }
-            Response::ConsumerGroupHeartbeat {
-                error,
-                member_epoch,
-                heartbeat_interval_ms,
-                assignment,
-                ..
-            } => {
-                if self.consumer_membership.is_some() {
-                    self.on_consumer_heartbeat_response(
-                        env,
-                        error,
-                        member_epoch,
-                        heartbeat_interval_ms,
-                        assignment,
-                    );
-                }
-            }
-            Response::Heartbeat { error } => {
-                let Some(sent_generation) = self.membership.heartbeats_in_flight.pop_front() else {
-                    return;
-                };
-                self.membership
-                    .heartbeat_answers
-                    .push_back((error, sent_generation));
-                if matches!(self.app, App::Idle) {
-                    // Blocked in the network client's poll (nothing to process): the answer is
-                    // handled as it arrives, and a rejoin starts in the same loop iteration.
-                    if self.read_heartbeat_answers(env) {
-                        self.wake(env);
-                    }
-                    return;
-                }
-                // Busy processing: read on the heartbeat thread's next pass, acted on at the
-                // next poll().
-                let now = env.now();
-                let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-                let at = heartbeat::next_pass(self.membership.last_heartbeat_sent, backoff, now);
-                env.after(at, ClientTimer::HeartbeatRead);
             }
         }
     }
@@ -755,15 +659,11 @@ impl Consumer {
         self.app = App::Idle;
         match after {
             AfterCommit::Close => self.finish_close(env),
-            AfterCommit::CompleteJoin(assignment) => {
-                // The poll loop goes on after onJoinComplete (a callback that takes time
-                // blocks it until then; `poll` sees that).
-                self.complete_join(env, assignment);
-                self.poll(env)
-            }
             AfterCommit::Resume => self.poll(env),
-            AfterCommit::Revoke(revoked) => {
-                self.revoke_reconciled(env, revoked);
+            // The poll loop goes on after the step (a callback that takes time blocks it until
+            // then; `poll` sees that).
+            AfterCommit::Membership(step) => {
+                self.membership_step(env, step);
                 self.poll(env)
             }
         }

@@ -114,97 +114,13 @@ impl Consumer {
             self.begin_close(env);
             return;
         }
-        if self.consumer_membership.is_some() {
-            return self.poll_consumer_protocol(env);
+        if self.poll_membership(env) {
+            self.poll_fetch_and_process(env);
         }
-        self.handle_membership_lost(env);
-        // In a rebalance, `coordinator.poll()` polls the network client, which handles the
-        // heartbeat answers received (they came before any JoinGroup or SyncGroup answer still
-        // waiting); otherwise they wait for the heartbeat thread's pass. Then the responses
-        // that arrived since the last poll, one rebalance step each.
-        if self.membership.is_rebalancing() {
-            self.read_heartbeat_answers(env);
-        }
-        while let Some(response) = self.membership.inbox.pop_front() {
-            self.handle_group_response(env, response);
-            if !matches!(self.app, App::Idle) || !self.alive {
-                return;
-            }
-        }
-        // A SyncGroup error read just now lost the membership: its partitions go before the
-        // one JoinGroup that follows (ConsumerCoordinator.onJoinPrepare: "the generation /
-        // member-id can possibly be reset ... previously owned partitions would be lost"), not
-        // at the next poll after a JoinGroup already went out (that poll would join a second
-        // time and the consumer would hold two member ids).
-        if self.membership.membership_lost {
-            self.lose_membership(env);
-            if !matches!(self.app, App::Idle) || !self.alive {
-                return;
-            }
-        }
-        // `ensureCoordinatorReady` in every poll; a poll whose lookup timed out fetches
-        // without it (and cannot join).
-        let skip = std::mem::take(&mut self.skip_coordinator_once);
-        if self.membership.coordinator.is_none() && !skip && !self.ensure_coordinator(env) {
-            return;
-        }
-        if self.membership.join_due() && self.membership.coordinator.is_some() {
-            if self.join_backoff_until.is_some_and(|at| at > now) {
-                // Asleep in `joinGroupIfNeeded` until the backoff after the last JoinGroup's
-                // COORDINATOR_LOAD_IN_PROGRESS has passed (`retry_backoff_passed` wakes it).
-                self.app = App::Blocked;
-                return;
-            }
-            self.begin_join(env);
-            if !matches!(self.app, App::Idle) {
-                return;
-            }
-            if self.eager_awaits_join_prepare_commit(env) {
-                return;
-            }
-        }
-        self.poll_fetch_and_process(env);
-    }
-
-    /// The membership was lost (a heartbeat or SyncGroup error, a poll timeout): what the
-    /// member owned is lost (`onPartitionsLost`) and it joins anew. Asked at every poll: the
-    /// check is inlined, the rest is not.
-    #[inline]
-    fn handle_membership_lost(&mut self, env: &mut ClientEnv) {
-        if self.membership.membership_lost {
-            self.lose_membership(env);
-        }
-    }
-
-    #[cold]
-    fn lose_membership(&mut self, env: &mut ClientEnv) {
-        self.membership.membership_lost = false;
-        self.membership.inbox.clear();
-        if !self.owned.is_empty() {
-            let lost = std::mem::take(&mut self.owned);
-            self.listener(env, Listener::Lost, &lost);
-            self.drop_partitions(&lost, env);
-        }
-        self.membership.phase = Phase::Unjoined;
-    }
-
-    /// Under the consumer protocol: find the coordinator, then the membership's part of the
-    /// poll (lost partitions, reconciliation), then the same fetch-and-process as classic.
-    fn poll_consumer_protocol(&mut self, env: &mut ClientEnv) {
-        let skip = std::mem::take(&mut self.skip_coordinator_once);
-        if !skip && !self.ensure_coordinator(env) {
-            return;
-        }
-        if self.membership.coordinator.is_some()
-            && (!self.consumer_protocol_poll(env) || !matches!(self.app, App::Idle))
-        {
-            return;
-        }
-        self.poll_fetch_and_process(env);
     }
 
     /// Committed offsets for new partitions, auto-commit, then the next batch or an idle wait.
-    fn poll_fetch_and_process(&mut self, env: &mut ClientEnv) {
+    pub(super) fn poll_fetch_and_process(&mut self, env: &mut ClientEnv) {
         let now = env.now();
         if !self.pending_fetch.is_empty() {
             // `updateAssignmentMetadataIfNeeded`: the poll loop waits for committed offsets.
@@ -302,18 +218,8 @@ impl Consumer {
 
     pub(super) fn after_callback_done(&mut self, env: &mut ClientEnv, after: AfterCallback) {
         match after {
-            AfterCallback::SendJoin => self.send_join(env),
             AfterCallback::Resume => {}
-            // `maybeAbortReconciliation`: a member that left RECONCILING while the callback ran
-            // (fenced, stale, leaving) stops the reconciliation there: nothing more is
-            // assigned or acknowledged, and its next poll acts on the new state.
-            AfterCallback::ConsumerAssign | AfterCallback::ConsumerAcknowledge
-                if !self.still_reconciling() =>
-            {
-                self.abort_reconciliation();
-            }
-            AfterCallback::ConsumerAssign => self.assign_reconciled(env),
-            AfterCallback::ConsumerAcknowledge => self.acknowledge(env),
+            AfterCallback::Membership(step) => self.membership_step(env, step),
         }
     }
 }

@@ -9,14 +9,15 @@
 //!   with its owned partitions, revokes after SyncGroup only what it lost and, if it lost
 //!   anything, rejoins at once: the follow-up rebalance hands those partitions out.
 
-use super::poll::Listener;
-use super::*;
+use super::MembershipStep;
 use crate::assignor::AssignError;
+use crate::client::poll::Listener;
+use crate::client::*;
 use crate::facts::RejoinCause;
 
 /// Where the member is in the group protocol (the client's `MemberState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Phase {
+pub(in crate::client) enum Phase {
     /// Not in a generation, or told to rejoin: joins at the next `poll()`.
     Unjoined,
     AwaitingJoin,
@@ -33,56 +34,52 @@ pub(super) enum Phase {
 ///
 /// In declaration order (`repr(C)`), what every poll asks first (see `Consumer`).
 #[repr(C)]
-pub(super) struct ClassicMembership {
+pub(in crate::client) struct ClassicMembership {
     /// The generation was reset (LeaveGroup on poll timeout, or UNKNOWN_MEMBER_ID): owned
     /// partitions are lost at the next `poll()`.
-    pub(super) membership_lost: bool,
-    pub(super) rejoin_needed: bool,
-    pub(super) phase: Phase,
+    pub(in crate::client) membership_lost: bool,
+    pub(in crate::client) rejoin_needed: bool,
+    pub(in crate::client) phase: Phase,
     /// A JoinGroup is in flight (`joinFuture`): no other goes out until it is answered or
     /// fails, even if a heartbeat error reset the membership meanwhile; its answer is then
     /// dropped and the next poll joins anew.
-    pub(super) join_in_flight: bool,
+    pub(in crate::client) join_in_flight: bool,
     /// A JoinGroup or SyncGroup failed (a disconnect, NOT_COORDINATOR): the next join sends
     /// JoinGroup again without running `onJoinPrepare` (`needsJoinPrepare` stays false).
-    pub(super) join_retry: bool,
+    pub(in crate::client) join_retry: bool,
     /// The heartbeat thread: enabled from a JoinGroup response until the next JoinGroup is
     /// sent, and when it last sent.
-    pub(super) heartbeat_enabled: bool,
-    /// A FindCoordinator is in flight.
-    pub(super) finding_coordinator: bool,
+    pub(in crate::client) heartbeat_enabled: bool,
     /// EAGER or COOPERATIVE: what every assignor the member lists supports.
-    pub(super) protocol: RebalanceProtocol,
-    /// The coordinator's broker, once FindCoordinator has answered (`ensureCoordinatorReady`).
-    pub(super) coordinator: Option<u32>,
-    pub(super) generation: Option<i32>,
+    pub(in crate::client) protocol: RebalanceProtocol,
+    pub(in crate::client) generation: Option<i32>,
     /// JoinGroup and SyncGroup responses waiting for the application thread's next poll.
-    pub(super) inbox: VecDeque<Response>,
-    pub(super) member_id: String,
+    pub(in crate::client) inbox: VecDeque<Response>,
+    pub(in crate::client) member_id: String,
     /// Why the next JoinGroup is sent.
-    pub(super) join_reason: JoinReason,
+    pub(in crate::client) join_reason: JoinReason,
     /// The leader's metadata when it last assigned (`assignmentSnapshot`): a difference seen at
     /// a refresh makes it rejoin.
-    pub(super) assignment_snapshot: Option<Vec<u32>>,
-    pub(super) last_heartbeat_sent: SimTime,
+    pub(in crate::client) assignment_snapshot: Option<Vec<u32>>,
+    pub(in crate::client) last_heartbeat_sent: SimTime,
     /// The heartbeat thread's session timer (`Heartbeat.sessionTimer`): when it passes with no
     /// heartbeat answered since, the thread gives up on the coordinator. Reset when the thread
     /// is enabled, when a heartbeat is answered (NONE or REBALANCE_IN_PROGRESS) and when the
     /// coordinator is found.
-    pub(super) session_deadline: SimTime,
+    pub(in crate::client) session_deadline: SimTime,
     /// `Heartbeat.failHeartbeat`: after a failed heartbeat the next one waits
     /// `retry.backoff.ms`, doubled per failure in a row up to `retry.backoff.max.ms`, with a
     /// fifth of jitter (KIP-580), until a heartbeat is answered (`receiveHeartbeat`).
-    pub(super) heartbeat_backoff: super::backoff::Backoff,
+    pub(in crate::client) heartbeat_backoff: super::backoff::Backoff,
     /// The generation each heartbeat in flight was sent with, oldest first (a connection
     /// answers in order): an error is acted on only if the generation has not changed since.
-    pub(super) heartbeats_in_flight: VecDeque<i32>,
+    pub(in crate::client) heartbeats_in_flight: VecDeque<i32>,
     /// Heartbeat answers received and not yet handled (error, generation sent with): handled
     /// at the heartbeat thread's next pass, or by the application thread's next poll if that
     /// comes first, always before any answer that arrived after them.
-    pub(super) heartbeat_answers: VecDeque<(ErrorCode, i32)>,
+    pub(in crate::client) heartbeat_answers: VecDeque<(ErrorCode, i32)>,
     /// `onJoinPrepare` is waiting for its auto-commit (see [`JoinPrepare`]).
-    pub(super) join_prepare: Option<JoinPrepare>,
+    pub(in crate::client) join_prepare: Option<JoinPrepare>,
 }
 
 /// `onJoinPrepare`'s auto-commit is asynchronous (ConsumerCoordinator.onJoinPrepare,
@@ -96,16 +93,16 @@ pub(super) struct ClassicMembership {
 /// the commit waits on an unreachable coordinator, and a rebalance timeout after the first call
 /// the member joins without the answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct JoinPrepare {
+pub(in crate::client) struct JoinPrepare {
     /// `joinPrepareTimer`: a rebalance timeout after the first call, the member joins without
     /// the answer ("joinPrepare timeout. Will continue to join group").
-    pub(super) since: SimTime,
-    pub(super) commit: PrepareCommit,
+    pub(in crate::client) since: SimTime,
+    pub(in crate::client) commit: PrepareCommit,
 }
 
 /// Where `onJoinPrepare`'s commit is (`autoCommitOffsetRequestFuture`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PrepareCommit {
+pub(in crate::client) enum PrepareCommit {
     /// In flight. The member's next OffsetCommit answer is taken for its own, as for the
     /// commits the poll loop blocks on: an older asynchronous commit still in flight, answered
     /// first on the same connection, ends the wait that much early.
@@ -120,11 +117,9 @@ pub(super) enum PrepareCommit {
 }
 
 impl ClassicMembership {
-    pub(super) fn new() -> Self {
+    pub(in crate::client) fn new() -> Self {
         ClassicMembership {
             protocol: RebalanceProtocol::Eager,
-            coordinator: None,
-            finding_coordinator: false,
             member_id: String::new(),
             generation: None,
             phase: Phase::Unjoined,
@@ -146,12 +141,12 @@ impl ClassicMembership {
     }
 
     /// In a rebalance, or about to start one.
-    pub(super) fn is_rebalancing(&self) -> bool {
+    pub(in crate::client) fn is_rebalancing(&self) -> bool {
         self.phase != Phase::Stable || self.rejoin_needed || !self.inbox.is_empty()
     }
 
     /// Where the member is in a rebalance, in words; `None` when settled.
-    pub(super) fn rebalance_step(&self) -> Option<&'static str> {
+    pub(in crate::client) fn rebalance_step(&self) -> Option<&'static str> {
         match self.phase {
             Phase::Unjoined => Some("not in a generation"),
             Phase::AwaitingJoin => Some("waiting for its JoinGroup answer"),
@@ -167,7 +162,7 @@ impl ClassicMembership {
 
     /// The next `poll()` must (re)join: not in a generation, or told to rejoin, and no
     /// JoinGroup still in flight.
-    pub(super) fn join_due(&self) -> bool {
+    pub(in crate::client) fn join_due(&self) -> bool {
         !self.join_in_flight
             && (self.phase == Phase::Unjoined
                 || (self.phase == Phase::Stable && self.rejoin_needed))
@@ -175,27 +170,237 @@ impl ClassicMembership {
 }
 
 impl Consumer {
+    /// The classic membership's part of a `poll()` (`ConsumerCoordinator.poll`): lost
+    /// partitions, the answers received since the last poll, the coordinator, then the join
+    /// if one is due. Returns whether the poll goes on to fetch and process.
+    pub(in crate::client) fn poll_classic(&mut self, env: &mut ClientEnv) -> bool {
+        let now = env.now();
+        self.handle_membership_lost(env);
+        // In a rebalance, `coordinator.poll()` polls the network client, which handles the
+        // heartbeat answers received (they came before any JoinGroup or SyncGroup answer still
+        // waiting); otherwise they wait for the heartbeat thread's pass. Then the responses
+        // that arrived since the last poll, one rebalance step each.
+        if self.classic().is_rebalancing() {
+            self.read_heartbeat_answers(env);
+        }
+        while let Some(response) = self.classic().inbox.pop_front() {
+            self.handle_group_response(env, response);
+            if !matches!(self.app, App::Idle) || !self.alive {
+                return false;
+            }
+        }
+        // A SyncGroup error read just now lost the membership: its partitions go before the
+        // one JoinGroup that follows (ConsumerCoordinator.onJoinPrepare: "the generation /
+        // member-id can possibly be reset ... previously owned partitions would be lost"), not
+        // at the next poll after a JoinGroup already went out (that poll would join a second
+        // time and the consumer would hold two member ids).
+        if self.classic().membership_lost {
+            self.lose_membership(env);
+            if !matches!(self.app, App::Idle) || !self.alive {
+                return false;
+            }
+        }
+        // `ensureCoordinatorReady` in every poll; a poll whose lookup timed out fetches
+        // without it (and cannot join).
+        let skip = std::mem::take(&mut self.skip_coordinator_once);
+        if self.coordinator.is_none() && !skip && !self.ensure_coordinator(env) {
+            return false;
+        }
+        if self.classic().join_due() && self.coordinator.is_some() {
+            if self.join_backoff_until.is_some_and(|at| at > now) {
+                // Asleep in `joinGroupIfNeeded` until the backoff after the last JoinGroup's
+                // COORDINATOR_LOAD_IN_PROGRESS has passed (`retry_backoff_passed` wakes it).
+                self.app = App::Blocked;
+                return false;
+            }
+            self.begin_join(env);
+            if !matches!(self.app, App::Idle) {
+                return false;
+            }
+            if self.eager_awaits_join_prepare_commit(env) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A classic membership request got no answer from the group (see `coordinator.rs`): a
+    /// Heartbeat's failure backs the heartbeat thread off; a JoinGroup or SyncGroup that failed
+    /// rejoins with a new JoinGroup, same member id and generation, without running
+    /// `onJoinPrepare` again (after the poll loop's `retry.backoff.ms` sleep when the
+    /// coordinator is loading); a SyncGroup answered COORDINATOR_LOAD_IN_PROGRESS is fatal.
+    pub(in crate::client) fn classic_request_failed(
+        &mut self,
+        env: &mut ClientEnv,
+        kind: RequestKind,
+        error: ErrorCode,
+    ) {
+        let loading = error == ErrorCode::CoordinatorLoadInProgress;
+        let now = env.now();
+        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+        match kind {
+            RequestKind::Heartbeat => {
+                self.classic().heartbeats_in_flight.pop_front();
+                if self.classic_ref().heartbeat_enabled {
+                    self.fail_heartbeat(env);
+                }
+            }
+            RequestKind::JoinGroup if self.classic_ref().phase == Phase::AwaitingJoin => {
+                let m = self.classic();
+                m.phase = Phase::Unjoined;
+                m.join_retry = true;
+                if loading {
+                    // `joinGroupIfNeeded` sleeps the backoff in poll() before the next one.
+                    self.join_backoff_until = Some(now + backoff);
+                    env.after(now + backoff, ClientTimer::RetryBackoff);
+                    self.wake(env);
+                }
+            }
+            RequestKind::SyncGroup if self.classic_ref().phase == Phase::AwaitingSync => {
+                if loading {
+                    log!(
+                        env,
+                        "{} SyncGroup: COORDINATOR_LOAD_IN_PROGRESS, the consumer fails",
+                        self.name()
+                    );
+                    return self.fail_fatally(env, "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)");
+                }
+                let m = self.classic();
+                m.phase = Phase::Unjoined;
+                m.join_retry = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn cooperative(&self) -> bool {
+        self.classic_ref().protocol == RebalanceProtocol::Cooperative
+    }
+
+    /// A JoinGroup or SyncGroup answer: it waits in the inbox for the application thread's
+    /// next poll (at once for a member blocked in poll with nothing to process).
+    pub(in crate::client) fn on_join_or_sync_answer(
+        &mut self,
+        env: &mut ClientEnv,
+        response: Response,
+    ) {
+        if matches!(response, Response::JoinGroup { .. }) {
+            self.classic().join_in_flight = false;
+        }
+        // For Kafka's sync-time and rebalance-latency: whichever thread polls the network
+        // client first runs the SyncGroup answer's handler. An application thread waiting on a
+        // commit or on offsets polls it now; one in its batch or in a listener callback does
+        // not, but from the JoinGroup answer on the heartbeat thread does, on its next pass.
+        // (An idle member handles the answer now.)
+        let now = env.now();
+        let read = match self.app {
+            App::Idle => None,
+            _ if self.after_commit.is_some() || self.awaiting_offsets => Some(now),
+            _ if self.classic_ref().heartbeat_enabled => {
+                let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+                let last = self.classic_ref().last_heartbeat_sent;
+                Some(super::next_pass(last, backoff, now))
+            }
+            _ => None,
+        };
+        if let (Some(at), Response::SyncGroup { .. }) = (read, &response) {
+            env.fact(Fact::SyncGroupRead {
+                member: self.idx,
+                at,
+            });
+        }
+        self.classic().inbox.push_back(response);
+        self.wake(env);
+    }
+
+    /// An OffsetCommit was answered with `error`; `sent_generation` is the generation it went
+    /// out in (`None`: not known). A classic member acts on it as `OffsetCommitResponseHandler`
+    /// does: REBALANCE_IN_PROGRESS asks to rejoin; UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION
+    /// reset the generation (and, for UNKNOWN_MEMBER_ID, the member id), so the next poll
+    /// gives up what it owns as lost and joins anew, unless the generation changed since the
+    /// commit went out and the member is already rejoining (then it is only a stale answer).
+    /// Kafka handles it in whichever thread polls the network client next; the model at its
+    /// arrival.
+    pub(in crate::client) fn classic_commit_error(
+        &mut self,
+        env: &mut ClientEnv,
+        error: ErrorCode,
+        sent_generation: Option<i32>,
+    ) {
+        match error {
+            ErrorCode::RebalanceInProgress => {
+                if !self.classic().rejoin_needed {
+                    log!(env, "{} OffsetCommit: REBALANCE_IN_PROGRESS", self.name());
+                    env.fact(Fact::RejoinNeeded {
+                        member: self.idx,
+                        cause: RejoinCause::CommitRebalance,
+                    });
+                }
+                self.request_rejoin(JoinReason::Rebalance);
+                self.wake(env);
+            }
+            ErrorCode::UnknownMemberId | ErrorCode::IllegalGeneration => {
+                let unchanged =
+                    sent_generation.is_some() && sent_generation == self.classic().generation;
+                if !unchanged && self.classic().phase == Phase::AwaitingJoin {
+                    return;
+                }
+                self.reset_state_on_response_error(
+                    env,
+                    "OffsetCommit",
+                    RejoinCause::CommitError(error),
+                );
+                self.wake(env);
+            }
+            _ => {}
+        }
+    }
+
+    /// The membership was lost (a heartbeat or SyncGroup error, a poll timeout): what the
+    /// member owned is lost (`onPartitionsLost`) and it joins anew. Asked at every poll: the
+    /// check is inlined, the rest is not.
+    #[inline]
+    fn handle_membership_lost(&mut self, env: &mut ClientEnv) {
+        if self.classic().membership_lost {
+            self.lose_membership(env);
+        }
+    }
+
+    #[cold]
+    fn lose_membership(&mut self, env: &mut ClientEnv) {
+        let m = self.classic();
+        m.membership_lost = false;
+        m.inbox.clear();
+        if !self.owned.is_empty() {
+            let lost = std::mem::take(&mut self.owned);
+            self.listener(env, Listener::Lost, &lost);
+            self.drop_partitions(&lost, env);
+        }
+        self.classic().phase = Phase::Unjoined;
+    }
+
     /// One JoinGroup or SyncGroup response, handled by the application thread.
-    pub(super) fn handle_group_response(&mut self, env: &mut ClientEnv, response: Response) {
+    pub(in crate::client) fn handle_group_response(
+        &mut self,
+        env: &mut ClientEnv,
+        response: Response,
+    ) {
         // For Kafka's consumer metrics (join-time, sync-time, rebalance-latency, failed-rebalance).
         let member = self.idx;
         match &response {
-            Response::JoinGroup { error, .. } if self.membership.phase == Phase::AwaitingJoin => {
-                env.fact(Fact::JoinGroupAnswered {
+            Response::JoinGroup { error, .. } if self.classic().phase == Phase::AwaitingJoin => env
+                .fact(Fact::JoinGroupAnswered {
                     member,
                     error: *error,
-                })
-            }
+                }),
             Response::SyncGroup {
                 error, assignment, ..
-            } if self.membership.phase == Phase::AwaitingSync => {
-                env.fact(Fact::SyncGroupAnswered {
-                    member,
-                    generation: self.membership.generation.unwrap_or(-1),
-                    error: *error,
-                    assignment: assignment.clone().unwrap_or_default(),
-                })
-            }
+            } if self.classic().phase == Phase::AwaitingSync => env.fact(Fact::SyncGroupAnswered {
+                member,
+                generation: self.classic().generation.unwrap_or(-1),
+                error: *error,
+                assignment: assignment.clone().unwrap_or_default(),
+            }),
             _ => {}
         }
         match response {
@@ -208,14 +413,14 @@ impl Consumer {
                 leader,
                 members,
                 skip_assignment,
-            } if self.membership.phase == Phase::AwaitingJoin => match error {
+            } if self.classic().phase == Phase::AwaitingJoin => match error {
                 ErrorCode::None => {
-                    self.membership.member_id = member_id;
-                    self.membership.generation = Some(generation);
+                    self.classic().member_id = member_id;
+                    self.classic().generation = Some(generation);
                     // The heartbeat thread is enabled again, its timers reset (AbstractCoordinator).
                     self.enable_heartbeat(env);
                     let name = self.name().to_string();
-                    let is_leader = leader == self.membership.member_id;
+                    let is_leader = leader == self.classic().member_id;
                     log!(
                         env,
                         "{name} JoinGroup response: generation {generation}{}",
@@ -226,7 +431,7 @@ impl Consumer {
                     // onLeaderElected takes `assignmentSnapshot = metadataSnapshot` before it
                     // returns the empty assignment, and onJoinComplete drops it on a member
                     // that is not the leader.
-                    self.membership.assignment_snapshot = is_leader.then(|| self.metadata.clone());
+                    self.classic().assignment_snapshot = is_leader.then(|| self.metadata.clone());
                     if is_leader {
                         env.fact(Fact::LeaderElected {
                             member: self.idx,
@@ -269,10 +474,10 @@ impl Consumer {
                     } else {
                         None
                     };
-                    self.membership.phase = Phase::AwaitingSync;
+                    self.classic().phase = Phase::AwaitingSync;
                     // SyncGroup v5 echoes the protocol the JoinGroup response named.
                     let request = Request::SyncGroup {
-                        member_id: self.membership.member_id.clone(),
+                        member_id: self.classic().member_id.clone(),
                         generation,
                         group_instance_id: self.spec.group_instance_id.clone(),
                         protocol_type,
@@ -282,7 +487,7 @@ impl Consumer {
                     env.send(request);
                 }
                 ErrorCode::MemberIdRequired => {
-                    self.membership.member_id = member_id;
+                    self.classic().member_id = member_id;
                     self.send_join(env);
                 }
                 ErrorCode::InconsistentGroupProtocol => {
@@ -300,8 +505,8 @@ impl Consumer {
                     // before the JoinGroup that follows (AbstractCoordinator.joinGroupIfNeeded,
                     // ConsumerCoordinator.onJoinPrepare). The next poll loses them and joins.
                     self.reset_generation(true);
-                    self.membership.membership_lost = true;
-                    self.membership.phase = Phase::Unjoined;
+                    self.classic().membership_lost = true;
+                    self.classic().phase = Phase::Unjoined;
                 }
                 _ => {
                     self.reset_generation(true);
@@ -310,12 +515,12 @@ impl Consumer {
             },
             Response::SyncGroup {
                 error, assignment, ..
-            } if self.membership.phase == Phase::AwaitingSync => {
+            } if self.classic().phase == Phase::AwaitingSync => {
                 match error {
                     ErrorCode::None => {
                         // STABLE from here (SyncGroupResponseHandler), before onJoinComplete:
                         // the listener's commit goes out in the new generation.
-                        self.membership.phase = Phase::Stable;
+                        self.classic().phase = Phase::Stable;
                         // Empty bytes (a member the leader left out) is an empty assignment.
                         let assignment = assignment.unwrap_or_default();
                         let foreign: Vec<usize> = assignment
@@ -337,7 +542,7 @@ impl Consumer {
                             );
                             env.fact(Fact::AssignmentRefused {
                                 member: self.idx,
-                                generation: self.membership.generation.unwrap_or(-1),
+                                generation: self.classic().generation.unwrap_or(-1),
                                 partitions: foreign,
                             });
                             self.request_rejoin(JoinReason::Subscription);
@@ -351,18 +556,20 @@ impl Consumer {
                         {
                             // The rebalance listener commits before giving partitions up.
                             self.send_commit(env);
-                            self.block_on_commit(AfterCommit::CompleteJoin(assignment));
+                            self.block_on_commit(AfterCommit::Membership(
+                                MembershipStep::CompleteJoin(assignment),
+                            ));
                             return;
                         }
                         self.complete_join(env, assignment);
                     }
                     ErrorCode::RebalanceInProgress => {
-                        self.membership.phase = Phase::Unjoined;
+                        self.classic().phase = Phase::Unjoined;
                     }
                     other => {
                         self.reset_generation(other == ErrorCode::UnknownMemberId);
-                        self.membership.membership_lost = true;
-                        self.membership.phase = Phase::Unjoined;
+                        self.classic().membership_lost = true;
+                        self.classic().phase = Phase::Unjoined;
                     }
                 }
             }
@@ -373,7 +580,7 @@ impl Consumer {
 
     /// `onJoinComplete`: revoke what was lost (COOPERATIVE) and ask to rejoin, take the new
     /// assignment, fetch committed offsets for what was added.
-    pub(super) fn complete_join(&mut self, env: &mut ClientEnv, assignment: Vec<usize>) {
+    pub(in crate::client) fn complete_join(&mut self, env: &mut ClientEnv, assignment: Vec<usize>) {
         let (assigned, owned) = (
             PartitionLookup::of(&assignment),
             PartitionLookup::of(&self.owned),
@@ -405,12 +612,12 @@ impl Consumer {
         self.listener(env, Listener::Assigned, &added);
         // `assignor.onAssignment`: StickyAssignor's userData is this assignment, at this
         // generation, until the next one (CooperativeStickyAssignor keeps the generation).
-        self.assigned_generation = self.membership.generation;
+        self.assigned_generation = self.classic().generation;
         if !self.cooperative() {
             self.previous_assignment.clone_from(&assignment);
         }
         self.owned = assignment;
-        self.membership.phase = Phase::Stable;
+        self.classic().phase = Phase::Stable;
         // "Reschedule the auto commit starting from now" (onJoinComplete).
         self.reset_auto_commit_timer(env);
         if added.is_empty() {
@@ -443,18 +650,18 @@ impl Consumer {
     /// [`JoinPrepare`]), then revoke and join.
     /// The heartbeat thread goes on until the JoinGroup is sent (PREPARING_REBALANCE), so a
     /// long `onPartitionsRevoked` does not cost the member its session.
-    pub(super) fn begin_join(&mut self, env: &mut ClientEnv) {
-        self.membership.rejoin_needed = false;
-        if std::mem::take(&mut self.membership.join_retry) {
+    pub(in crate::client) fn begin_join(&mut self, env: &mut ClientEnv) {
+        self.classic().rejoin_needed = false;
+        if std::mem::take(&mut self.classic().join_retry) {
             return self.send_join(env);
         }
         if self.join_prepare_waits(env) {
             // Still needed: the next poll calls onJoinPrepare again.
-            self.membership.rejoin_needed = true;
+            self.classic().rejoin_needed = true;
             return;
         }
         self.metadata = env.metadata();
-        self.membership.inbox.clear();
+        self.classic().inbox.clear();
         self.prepare_and_join(env);
     }
 
@@ -467,7 +674,7 @@ impl Consumer {
         }
         let now = env.now();
         let rebalance_timeout = Duration::from_millis(self.settings().max_poll_interval_ms);
-        let prepare = *self.membership.join_prepare.get_or_insert(JoinPrepare {
+        let prepare = *self.classic().join_prepare.get_or_insert(JoinPrepare {
             since: now,
             commit: PrepareCommit::Retry,
         });
@@ -477,7 +684,7 @@ impl Consumer {
                 "{} onJoinPrepare: its auto-commit timed out, it joins anyway",
                 self.name()
             );
-            self.membership.join_prepare = None;
+            self.classic().join_prepare = None;
             return false;
         }
         let commit = match prepare.commit {
@@ -489,16 +696,23 @@ impl Consumer {
                 sent.then_some(PrepareCommit::InFlight)
             }
         };
-        self.membership.join_prepare = commit.map(|commit| JoinPrepare { commit, ..prepare });
-        self.membership.join_prepare.is_some()
+        self.classic().join_prepare = commit.map(|commit| JoinPrepare { commit, ..prepare });
+        self.classic().join_prepare.is_some()
     }
 
     /// EAGER `onJoinPrepare` waits for its commit with every partition pending revocation:
     /// whether it does. Then the poll returns nothing, and the loop polls again when the answer
     /// comes (`join_prepare_commit_done` wakes it), after `retry.backoff.ms` to send a failed
     /// commit again, or at the fetch's max wait.
-    pub(super) fn eager_awaits_join_prepare_commit(&mut self, env: &mut ClientEnv) -> bool {
-        let Some(prepare) = self.membership.join_prepare.filter(|_| !self.cooperative()) else {
+    pub(in crate::client) fn eager_awaits_join_prepare_commit(
+        &mut self,
+        env: &mut ClientEnv,
+    ) -> bool {
+        let Some(prepare) = self
+            .classic_ref()
+            .join_prepare
+            .filter(|_| !self.cooperative())
+        else {
             return false;
         };
         let g = &env.scenario.group;
@@ -514,8 +728,12 @@ impl Consumer {
     /// An OffsetCommit was answered (`failed`: it got no answer): whether it was the one
     /// `onJoinPrepare` waits for. A member blocked in poll with nothing to process goes on at
     /// once (the network client's poll returns with the answer).
-    pub(super) fn join_prepare_commit_done(&mut self, env: &mut ClientEnv, failed: bool) -> bool {
-        let Some(prepare) = self.membership.join_prepare.as_mut() else {
+    pub(in crate::client) fn join_prepare_commit_done(
+        &mut self,
+        env: &mut ClientEnv,
+        failed: bool,
+    ) -> bool {
+        let Some(prepare) = self.classic().join_prepare.as_mut() else {
             return false;
         };
         if prepare.commit != PrepareCommit::InFlight {
@@ -532,7 +750,7 @@ impl Consumer {
 
     /// EAGER revokes everything; COOPERATIVE only the topics no longer subscribed. Then the
     /// JoinGroup, after the revoke callback's time.
-    pub(super) fn prepare_and_join(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn prepare_and_join(&mut self, env: &mut ClientEnv) {
         let revoked: Vec<usize> = if self.cooperative() {
             let owned = self.owned.iter().copied();
             owned.filter(|&p| !self.subscribes(env, p)).collect()
@@ -545,18 +763,18 @@ impl Consumer {
             self.owned.retain(|p| !gone.contains(p));
             self.drop_partitions(&revoked, env);
             let ms = self.settings().on_partitions_revoked_ms;
-            self.membership.phase = Phase::AwaitingJoin;
-            self.callback(env, ms, AfterCallback::SendJoin);
+            self.classic().phase = Phase::AwaitingJoin;
+            self.callback(env, ms, AfterCallback::Membership(MembershipStep::SendJoin));
         } else {
             self.send_join(env);
         }
     }
 
-    pub(super) fn send_join(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn send_join(&mut self, env: &mut ClientEnv) {
         // PREPARING_REBALANCE: the heartbeat thread stops until the JoinGroup is answered.
         self.disable_heartbeat(env);
+        self.classic().phase = Phase::AwaitingJoin;
         let spec = &self.spec;
-        self.membership.phase = Phase::AwaitingJoin;
         let metadata = Subscription {
             topics: self.topics.clone(),
             owned: if self.cooperative() {
@@ -565,14 +783,14 @@ impl Consumer {
                 Vec::new()
             },
             previous_assignment: self.previous_assignment.clone(),
-            generation: self.membership.generation,
+            generation: self.classic_ref().generation,
             assigned_generation: self.assigned_generation,
             user_data: None,
             rack_id: spec.client_rack.clone(),
         };
         let request = Request::JoinGroup {
             version: JOIN_GROUP_VERSION,
-            member_id: self.membership.member_id.clone(),
+            member_id: self.classic_ref().member_id.clone(),
             group_instance_id: spec.group_instance_id.clone(),
             client_id: spec.client_id.clone(),
             protocol_type: CONSUMER_PROTOCOL_TYPE.to_string(),
@@ -586,17 +804,17 @@ impl Consumer {
                 .collect(),
             rebalance_timeout_ms: self.settings().max_poll_interval_ms,
             session_timeout_ms: self.settings().session_timeout_ms,
-            reason: if self.membership.member_id.is_empty() {
+            reason: if self.classic().member_id.is_empty() {
                 JoinReason::New
             } else {
-                self.membership.join_reason
+                self.classic().join_reason
             },
         };
-        let id = self.membership.member_id.clone();
+        let id = self.classic().member_id.clone();
         if id.is_empty() {
             env.fact(Fact::Joining { member: self.idx });
         }
-        self.membership.join_in_flight = true;
+        self.classic().join_in_flight = true;
         env.fact(Fact::JoinGroupSent { member: self.idx });
         log!(
             env,
@@ -609,8 +827,8 @@ impl Consumer {
 
     /// The fact of why the member will rejoin, unless a rejoin is already due (its first cause
     /// is the one that counts).
-    pub(super) fn note_rejoin(&self, env: &mut ClientEnv, cause: RejoinCause) {
-        if !self.membership.rejoin_needed {
+    pub(in crate::client) fn note_rejoin(&self, env: &mut ClientEnv, cause: RejoinCause) {
+        if !self.classic_ref().rejoin_needed {
             env.fact(Fact::RejoinNeeded {
                 member: self.idx,
                 cause,
@@ -624,25 +842,25 @@ impl Consumer {
         self.topics.contains(topic)
     }
 
-    pub(super) fn request_rejoin(&mut self, reason: JoinReason) {
-        if !self.membership.rejoin_needed {
-            self.membership.join_reason = reason;
+    pub(in crate::client) fn request_rejoin(&mut self, reason: JoinReason) {
+        if !self.classic().rejoin_needed {
+            self.classic().join_reason = reason;
         }
-        self.membership.rejoin_needed = true;
+        self.classic().rejoin_needed = true;
     }
 
     /// A metadata refresh: the leader rejoins when partition counts differ from those it last
     /// assigned with (`ConsumerCoordinator.rejoinNeededOrPending`).
-    pub(super) fn refresh_metadata(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn refresh_metadata(&mut self, env: &mut ClientEnv) {
         self.metadata = env.metadata();
         let changed = self
-            .membership
+            .classic_ref()
             .assignment_snapshot
             .as_ref()
             .is_some_and(|s| *s != self.metadata);
-        if changed && self.membership.phase == Phase::Stable {
+        if changed && self.classic().phase == Phase::Stable {
             log!(env, "{} (leader) sees new partitions: rejoin", self.name());
-            self.membership.assignment_snapshot = None;
+            self.classic().assignment_snapshot = None;
             self.note_rejoin(env, RejoinCause::Metadata);
             self.request_rejoin(JoinReason::Metadata);
             self.wake(env);
@@ -655,7 +873,7 @@ impl Consumer {
     /// (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, ...) and ended the membership. The generation
     /// goes (and the member id, but for ILLEGAL_GENERATION), the heartbeat thread stops, and
     /// the next poll gives up what the member owns as lost and joins anew.
-    pub(super) fn reset_state_on_response_error(
+    pub(in crate::client) fn reset_state_on_response_error(
         &mut self,
         env: &mut ClientEnv,
         request: &str,
@@ -675,40 +893,30 @@ impl Consumer {
             cause,
         });
         self.reset_generation(error != ErrorCode::IllegalGeneration);
-        self.membership.membership_lost = true;
+        self.classic().membership_lost = true;
         self.request_rejoin(JoinReason::New);
         self.disable_heartbeat(env);
     }
 
-    pub(super) fn reset_generation(&mut self, forget_member_id: bool) {
-        self.membership.generation = None;
+    pub(in crate::client) fn reset_generation(&mut self, forget_member_id: bool) {
+        self.classic().generation = None;
         if forget_member_id {
-            self.membership.member_id.clear();
+            self.classic().member_id.clear();
         }
     }
 
-    pub(super) fn begin_close(&mut self, env: &mut ClientEnv) {
-        self.closing = false;
-        self.disable_heartbeat(env);
-        if !self.auto_commit_sync(env, AfterCommit::Close) {
-            self.finish_close(env);
-        }
-    }
-
-    /// `onPartitionsRevoked` for everything, then LeaveGroup (a static member sends none).
-    pub(super) fn finish_close(&mut self, env: &mut ClientEnv) {
-        if self.consumer_membership.is_some() {
-            return self.consumer_finish_close(env);
-        }
+    /// `close()` after its commit: `onPartitionsRevoked` for everything, then LeaveGroup (a
+    /// static member sends none).
+    pub(in crate::client) fn classic_finish_close(&mut self, env: &mut ClientEnv) {
         let revoked = std::mem::take(&mut self.owned);
         if !revoked.is_empty() {
             self.listener(env, Listener::RevokedOnClose, &revoked);
         }
         let is_static = self.spec.group_instance_id.is_some();
-        if !is_static && !self.membership.member_id.is_empty() {
+        if !is_static && !self.classic().member_id.is_empty() {
             env.send(Request::LeaveGroup {
                 members: vec![LeavingMember {
-                    member_id: self.membership.member_id.clone(),
+                    member_id: self.classic().member_id.clone(),
                     group_instance_id: None,
                     reason: LeaveReason::Close,
                 }],

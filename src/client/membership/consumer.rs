@@ -16,12 +16,13 @@
 //! `onPartitionsAssigned` for what it gains, then ACKNOWLEDGING (the next heartbeat reports what
 //! it owns, which is what lets the broker hand the revoked partitions to their new owners).
 
-use super::poll::Listener;
-use super::*;
+use super::MembershipStep;
+use crate::client::poll::Listener;
+use crate::client::*;
 
 /// The client's `MemberState` under the consumer protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum MemberState {
+pub(in crate::client) enum MemberState {
     Joining,
     Reconciling,
     Acknowledging,
@@ -48,15 +49,21 @@ impl MemberState {
 }
 
 /// The consumer protocol's membership state.
-pub(super) struct ConsumerMembership {
-    pub(super) state: MemberState,
-    pub(super) epoch: i32,
+pub(in crate::client) struct ConsumerMembership {
+    pub(in crate::client) state: MemberState,
+    /// The member id the client made (KIP-848: a base64 Uuid, chosen by the client).
+    pub(in crate::client) member_id: String,
+    /// The member epoch its heartbeats carry (0: joining).
+    pub(in crate::client) member_epoch: i32,
+    /// The member epoch its commits go out in: the last the broker gave it, while it is in
+    /// the group (`None`: fenced, stale after a poll timeout, or rejoining).
+    pub(in crate::client) commit_epoch: Option<i32>,
     /// From the broker's last answer (until then, the next heartbeat goes at once).
     heartbeat_interval_ms: u64,
-    pub(super) in_flight: bool,
+    pub(in crate::client) in_flight: bool,
     /// A heartbeat failed or could not go (the coordinator unknown): send one as soon as the
     /// coordinator is found.
-    pub(super) retry_heartbeat: bool,
+    pub(in crate::client) retry_heartbeat: bool,
     /// A heartbeat is wanted as soon as the one in flight is answered.
     send_when_answered: bool,
     /// The heartbeat manager's `RequestState`: a heartbeat that is not urgent (JOINING,
@@ -90,22 +97,24 @@ pub(super) struct ConsumerMembership {
 
 impl ConsumerMembership {
     /// `RequestState.reset`: the next heartbeat goes without a backoff.
-    pub(super) fn reset_backoff(&mut self) {
+    pub(in crate::client) fn reset_backoff(&mut self) {
         self.backoff = backoff::Backoff::default();
         self.interval_due = SimTime::ZERO;
     }
 
     /// `onFailedAttempt`: the next heartbeat that is not urgent waits the backoff of one more
     /// failure in a row.
-    pub(super) fn back_off(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn back_off(&mut self, env: &mut ClientEnv) {
         self.backoff.failed(env);
         self.interval_due = SimTime::ZERO;
     }
 
-    pub(super) fn new() -> Self {
+    pub(in crate::client) fn new() -> Self {
         ConsumerMembership {
             state: MemberState::Joining,
-            epoch: 0,
+            member_id: String::new(),
+            member_epoch: 0,
+            commit_epoch: None,
             heartbeat_interval_ms: 0,
             in_flight: false,
             retry_heartbeat: false,
@@ -123,19 +132,19 @@ impl ConsumerMembership {
         }
     }
 
-    pub(super) fn is_rebalancing(&self) -> bool {
+    pub(in crate::client) fn is_rebalancing(&self) -> bool {
         self.state != MemberState::Stable || self.target.is_some()
     }
 
     /// After a failed heartbeat the next one carries every field (`resetHeartbeatState`).
-    pub(super) fn forget_sent(&mut self) {
+    pub(in crate::client) fn forget_sent(&mut self) {
         self.sent_topics = None;
         self.sent_owned = None;
         self.sent_timeout = None;
         self.sent_assignor = None;
     }
 
-    pub(super) fn rebalance_step(&self) -> Option<&'static str> {
+    pub(in crate::client) fn rebalance_step(&self) -> Option<&'static str> {
         match self.state {
             MemberState::Stable if self.target.is_some() => Some("with an assignment to reconcile"),
             MemberState::Stable => None,
@@ -150,12 +159,6 @@ impl ConsumerMembership {
 }
 
 impl Consumer {
-    pub(super) fn kip848(&mut self) -> &mut ConsumerMembership {
-        self.consumer_membership
-            .as_mut()
-            .expect("a consumer-protocol member")
-    }
-
     fn move_to(&mut self, env: &mut ClientEnv, state: MemberState) {
         let from = self.kip848().state;
         if from != state {
@@ -179,14 +182,13 @@ impl Consumer {
 
     /// The member starts under the consumer protocol: a client-made member id (KIP-848: the
     /// client chooses it, a base64 Uuid), JOINING once the coordinator is known.
-    pub(super) fn start_consumer_protocol(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn start_consumer_protocol(&mut self, env: &mut ClientEnv) {
         let mut ids = Stream::derive(
             env.scenario.seed,
             &format!("member-id-{}-{}", self.idx, self.incarnation),
         );
         let bytes: [u8; 16] = std::array::from_fn(|_| ids.between(0, 255) as u8);
-        self.membership.member_id = crate::java::Uuid::from_bytes(bytes).to_string();
-        self.consumer_membership = Some(ConsumerMembership::new());
+        self.kip848().member_id = crate::java::Uuid::from_bytes(bytes).to_string();
         self.arm_consumer_poll_timer(env);
     }
 
@@ -196,9 +198,21 @@ impl Consumer {
         env.set_timer(ClientTimer::PollTimer, at.max(env.now()));
     }
 
+    /// The KIP-848 membership's part of a `poll()`: find the coordinator, then give up lost
+    /// partitions and rejoin, or reconcile a new assignment. Returns whether the poll goes on
+    /// to fetch and process.
+    pub(in crate::client) fn poll_consumer_protocol(&mut self, env: &mut ClientEnv) -> bool {
+        let skip = std::mem::take(&mut self.skip_coordinator_once);
+        if !skip && !self.ensure_coordinator(env) {
+            return false;
+        }
+        !(self.coordinator.is_some()
+            && (!self.consumer_protocol_poll(env) || !matches!(self.app, App::Idle)))
+    }
+
     /// The application thread's part, at each `poll()`: give up lost partitions and rejoin,
     /// or reconcile a new assignment. Returns whether the poll loop may go on.
-    pub(super) fn consumer_protocol_poll(&mut self, env: &mut ClientEnv) -> bool {
+    fn consumer_protocol_poll(&mut self, env: &mut ClientEnv) -> bool {
         let (state, idle_joining) = {
             let m = self.kip848();
             (m.state, !m.in_flight && m.sent_topics.is_none())
@@ -231,7 +245,8 @@ impl Consumer {
     /// Rejoin with epoch 0 and the same member id (a fenced or stale member).
     fn rejoin(&mut self, env: &mut ClientEnv) {
         let m = self.kip848();
-        m.epoch = 0;
+        m.member_epoch = 0;
+        m.commit_epoch = None;
         m.target = None;
         m.latest_target = None;
         m.reconciling_from = None;
@@ -239,7 +254,6 @@ impl Consumer {
         m.sent_owned = None;
         m.sent_timeout = None;
         m.sent_assignor = None;
-        self.membership.generation = None;
         self.move_to(env, MemberState::Joining);
         env.fact(Fact::Joining { member: self.idx });
         self.send_consumer_heartbeat(env);
@@ -279,25 +293,32 @@ impl Consumer {
             return;
         }
         // Auto-commit before revoking (the revoked partitions' progress is committed first).
-        if self.auto_commit_sync(env, AfterCommit::Revoke(revoked.clone())) {
+        if self.auto_commit_sync(
+            env,
+            AfterCommit::Membership(MembershipStep::Revoke(revoked.clone())),
+        ) {
             return;
         }
         self.revoke_reconciled(env, revoked);
     }
 
-    pub(super) fn revoke_reconciled(&mut self, env: &mut ClientEnv, revoked: Vec<usize>) {
+    pub(in crate::client) fn revoke_reconciled(
+        &mut self,
+        env: &mut ClientEnv,
+        revoked: Vec<usize>,
+    ) {
         self.listener(env, Listener::Revoked, &revoked);
         let gone = PartitionLookup::of(&revoked);
         self.owned.retain(|p| !gone.contains(p));
         self.drop_partitions(&revoked, env);
         let ms = self.settings().on_partitions_revoked_ms;
-        self.callback(env, ms, AfterCallback::ConsumerAssign);
+        self.callback(env, ms, AfterCallback::Membership(MembershipStep::Assign));
     }
 
     /// The reconciliation in progress is still the member's own: it is RECONCILING, or
     /// ACKNOWLEDGING the one before (a newer target starts reconciling as soon as the last
     /// one is done, before the acknowledgement is answered).
-    pub(super) fn still_reconciling(&mut self) -> bool {
+    pub(in crate::client) fn still_reconciling(&mut self) -> bool {
         matches!(
             self.kip848().state,
             MemberState::Reconciling | MemberState::Acknowledging
@@ -305,38 +326,42 @@ impl Consumer {
     }
 
     /// The reconciliation in progress stops: what it was to assign is not.
-    pub(super) fn abort_reconciliation(&mut self) {
+    pub(in crate::client) fn abort_reconciliation(&mut self) {
         self.kip848().assigning.clear();
     }
 
-    pub(super) fn assign_reconciled(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn assign_reconciled(&mut self, env: &mut ClientEnv) {
         let added = std::mem::take(&mut self.kip848().assigning);
         self.owned.extend(added.iter().copied());
         self.owned.sort_unstable();
         self.listener(env, Listener::Assigned, &added);
         self.pending_fetch.extend(added.iter().copied());
         let ms = self.settings().on_partitions_assigned_ms;
-        self.callback(env, ms, AfterCallback::ConsumerAcknowledge);
+        self.callback(
+            env,
+            ms,
+            AfterCallback::Membership(MembershipStep::Acknowledge),
+        );
     }
 
     /// The reconciliation is complete: the next heartbeat, sent at once, reports what it owns.
-    pub(super) fn acknowledge(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn acknowledge(&mut self, env: &mut ClientEnv) {
         self.kip848().reconciling_from = None;
         self.move_to(env, MemberState::Acknowledging);
         self.send_consumer_heartbeat(env);
     }
 
     /// The background thread's heartbeat (`ConsumerHeartbeatRequestManager`).
-    pub(super) fn send_consumer_heartbeat(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn send_consumer_heartbeat(&mut self, env: &mut ClientEnv) {
         let topics = self.topics.clone();
         let owned = self.owned.clone();
         let owned = self.kip848().reconciling_from.clone().unwrap_or(owned);
         let timeout = self.settings().max_poll_interval_ms.min(i32::MAX as u64) as i32;
-        let member_id = self.membership.member_id.clone();
+        let member_id = self.kip848().member_id.clone();
         let instance_id = self.spec.group_instance_id.clone();
         let is_static = instance_id.is_some();
         let assignor = self.spec.remote_assignor.clone();
-        if self.membership.coordinator.is_none() {
+        if self.coordinator.is_none() {
             // Nothing is sent while the coordinator is unknown; the heartbeat goes as soon as
             // it is found.
             self.lookup_coordinator(env);
@@ -371,7 +396,7 @@ impl Consumer {
                 server_assignor: None,
                 owned: None,
             },
-            MemberState::Joining if m.epoch == 0 => {
+            MemberState::Joining if m.member_epoch == 0 => {
                 m.sent_topics = Some(topics.clone());
                 m.sent_owned = Some(owned.clone());
                 m.sent_timeout = Some(timeout);
@@ -405,7 +430,7 @@ impl Consumer {
                 }
                 Request::ConsumerGroupHeartbeat {
                     member_id,
-                    member_epoch: m.epoch,
+                    member_epoch: m.member_epoch,
                     instance_id,
                     rebalance_timeout_ms: changed_timeout.unwrap_or(-1),
                     subscribed_topic_names: changed_topics,
@@ -419,7 +444,6 @@ impl Consumer {
         m.interval_due = env.now() + Duration::from_millis(interval);
         let leaving = m.state == MemberState::Leaving;
         env.send(request);
-        self.membership.last_heartbeat_sent = env.now();
         if !leaving && interval > 0 {
             env.set_timer(
                 ClientTimer::Heartbeat,
@@ -429,7 +453,7 @@ impl Consumer {
     }
 
     /// A ConsumerGroupHeartbeat answer, handled by the background thread as it arrives.
-    pub(super) fn on_consumer_heartbeat_response(
+    pub(in crate::client) fn on_consumer_heartbeat_response(
         &mut self,
         env: &mut ClientEnv,
         error: ErrorCode,
@@ -475,13 +499,13 @@ impl Consumer {
                 ) {
                     return;
                 }
-                m.epoch = member_epoch;
+                m.member_epoch = member_epoch;
+                m.commit_epoch = Some(member_epoch);
                 let interval = heartbeat_interval_ms.max(0) as u64;
                 if interval != m.heartbeat_interval_ms {
                     m.heartbeat_interval_ms = interval;
                     m.interval_due = env.now + Duration::from_millis(interval);
                 }
-                self.membership.generation = Some(member_epoch);
                 let state = self.kip848().state;
                 // Compared with the last target (Kafka's `currentTargetAssignment`), not with
                 // what the member owns: an answer that takes back a target still waiting
@@ -546,7 +570,7 @@ impl Consumer {
                 if leaving {
                     return;
                 }
-                self.membership.generation = None;
+                self.kip848().commit_epoch = None;
                 self.move_to(env, MemberState::Fenced);
                 self.wake(env);
                 return;
@@ -586,7 +610,11 @@ impl Consumer {
     /// NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE go again as soon as a coordinator is
     /// found (`reset`); any other failure backs off (AbstractHeartbeatRequestManager's
     /// `onErrorResponse` and `onFailure`).
-    pub(super) fn consumer_heartbeat_failed(&mut self, env: &mut ClientEnv, error: ErrorCode) {
+    pub(in crate::client) fn consumer_heartbeat_failed(
+        &mut self,
+        env: &mut ClientEnv,
+        error: ErrorCode,
+    ) {
         let m = self.kip848();
         m.in_flight = false;
         m.forget_sent();
@@ -611,7 +639,7 @@ impl Consumer {
 
     /// The background thread checks the poll timer: past `max.poll.interval.ms` the member
     /// leaves (epoch -1) and is STALE; its partitions are lost at the next poll.
-    pub(super) fn consumer_check_poll_timer(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn consumer_check_poll_timer(&mut self, env: &mut ClientEnv) {
         let deadline = self.last_poll + Duration::from_millis(self.settings().max_poll_interval_ms);
         if env.now() < deadline {
             self.arm_consumer_poll_timer(env);
@@ -628,7 +656,7 @@ impl Consumer {
             member: self.idx,
             last_poll: self.last_poll,
         });
-        let member_id = self.membership.member_id.clone();
+        let member_id = self.kip848().member_id.clone();
         let epoch = if self.spec.group_instance_id.is_some() {
             -2
         } else {
@@ -643,14 +671,15 @@ impl Consumer {
             server_assignor: None,
             owned: None,
         });
-        self.membership.generation = None;
-        self.kip848().in_flight = false;
+        let m = self.kip848();
+        m.commit_epoch = None;
+        m.in_flight = false;
         env.cancel_timer(ClientTimer::Heartbeat);
         self.move_to(env, MemberState::Stale);
     }
 
     /// `close()` after the commit: revoke everything, then the leave heartbeat.
-    pub(super) fn consumer_finish_close(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn consumer_finish_close(&mut self, env: &mut ClientEnv) {
         let revoked = std::mem::take(&mut self.owned);
         self.kip848().reconciling_from = None;
         if !revoked.is_empty() {

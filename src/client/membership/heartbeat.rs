@@ -8,17 +8,18 @@
 //! FindCoordinator names one ("session timed out without receiving a heartbeat response",
 //! `AbstractCoordinator.HeartbeatThread`).
 
-use super::*;
+use super::Phase;
+use crate::client::*;
 use crate::facts::RejoinCause;
 
 impl Consumer {
-    pub(super) fn enable_heartbeat(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn enable_heartbeat(&mut self, env: &mut ClientEnv) {
         self.disable_heartbeat(env);
-        self.membership.heartbeat_enabled = true;
+        self.classic().heartbeat_enabled = true;
         // `resetTimeouts`: the heartbeat timer restarts at the interval.
-        self.membership.heartbeat_backoff.until = SimTime::ZERO;
+        self.classic().heartbeat_backoff.until = SimTime::ZERO;
         let now = env.now();
-        self.membership.last_heartbeat_sent = now;
+        self.classic().last_heartbeat_sent = now;
         self.reset_session_timer(env);
         self.last_poll = now;
         let at = now + Duration::from_millis(self.settings().heartbeat_interval_ms);
@@ -26,25 +27,25 @@ impl Consumer {
         self.arm_poll_timer(env);
     }
 
-    pub(super) fn disable_heartbeat(&mut self, env: &mut ClientEnv) {
-        self.membership.heartbeat_enabled = false;
+    pub(in crate::client) fn disable_heartbeat(&mut self, env: &mut ClientEnv) {
+        self.classic().heartbeat_enabled = false;
         env.cancel_timer(ClientTimer::Heartbeat);
         env.cancel_timer(ClientTimer::PollTimer);
         env.cancel_timer(ClientTimer::SessionCheck);
     }
 
     /// `Heartbeat.resetSessionTimeout`.
-    pub(super) fn reset_session_timer(&mut self, env: &ClientEnv) {
+    pub(in crate::client) fn reset_session_timer(&mut self, env: &ClientEnv) {
         let session = Duration::from_millis(self.settings().session_timeout_ms);
-        self.membership.session_deadline = env.now() + session;
+        self.classic().session_deadline = env.now() + session;
     }
 
-    pub(super) fn send_heartbeat(&mut self, env: &mut ClientEnv) {
-        if !self.membership.heartbeat_enabled {
+    pub(in crate::client) fn send_heartbeat(&mut self, env: &mut ClientEnv) {
+        if !self.classic().heartbeat_enabled {
             return;
         }
         let now = env.now();
-        if self.membership.coordinator.is_none() {
+        if self.coordinator.is_none() {
             // The heartbeat thread looks for the coordinator every `retry.backoff.ms`.
             self.lookup_coordinator(env);
             let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
@@ -53,20 +54,20 @@ impl Consumer {
         }
         // `shouldHeartbeat`: after a failure, not before its backoff has passed (the thread
         // looks on its passes, every `retry.backoff.ms`).
-        if now < self.membership.heartbeat_backoff.until {
+        if now < self.classic().heartbeat_backoff.until {
             return self.arm_heartbeat_retry(env);
         }
         // The session timer is checked before a heartbeat is sent.
-        if now >= self.membership.session_deadline
-            && (self.session_timed_out(env) || !self.membership.heartbeat_enabled)
+        if now >= self.classic().session_deadline
+            && (self.session_timed_out(env) || !self.classic().heartbeat_enabled)
         {
             return;
         }
-        self.membership.last_heartbeat_sent = now;
-        if let Some(generation) = self.membership.generation {
-            self.membership.heartbeats_in_flight.push_back(generation);
+        self.classic().last_heartbeat_sent = now;
+        if let Some(generation) = self.classic().generation {
+            self.classic().heartbeats_in_flight.push_back(generation);
             let request = Request::Heartbeat {
-                member_id: self.membership.member_id.clone(),
+                member_id: self.classic().member_id.clone(),
                 generation,
                 group_instance_id: self.spec.group_instance_id.clone(),
             };
@@ -77,7 +78,7 @@ impl Consumer {
         // The session timer passes before the next heartbeat unless one is answered first: the
         // pass after it checks. (With a session more than twice the interval, an answered
         // heartbeat always pushes it past the next one, so a healthy member arms no check.)
-        let deadline = self.membership.session_deadline;
+        let deadline = self.classic().session_deadline;
         if deadline < at {
             let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
             env.set_timer(ClientTimer::SessionCheck, next_pass(now, backoff, deadline));
@@ -86,21 +87,45 @@ impl Consumer {
 
     /// `Heartbeat.failHeartbeat`: the next heartbeat waits the backoff of one more failure in a
     /// row; the thread, woken, looks again on its passes every `retry.backoff.ms` from now.
-    pub(super) fn fail_heartbeat(&mut self, env: &mut ClientEnv) {
-        self.membership.heartbeat_backoff.failed(env);
+    pub(in crate::client) fn fail_heartbeat(&mut self, env: &mut ClientEnv) {
+        self.classic().heartbeat_backoff.failed(env);
         self.arm_heartbeat_retry(env);
     }
 
     /// The thread's first pass (every `retry.backoff.ms` from now) at or after the retry.
     fn arm_heartbeat_retry(&mut self, env: &mut ClientEnv) {
         let pass = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-        let at = next_pass(env.now(), pass, self.membership.heartbeat_backoff.until);
+        let at = next_pass(env.now(), pass, self.classic().heartbeat_backoff.until);
         env.set_timer(ClientTimer::Heartbeat, at);
     }
 
+    /// A Heartbeat answer (`error`), for the heartbeat sent first of those in flight.
+    pub(in crate::client) fn on_heartbeat_answer(&mut self, env: &mut ClientEnv, error: ErrorCode) {
+        let Some(sent_generation) = self.classic().heartbeats_in_flight.pop_front() else {
+            return;
+        };
+        self.classic()
+            .heartbeat_answers
+            .push_back((error, sent_generation));
+        if matches!(self.app, App::Idle) {
+            // Blocked in the network client's poll (nothing to process): the answer is
+            // handled as it arrives, and a rejoin starts in the same loop iteration.
+            if self.read_heartbeat_answers(env) {
+                self.wake(env);
+            }
+            return;
+        }
+        // Busy processing: read on the heartbeat thread's next pass, acted on at the next
+        // poll().
+        let now = env.now();
+        let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
+        let at = next_pass(self.classic_ref().last_heartbeat_sent, backoff, now);
+        env.after(at, ClientTimer::HeartbeatRead);
+    }
+
     /// The heartbeat thread's pass armed at the session timer.
-    pub(super) fn check_session(&mut self, env: &mut ClientEnv) {
-        if self.membership.heartbeat_enabled && self.membership.coordinator.is_some() {
+    pub(in crate::client) fn check_session(&mut self, env: &mut ClientEnv) {
+        if self.classic().heartbeat_enabled && self.coordinator.is_some() {
             self.session_timed_out(env);
         }
     }
@@ -111,10 +136,10 @@ impl Consumer {
     /// for it). Whether it had passed.
     fn session_timed_out(&mut self, env: &mut ClientEnv) -> bool {
         self.read_heartbeat_answers(env);
-        let Some(broker) = self.membership.coordinator else {
+        let Some(broker) = self.coordinator else {
             return false;
         };
-        if !self.membership.heartbeat_enabled || env.now() < self.membership.session_deadline {
+        if !self.classic().heartbeat_enabled || env.now() < self.classic().session_deadline {
             return false;
         }
         self.mark_coordinator_unknown(
@@ -130,9 +155,9 @@ impl Consumer {
 
     /// Every heartbeat answer received so far is handled, oldest first; whether one asks for a
     /// rejoin.
-    pub(super) fn read_heartbeat_answers(&mut self, env: &mut ClientEnv) -> bool {
+    pub(in crate::client) fn read_heartbeat_answers(&mut self, env: &mut ClientEnv) -> bool {
         let mut rejoin = false;
-        while let Some((error, sent_generation)) = self.membership.heartbeat_answers.pop_front() {
+        while let Some((error, sent_generation)) = self.classic().heartbeat_answers.pop_front() {
             rejoin |= self.read_heartbeat(env, error, sent_generation);
         }
         rejoin
@@ -151,25 +176,25 @@ impl Consumer {
         // `receiveHeartbeat`: the session timer restarts, and the failures in a row are over.
         if matches!(error, ErrorCode::None | ErrorCode::RebalanceInProgress) {
             self.reset_session_timer(env);
-            self.membership.heartbeat_backoff.failures = 0;
+            self.classic().heartbeat_backoff.failures = 0;
         }
         match error {
             ErrorCode::None => false,
             ErrorCode::RebalanceInProgress => {
-                if self.membership.phase != Phase::Stable {
+                if self.classic().phase != Phase::Stable {
                     return false;
                 }
-                if !self.membership.rejoin_needed {
+                if !self.classic().rejoin_needed {
                     log!(env, "{} heartbeat: REBALANCE_IN_PROGRESS", self.name());
                     env.fact(Fact::RejoinNeeded {
                         member: self.idx,
                         cause: RejoinCause::HeartbeatRebalance,
                     });
                 }
-                self.membership.rejoin_needed = true;
+                self.classic().rejoin_needed = true;
                 true
             }
-            _ if self.membership.generation != Some(sent_generation) => false,
+            _ if self.classic().generation != Some(sent_generation) => false,
             other => {
                 self.reset_state_on_response_error(
                     env,
@@ -181,16 +206,16 @@ impl Consumer {
         }
     }
 
-    pub(super) fn arm_poll_timer(&mut self, env: &mut ClientEnv) {
+    pub(in crate::client) fn arm_poll_timer(&mut self, env: &mut ClientEnv) {
         let deadline = self.last_poll + Duration::from_millis(self.settings().max_poll_interval_ms);
         // The heartbeat thread notices on its first pass after the deadline.
         let backoff = Duration::from_millis(env.scenario.group.retry_backoff_ms);
-        let at = next_pass(self.membership.last_heartbeat_sent, backoff, deadline);
+        let at = next_pass(self.classic().last_heartbeat_sent, backoff, deadline);
         env.set_timer(ClientTimer::PollTimer, at);
     }
 
-    pub(super) fn check_poll_timer(&mut self, env: &mut ClientEnv) {
-        if !self.membership.heartbeat_enabled {
+    pub(in crate::client) fn check_poll_timer(&mut self, env: &mut ClientEnv) {
+        if !self.classic().heartbeat_enabled {
             return;
         }
         let deadline = self.last_poll + Duration::from_millis(self.settings().max_poll_interval_ms);
@@ -213,7 +238,7 @@ impl Consumer {
             );
             env.send(Request::LeaveGroup {
                 members: vec![LeavingMember {
-                    member_id: self.membership.member_id.clone(),
+                    member_id: self.classic().member_id.clone(),
                     group_instance_id: None,
                     reason: LeaveReason::PollTimeout,
                 }],
@@ -231,14 +256,14 @@ impl Consumer {
         // the old generation's.
         if env.scenario.mutant != Some(Mutant::FencedCommit) {
             self.reset_generation(true);
-            self.membership.phase = Phase::Unjoined;
+            self.classic().phase = Phase::Unjoined;
         }
-        self.membership.membership_lost = true;
+        self.classic().membership_lost = true;
     }
 }
 
 /// The first heartbeat-thread pass at or after `at`, passes falling every `backoff` from `from`.
-pub(super) fn next_pass(from: SimTime, backoff: Duration, at: SimTime) -> SimTime {
+pub(in crate::client) fn next_pass(from: SimTime, backoff: Duration, at: SimTime) -> SimTime {
     if at <= from {
         return from;
     }
