@@ -18,6 +18,7 @@ pub(crate) use backoff::exponential_backoff;
 mod coordinator;
 mod membership;
 
+pub use membership::{ClassicMemberState, ConsumerMemberState};
 use membership::{Membership, MembershipStep};
 
 mod commit;

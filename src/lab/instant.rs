@@ -10,6 +10,7 @@
 //! group is Stable and the new owners hold their partitions.
 
 use super::runs::LabRun;
+use crate::client::{ClassicMemberState, ConsumerMemberState};
 use crate::facts::{Fact, RejoinCause};
 use crate::group::classic::ClassicGroupState;
 use crate::group::messages::ErrorCode;
@@ -222,7 +223,8 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
     let nm = names.len();
     let report = &run.report;
 
-    // The coordinator and each member, folded from the facts.
+    // The coordinator and each member, folded from the facts: the group by its type, each
+    // member by its membership's state type (`ClassicMemberState`, `ConsumerMemberState`).
     let mut group_protocol = run.scenario.group.protocol;
     // Per group type, as the dispatcher holds either: a classic group's state (Dead until its
     // first member creates it) and the consumer group's records replayed.
@@ -290,9 +292,9 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
                 error[m] = None;
                 rejoin[m] = None;
                 state[m] = Some(if consumer(m) {
-                    "UNSUBSCRIBED"
+                    ConsumerMemberState::Unsubscribed.name()
                 } else {
-                    "UNJOINED"
+                    ClassicMemberState::Unjoined.name()
                 });
             }
             Fact::MemberStateChanged { member, state: now } => state[*member] = Some(now),
@@ -323,14 +325,14 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
             }
             Fact::FatalError { member, error: e } => error[*member] = Some(*e),
             Fact::JoinGroupSent { member } => {
-                state[*member] = Some("PREPARING_REBALANCE");
+                state[*member] = Some(ClassicMemberState::AwaitingJoin.name());
                 rejoin[*member] = None;
             }
             Fact::JoinGroupAnswered { member, error: e } => {
                 state[*member] = Some(if *e == ErrorCode::None {
-                    "COMPLETING_REBALANCE"
+                    ClassicMemberState::AwaitingSync.name()
                 } else {
-                    "UNJOINED"
+                    ClassicMemberState::Unjoined.name()
                 });
             }
             Fact::SyncGroupAnswered {
@@ -340,16 +342,16 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
                 ..
             } => {
                 if *e == ErrorCode::None {
-                    state[*member] = Some("STABLE");
+                    state[*member] = Some(ClassicMemberState::Stable.name());
                     synced_generation[*member] = Some(*g);
                 } else {
-                    state[*member] = Some("UNJOINED");
+                    state[*member] = Some(ClassicMemberState::Unjoined.name());
                 }
             }
             Fact::RejoinNeeded { member, cause } => rejoin[*member] = Some(rejoin_cause(*cause)),
             // Classic: a poll timeout makes the member leave (`maybeLeaveGroup`), unjoined.
             Fact::PollTimeout { member, .. } if !consumer(*member) => {
-                state[*member] = Some("UNJOINED");
+                state[*member] = Some(ClassicMemberState::Unjoined.name());
             }
             _ => {}
         }

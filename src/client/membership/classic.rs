@@ -15,14 +15,26 @@ use crate::client::poll::Listener;
 use crate::client::*;
 use crate::facts::RejoinCause;
 
-/// Where the member is in the group protocol (the client's `MemberState`).
+/// Where the member is in the group protocol (the classic client's `MemberState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::client) enum Phase {
+pub enum ClassicMemberState {
     /// Not in a generation, or told to rejoin: joins at the next `poll()`.
     Unjoined,
     AwaitingJoin,
     AwaitingSync,
     Stable,
+}
+
+impl ClassicMemberState {
+    /// Kafka's name (`AbstractCoordinator.MemberState`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ClassicMemberState::Unjoined => "UNJOINED",
+            ClassicMemberState::AwaitingJoin => "PREPARING_REBALANCE",
+            ClassicMemberState::AwaitingSync => "COMPLETING_REBALANCE",
+            ClassicMemberState::Stable => "STABLE",
+        }
+    }
 }
 
 /// The classic protocol's membership state (`AbstractCoordinator` / `ConsumerCoordinator`):
@@ -39,7 +51,7 @@ pub(in crate::client) struct ClassicMembership {
     /// partitions are lost at the next `poll()`.
     pub(in crate::client) membership_lost: bool,
     pub(in crate::client) rejoin_needed: bool,
-    pub(in crate::client) phase: Phase,
+    pub(in crate::client) phase: ClassicMemberState,
     /// A JoinGroup is in flight (`joinFuture`): no other goes out until it is answered or
     /// fails, even if a heartbeat error reset the membership meanwhile; its answer is then
     /// dropped and the next poll joins anew.
@@ -122,7 +134,7 @@ impl ClassicMembership {
             protocol: RebalanceProtocol::Eager,
             member_id: String::new(),
             generation: None,
-            phase: Phase::Unjoined,
+            phase: ClassicMemberState::Unjoined,
             rejoin_needed: false,
             join_reason: JoinReason::New,
             assignment_snapshot: None,
@@ -142,21 +154,23 @@ impl ClassicMembership {
 
     /// In a rebalance, or about to start one.
     pub(in crate::client) fn is_rebalancing(&self) -> bool {
-        self.phase != Phase::Stable || self.rejoin_needed || !self.inbox.is_empty()
+        self.phase != ClassicMemberState::Stable || self.rejoin_needed || !self.inbox.is_empty()
     }
 
     /// Where the member is in a rebalance, in words; `None` when settled.
     pub(in crate::client) fn rebalance_step(&self) -> Option<&'static str> {
         match self.phase {
-            Phase::Unjoined => Some("not in a generation"),
-            Phase::AwaitingJoin => Some("waiting for its JoinGroup answer"),
-            Phase::AwaitingSync => Some("waiting for its SyncGroup answer"),
-            Phase::Stable if self.join_prepare.is_some() => {
+            ClassicMemberState::Unjoined => Some("not in a generation"),
+            ClassicMemberState::AwaitingJoin => Some("waiting for its JoinGroup answer"),
+            ClassicMemberState::AwaitingSync => Some("waiting for its SyncGroup answer"),
+            ClassicMemberState::Stable if self.join_prepare.is_some() => {
                 Some("waiting for onJoinPrepare's commit before it rejoins")
             }
-            Phase::Stable if self.rejoin_needed => Some("about to rejoin"),
-            Phase::Stable if !self.inbox.is_empty() => Some("with an answer to handle"),
-            Phase::Stable => None,
+            ClassicMemberState::Stable if self.rejoin_needed => Some("about to rejoin"),
+            ClassicMemberState::Stable if !self.inbox.is_empty() => {
+                Some("with an answer to handle")
+            }
+            ClassicMemberState::Stable => None,
         }
     }
 
@@ -164,8 +178,8 @@ impl ClassicMembership {
     /// JoinGroup still in flight.
     pub(in crate::client) fn join_due(&self) -> bool {
         !self.join_in_flight
-            && (self.phase == Phase::Unjoined
-                || (self.phase == Phase::Stable && self.rejoin_needed))
+            && (self.phase == ClassicMemberState::Unjoined
+                || (self.phase == ClassicMemberState::Stable && self.rejoin_needed))
     }
 }
 
@@ -245,9 +259,11 @@ impl Consumer {
                     self.fail_heartbeat(env);
                 }
             }
-            RequestKind::JoinGroup if self.classic_ref().phase == Phase::AwaitingJoin => {
+            RequestKind::JoinGroup
+                if self.classic_ref().phase == ClassicMemberState::AwaitingJoin =>
+            {
                 let m = self.classic();
-                m.phase = Phase::Unjoined;
+                m.phase = ClassicMemberState::Unjoined;
                 m.join_retry = true;
                 if loading {
                     // `joinGroupIfNeeded` sleeps the backoff in poll() before the next one.
@@ -256,7 +272,9 @@ impl Consumer {
                     self.wake(env);
                 }
             }
-            RequestKind::SyncGroup if self.classic_ref().phase == Phase::AwaitingSync => {
+            RequestKind::SyncGroup
+                if self.classic_ref().phase == ClassicMemberState::AwaitingSync =>
+            {
                 if loading {
                     log!(
                         env,
@@ -266,7 +284,7 @@ impl Consumer {
                     return self.fail_fatally(env, "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)");
                 }
                 let m = self.classic();
-                m.phase = Phase::Unjoined;
+                m.phase = ClassicMemberState::Unjoined;
                 m.join_retry = true;
             }
             _ => {}
@@ -342,7 +360,7 @@ impl Consumer {
             ErrorCode::UnknownMemberId | ErrorCode::IllegalGeneration => {
                 let unchanged =
                     sent_generation.is_some() && sent_generation == self.classic().generation;
-                if !unchanged && self.classic().phase == Phase::AwaitingJoin {
+                if !unchanged && self.classic().phase == ClassicMemberState::AwaitingJoin {
                     return;
                 }
                 self.reset_state_on_response_error(
@@ -376,7 +394,7 @@ impl Consumer {
             self.listener(env, Listener::Lost, &lost);
             self.drop_partitions(&lost, env);
         }
-        self.classic().phase = Phase::Unjoined;
+        self.classic().phase = ClassicMemberState::Unjoined;
     }
 
     /// One JoinGroup or SyncGroup response, handled by the application thread.
@@ -388,19 +406,24 @@ impl Consumer {
         // For Kafka's consumer metrics (join-time, sync-time, rebalance-latency, failed-rebalance).
         let member = self.idx;
         match &response {
-            Response::JoinGroup { error, .. } if self.classic().phase == Phase::AwaitingJoin => env
-                .fact(Fact::JoinGroupAnswered {
+            Response::JoinGroup { error, .. }
+                if self.classic().phase == ClassicMemberState::AwaitingJoin =>
+            {
+                env.fact(Fact::JoinGroupAnswered {
                     member,
                     error: *error,
-                }),
+                })
+            }
             Response::SyncGroup {
                 error, assignment, ..
-            } if self.classic().phase == Phase::AwaitingSync => env.fact(Fact::SyncGroupAnswered {
-                member,
-                generation: self.classic().generation.unwrap_or(-1),
-                error: *error,
-                assignment: assignment.clone().unwrap_or_default(),
-            }),
+            } if self.classic().phase == ClassicMemberState::AwaitingSync => {
+                env.fact(Fact::SyncGroupAnswered {
+                    member,
+                    generation: self.classic().generation.unwrap_or(-1),
+                    error: *error,
+                    assignment: assignment.clone().unwrap_or_default(),
+                })
+            }
             _ => {}
         }
         match response {
@@ -413,7 +436,7 @@ impl Consumer {
                 leader,
                 members,
                 skip_assignment,
-            } if self.classic().phase == Phase::AwaitingJoin => match error {
+            } if self.classic().phase == ClassicMemberState::AwaitingJoin => match error {
                 ErrorCode::None => {
                     self.classic().member_id = member_id;
                     self.classic().generation = Some(generation);
@@ -474,7 +497,7 @@ impl Consumer {
                     } else {
                         None
                     };
-                    self.classic().phase = Phase::AwaitingSync;
+                    self.classic().phase = ClassicMemberState::AwaitingSync;
                     // SyncGroup v5 echoes the protocol the JoinGroup response named.
                     let request = Request::SyncGroup {
                         member_id: self.classic().member_id.clone(),
@@ -506,7 +529,7 @@ impl Consumer {
                     // ConsumerCoordinator.onJoinPrepare). The next poll loses them and joins.
                     self.reset_generation(true);
                     self.classic().membership_lost = true;
-                    self.classic().phase = Phase::Unjoined;
+                    self.classic().phase = ClassicMemberState::Unjoined;
                 }
                 _ => {
                     self.reset_generation(true);
@@ -515,12 +538,12 @@ impl Consumer {
             },
             Response::SyncGroup {
                 error, assignment, ..
-            } if self.classic().phase == Phase::AwaitingSync => {
+            } if self.classic().phase == ClassicMemberState::AwaitingSync => {
                 match error {
                     ErrorCode::None => {
                         // STABLE from here (SyncGroupResponseHandler), before onJoinComplete:
                         // the listener's commit goes out in the new generation.
-                        self.classic().phase = Phase::Stable;
+                        self.classic().phase = ClassicMemberState::Stable;
                         // Empty bytes (a member the leader left out) is an empty assignment.
                         let assignment = assignment.unwrap_or_default();
                         let foreign: Vec<usize> = assignment
@@ -564,12 +587,12 @@ impl Consumer {
                         self.complete_join(env, assignment);
                     }
                     ErrorCode::RebalanceInProgress => {
-                        self.classic().phase = Phase::Unjoined;
+                        self.classic().phase = ClassicMemberState::Unjoined;
                     }
                     other => {
                         self.reset_generation(other == ErrorCode::UnknownMemberId);
                         self.classic().membership_lost = true;
-                        self.classic().phase = Phase::Unjoined;
+                        self.classic().phase = ClassicMemberState::Unjoined;
                     }
                 }
             }
@@ -617,7 +640,7 @@ impl Consumer {
             self.previous_assignment.clone_from(&assignment);
         }
         self.owned = assignment;
-        self.classic().phase = Phase::Stable;
+        self.classic().phase = ClassicMemberState::Stable;
         // "Reschedule the auto commit starting from now" (onJoinComplete).
         self.reset_auto_commit_timer(env);
         if added.is_empty() {
@@ -763,7 +786,7 @@ impl Consumer {
             self.owned.retain(|p| !gone.contains(p));
             self.drop_partitions(&revoked, env);
             let ms = self.settings().on_partitions_revoked_ms;
-            self.classic().phase = Phase::AwaitingJoin;
+            self.classic().phase = ClassicMemberState::AwaitingJoin;
             self.callback(env, ms, AfterCallback::Membership(MembershipStep::SendJoin));
         } else {
             self.send_join(env);
@@ -773,7 +796,7 @@ impl Consumer {
     pub(in crate::client) fn send_join(&mut self, env: &mut ClientEnv) {
         // PREPARING_REBALANCE: the heartbeat thread stops until the JoinGroup is answered.
         self.disable_heartbeat(env);
-        self.classic().phase = Phase::AwaitingJoin;
+        self.classic().phase = ClassicMemberState::AwaitingJoin;
         let spec = &self.spec;
         let metadata = Subscription {
             topics: self.topics.clone(),
@@ -858,7 +881,7 @@ impl Consumer {
             .assignment_snapshot
             .as_ref()
             .is_some_and(|s| *s != self.metadata);
-        if changed && self.classic().phase == Phase::Stable {
+        if changed && self.classic().phase == ClassicMemberState::Stable {
             log!(env, "{} (leader) sees new partitions: rejoin", self.name());
             self.classic().assignment_snapshot = None;
             self.note_rejoin(env, RejoinCause::Metadata);

@@ -22,7 +22,10 @@ use crate::client::*;
 
 /// The client's `MemberState` under the consumer protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::client) enum MemberState {
+pub enum ConsumerMemberState {
+    /// Not subscribed yet: a process before its first `poll()` (the model starts it JOINING,
+    /// so only observers name this state).
+    Unsubscribed,
     Joining,
     Reconciling,
     Acknowledging,
@@ -34,23 +37,25 @@ pub(in crate::client) enum MemberState {
     Leaving,
 }
 
-impl MemberState {
-    fn name(self) -> &'static str {
+impl ConsumerMemberState {
+    /// Kafka's name (`MemberState`).
+    pub fn name(self) -> &'static str {
         match self {
-            MemberState::Joining => "JOINING",
-            MemberState::Reconciling => "RECONCILING",
-            MemberState::Acknowledging => "ACKNOWLEDGING",
-            MemberState::Stable => "STABLE",
-            MemberState::Fenced => "FENCED",
-            MemberState::Stale => "STALE",
-            MemberState::Leaving => "LEAVING",
+            ConsumerMemberState::Unsubscribed => "UNSUBSCRIBED",
+            ConsumerMemberState::Joining => "JOINING",
+            ConsumerMemberState::Reconciling => "RECONCILING",
+            ConsumerMemberState::Acknowledging => "ACKNOWLEDGING",
+            ConsumerMemberState::Stable => "STABLE",
+            ConsumerMemberState::Fenced => "FENCED",
+            ConsumerMemberState::Stale => "STALE",
+            ConsumerMemberState::Leaving => "LEAVING",
         }
     }
 }
 
 /// The consumer protocol's membership state.
 pub(in crate::client) struct ConsumerMembership {
-    pub(in crate::client) state: MemberState,
+    pub(in crate::client) state: ConsumerMemberState,
     /// The member id the client made (KIP-848: a base64 Uuid, chosen by the client).
     pub(in crate::client) member_id: String,
     /// The member epoch its heartbeats carry (0: joining).
@@ -111,7 +116,7 @@ impl ConsumerMembership {
 
     pub(in crate::client) fn new() -> Self {
         ConsumerMembership {
-            state: MemberState::Joining,
+            state: ConsumerMemberState::Joining,
             member_id: String::new(),
             member_epoch: 0,
             commit_epoch: None,
@@ -133,7 +138,7 @@ impl ConsumerMembership {
     }
 
     pub(in crate::client) fn is_rebalancing(&self) -> bool {
-        self.state != MemberState::Stable || self.target.is_some()
+        self.state != ConsumerMemberState::Stable || self.target.is_some()
     }
 
     /// After a failed heartbeat the next one carries every field (`resetHeartbeatState`).
@@ -146,20 +151,23 @@ impl ConsumerMembership {
 
     pub(in crate::client) fn rebalance_step(&self) -> Option<&'static str> {
         match self.state {
-            MemberState::Stable if self.target.is_some() => Some("with an assignment to reconcile"),
-            MemberState::Stable => None,
-            MemberState::Joining => Some("joining (epoch 0)"),
-            MemberState::Reconciling => Some("reconciling its assignment"),
-            MemberState::Acknowledging => Some("acknowledging its assignment"),
-            MemberState::Fenced => Some("fenced, about to rejoin"),
-            MemberState::Stale => Some("stale after a poll timeout, about to rejoin"),
-            MemberState::Leaving => Some("leaving"),
+            ConsumerMemberState::Stable if self.target.is_some() => {
+                Some("with an assignment to reconcile")
+            }
+            ConsumerMemberState::Stable => None,
+            ConsumerMemberState::Unsubscribed => Some("not subscribed yet"),
+            ConsumerMemberState::Joining => Some("joining (epoch 0)"),
+            ConsumerMemberState::Reconciling => Some("reconciling its assignment"),
+            ConsumerMemberState::Acknowledging => Some("acknowledging its assignment"),
+            ConsumerMemberState::Fenced => Some("fenced, about to rejoin"),
+            ConsumerMemberState::Stale => Some("stale after a poll timeout, about to rejoin"),
+            ConsumerMemberState::Leaving => Some("leaving"),
         }
     }
 }
 
 impl Consumer {
-    fn move_to(&mut self, env: &mut ClientEnv, state: MemberState) {
+    fn move_to(&mut self, env: &mut ClientEnv, state: ConsumerMemberState) {
         let from = self.kip848().state;
         if from != state {
             log!(env, "{} {} -> {}", self.name(), from.name(), state.name());
@@ -171,10 +179,13 @@ impl Consumer {
             });
             // The consumer's rebalance sensor (`AbstractMembershipManager.transitionTo`).
             match (from, state) {
-                (MemberState::Reconciling, MemberState::Stable | MemberState::Acknowledging) => {
-                    env.fact(Fact::ReconcilingEnded { member })
+                (
+                    ConsumerMemberState::Reconciling,
+                    ConsumerMemberState::Stable | ConsumerMemberState::Acknowledging,
+                ) => env.fact(Fact::ReconcilingEnded { member }),
+                (_, ConsumerMemberState::Reconciling) => {
+                    env.fact(Fact::ReconcilingStarted { member })
                 }
-                (_, MemberState::Reconciling) => env.fact(Fact::ReconcilingStarted { member }),
                 _ => {}
             }
         }
@@ -218,7 +229,7 @@ impl Consumer {
             (m.state, !m.in_flight && m.sent_topics.is_none())
         };
         match state {
-            MemberState::Fenced | MemberState::Stale => {
+            ConsumerMemberState::Fenced | ConsumerMemberState::Stale => {
                 let lost = std::mem::take(&mut self.owned);
                 if !lost.is_empty() {
                     self.listener(env, Listener::Lost, &lost);
@@ -227,7 +238,7 @@ impl Consumer {
                 self.rejoin(env);
                 true
             }
-            MemberState::Joining if idle_joining => {
+            ConsumerMemberState::Joining if idle_joining => {
                 env.fact(Fact::Joining { member: self.idx });
                 self.send_consumer_heartbeat(env);
                 true
@@ -254,7 +265,7 @@ impl Consumer {
         m.sent_owned = None;
         m.sent_timeout = None;
         m.sent_assignor = None;
-        self.move_to(env, MemberState::Joining);
+        self.move_to(env, ConsumerMemberState::Joining);
         env.fact(Fact::Joining { member: self.idx });
         self.send_consumer_heartbeat(env);
         self.arm_consumer_poll_timer(env);
@@ -321,7 +332,7 @@ impl Consumer {
     pub(in crate::client) fn still_reconciling(&mut self) -> bool {
         matches!(
             self.kip848().state,
-            MemberState::Reconciling | MemberState::Acknowledging
+            ConsumerMemberState::Reconciling | ConsumerMemberState::Acknowledging
         )
     }
 
@@ -347,7 +358,7 @@ impl Consumer {
     /// The reconciliation is complete: the next heartbeat, sent at once, reports what it owns.
     pub(in crate::client) fn acknowledge(&mut self, env: &mut ClientEnv) {
         self.kip848().reconciling_from = None;
-        self.move_to(env, MemberState::Acknowledging);
+        self.move_to(env, ConsumerMemberState::Acknowledging);
         self.send_consumer_heartbeat(env);
     }
 
@@ -373,13 +384,18 @@ impl Consumer {
             m.send_when_answered = true;
             return;
         }
-        if matches!(m.state, MemberState::Fenced | MemberState::Stale) {
+        if matches!(
+            m.state,
+            ConsumerMemberState::Fenced | ConsumerMemberState::Stale
+        ) {
             return;
         }
         // `shouldHeartbeatNow` sends at once; any other heartbeat waits for `canSendRequest`.
         let urgent = matches!(
             m.state,
-            MemberState::Joining | MemberState::Acknowledging | MemberState::Leaving
+            ConsumerMemberState::Joining
+                | ConsumerMemberState::Acknowledging
+                | ConsumerMemberState::Leaving
         );
         let due = m.backoff.until.max(m.interval_due);
         if !urgent && env.now() < due {
@@ -387,7 +403,7 @@ impl Consumer {
             return;
         }
         let request = match m.state {
-            MemberState::Leaving => Request::ConsumerGroupHeartbeat {
+            ConsumerMemberState::Leaving => Request::ConsumerGroupHeartbeat {
                 member_id,
                 member_epoch: if is_static { -2 } else { -1 },
                 instance_id,
@@ -396,7 +412,7 @@ impl Consumer {
                 server_assignor: None,
                 owned: None,
             },
-            MemberState::Joining if m.member_epoch == 0 => {
+            ConsumerMemberState::Joining if m.member_epoch == 0 => {
                 m.sent_topics = Some(topics.clone());
                 m.sent_owned = Some(owned.clone());
                 m.sent_timeout = Some(timeout);
@@ -442,7 +458,7 @@ impl Consumer {
         m.in_flight = true;
         let interval = m.heartbeat_interval_ms;
         m.interval_due = env.now() + Duration::from_millis(interval);
-        let leaving = m.state == MemberState::Leaving;
+        let leaving = m.state == ConsumerMemberState::Leaving;
         env.send(request);
         if !leaving && interval > 0 {
             env.set_timer(
@@ -468,7 +484,7 @@ impl Consumer {
         // neither its epoch nor the end of the join heartbeat in flight from it.
         if error == ErrorCode::None
             && member_epoch < 0
-            && self.kip848().state != MemberState::Leaving
+            && self.kip848().state != ConsumerMemberState::Leaving
         {
             return;
         }
@@ -495,7 +511,9 @@ impl Consumer {
                 // (ConsumerMembershipManager.onHeartbeatSuccess, isNotInGroup).
                 if matches!(
                     m.state,
-                    MemberState::Leaving | MemberState::Stale | MemberState::Fenced
+                    ConsumerMemberState::Leaving
+                        | ConsumerMemberState::Stale
+                        | ConsumerMemberState::Fenced
                 ) {
                     return;
                 }
@@ -519,11 +537,11 @@ impl Consumer {
                 match assignment {
                     Some(a)
                         if latest.as_ref().unwrap_or(&owned) != &a
-                            || state == MemberState::Joining =>
+                            || state == ConsumerMemberState::Joining =>
                     {
                         self.kip848().latest_target = Some(a.clone());
                         if a == owned && settled {
-                            self.move_to(env, MemberState::Stable);
+                            self.move_to(env, ConsumerMemberState::Stable);
                         } else {
                             log!(
                                 env,
@@ -539,20 +557,20 @@ impl Consumer {
                             // (`canSendRequest`), before the reconciliation, reporting what
                             // the member owned before this target; else once it is reconciled.
                             m.send_when_answered &= env.now() >= m.interval_due;
-                            self.move_to(env, MemberState::Reconciling);
+                            self.move_to(env, ConsumerMemberState::Reconciling);
                             self.wake(env);
                         }
                     }
                     _ => {
                         // The acknowledgement went out: STABLE, or RECONCILING again when a
                         // newer target is being reconciled (`onHeartbeatRequestGenerated`).
-                        if state == MemberState::Acknowledging {
+                        if state == ConsumerMemberState::Acknowledging {
                             let m = self.kip848();
                             let pending = m.target.is_some() || m.reconciling_from.is_some();
                             let next = if pending {
-                                MemberState::Reconciling
+                                ConsumerMemberState::Reconciling
                             } else {
-                                MemberState::Stable
+                                ConsumerMemberState::Stable
                             };
                             self.move_to(env, next);
                         }
@@ -560,7 +578,7 @@ impl Consumer {
                 }
             }
             ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId => {
-                let leaving = m.state == MemberState::Leaving;
+                let leaving = m.state == ConsumerMemberState::Leaving;
                 log!(
                     env,
                     "{} heartbeat: {}, the member is fenced",
@@ -571,7 +589,7 @@ impl Consumer {
                     return;
                 }
                 self.kip848().commit_epoch = None;
-                self.move_to(env, MemberState::Fenced);
+                self.move_to(env, ConsumerMemberState::Fenced);
                 self.wake(env);
                 return;
             }
@@ -595,8 +613,8 @@ impl Consumer {
             _ => {}
         }
         let m = self.kip848();
-        let at_once =
-            std::mem::take(&mut m.send_when_answered) || m.state == MemberState::Acknowledging;
+        let at_once = std::mem::take(&mut m.send_when_answered)
+            || m.state == ConsumerMemberState::Acknowledging;
         let (interval, due) = (m.heartbeat_interval_ms, m.interval_due.max(m.backoff.until));
         if at_once {
             self.send_consumer_heartbeat(env);
@@ -630,7 +648,7 @@ impl Consumer {
         // member sends again at once (`heartbeatNow` skips `canSendRequest`), any other once
         // its backoff has passed (an acknowledgement is STABLE once sent,
         // `onHeartbeatRequestGenerated`).
-        if m.state == MemberState::Joining {
+        if m.state == ConsumerMemberState::Joining {
             self.send_consumer_heartbeat(env);
         } else {
             env.set_timer(ClientTimer::Heartbeat, m.backoff.until);
@@ -647,7 +665,7 @@ impl Consumer {
         }
         if matches!(
             self.kip848().state,
-            MemberState::Stale | MemberState::Leaving
+            ConsumerMemberState::Stale | ConsumerMemberState::Leaving
         ) {
             return;
         }
@@ -675,7 +693,7 @@ impl Consumer {
         m.commit_epoch = None;
         m.in_flight = false;
         env.cancel_timer(ClientTimer::Heartbeat);
-        self.move_to(env, MemberState::Stale);
+        self.move_to(env, ConsumerMemberState::Stale);
     }
 
     /// `close()` after the commit: revoke everything, then the leave heartbeat.
@@ -685,7 +703,7 @@ impl Consumer {
         if !revoked.is_empty() {
             self.listener(env, Listener::RevokedOnClose, &revoked);
         }
-        self.move_to(env, MemberState::Leaving);
+        self.move_to(env, ConsumerMemberState::Leaving);
         self.kip848().in_flight = false;
         self.send_consumer_heartbeat(env);
         env.cancel_timer(ClientTimer::Heartbeat);

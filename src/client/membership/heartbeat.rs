@@ -8,7 +8,7 @@
 //! FindCoordinator names one ("session timed out without receiving a heartbeat response",
 //! `AbstractCoordinator.HeartbeatThread`).
 
-use super::Phase;
+use super::ClassicMemberState;
 use crate::client::*;
 use crate::facts::RejoinCause;
 
@@ -181,7 +181,7 @@ impl Consumer {
         match error {
             ErrorCode::None => false,
             ErrorCode::RebalanceInProgress => {
-                if self.classic().phase != Phase::Stable {
+                if self.classic().phase != ClassicMemberState::Stable {
                     return false;
                 }
                 if !self.classic().rejoin_needed {
@@ -256,7 +256,7 @@ impl Consumer {
         // the old generation's.
         if env.scenario.mutant != Some(Mutant::FencedCommit) {
             self.reset_generation(true);
-            self.classic().phase = Phase::Unjoined;
+            self.classic().phase = ClassicMemberState::Unjoined;
         }
         self.classic().membership_lost = true;
     }

@@ -16,10 +16,10 @@ mod classic;
 mod consumer;
 mod heartbeat;
 
-pub(super) use classic::{ClassicMembership, Phase};
+pub use classic::ClassicMemberState;
+pub(super) use classic::ClassicMembership;
+pub use consumer::ConsumerMemberState;
 pub(super) use consumer::ConsumerMembership;
-#[cfg(test)]
-pub(super) use consumer::MemberState;
 use heartbeat::next_pass;
 
 use super::*;
@@ -99,7 +99,7 @@ impl Membership {
     /// commits nothing), or a KIP-848 member's epoch while it is in the group.
     pub(super) fn commit_generation(&self) -> Option<i32> {
         match self {
-            Membership::Classic(m) if m.phase != Phase::Stable => None,
+            Membership::Classic(m) if m.phase != ClassicMemberState::Stable => None,
             Membership::Classic(m) => m.generation,
             Membership::Consumer(m) => m.commit_epoch,
         }
@@ -240,7 +240,8 @@ impl Consumer {
     /// next poll joins anew (classic only: nothing else is in flight that way).
     pub(super) fn membership_join_failed_while_reset(&mut self, env: &mut ClientEnv) {
         if let Membership::Classic(m) = &mut self.membership {
-            if std::mem::take(&mut m.join_in_flight) && m.phase != Phase::AwaitingJoin {
+            if std::mem::take(&mut m.join_in_flight) && m.phase != ClassicMemberState::AwaitingJoin
+            {
                 self.wake(env);
             }
         }
@@ -376,7 +377,7 @@ mod tests {
         scenario.members[0].clone()
     }
 
-    fn classic(phase: Phase, generation: Option<i32>) -> Membership {
+    fn classic(phase: ClassicMemberState, generation: Option<i32>) -> Membership {
         let mut m = ClassicMembership::new();
         m.phase = phase;
         m.generation = generation;
@@ -413,16 +414,22 @@ mod tests {
     /// are answered (`generationIfStable`), a KIP-848 member's epoch while it is in the group.
     #[test]
     fn a_commit_goes_out_in_a_stable_generation_or_the_member_epoch() {
-        assert_eq!(classic(Phase::Stable, Some(3)).commit_generation(), Some(3));
         assert_eq!(
-            classic(Phase::AwaitingJoin, Some(3)).commit_generation(),
+            classic(ClassicMemberState::Stable, Some(3)).commit_generation(),
+            Some(3)
+        );
+        assert_eq!(
+            classic(ClassicMemberState::AwaitingJoin, Some(3)).commit_generation(),
             None
         );
         assert_eq!(
-            classic(Phase::AwaitingSync, Some(3)).commit_generation(),
+            classic(ClassicMemberState::AwaitingSync, Some(3)).commit_generation(),
             None
         );
-        assert_eq!(classic(Phase::Stable, None).commit_generation(), None);
+        assert_eq!(
+            classic(ClassicMemberState::Stable, None).commit_generation(),
+            None
+        );
         assert_eq!(kip848(Some(7)).commit_generation(), Some(7));
         assert_eq!(kip848(None).commit_generation(), None, "fenced or stale");
     }
@@ -431,12 +438,12 @@ mod tests {
     /// coordinator known and no rebalance due or running; a KIP-848 member's always does.
     #[test]
     fn the_auto_commit_is_reached_as_each_protocol_polls() {
-        let stable = classic(Phase::Stable, Some(1));
+        let stable = classic(ClassicMemberState::Stable, Some(1));
         assert!(stable.auto_commit_reached(true));
         assert!(!stable.auto_commit_reached(false));
-        assert!(!classic(Phase::AwaitingSync, Some(1)).auto_commit_reached(true));
+        assert!(!classic(ClassicMemberState::AwaitingSync, Some(1)).auto_commit_reached(true));
         let mut rejoining = ClassicMembership::new();
-        rejoining.phase = Phase::Stable;
+        rejoining.phase = ClassicMemberState::Stable;
         rejoining.rejoin_needed = true;
         assert!(!Membership::Classic(rejoining).auto_commit_reached(true));
         assert!(kip848(None).auto_commit_reached(false));
@@ -448,8 +455,8 @@ mod tests {
     /// KIP-848 member's poll always has its part to play.
     #[test]
     fn the_coordinator_lookup_follows_each_protocols_manager() {
-        let stable = classic(Phase::Stable, Some(1));
-        let unjoined = classic(Phase::Unjoined, None);
+        let stable = classic(ClassicMemberState::Stable, Some(1));
+        let unjoined = classic(ClassicMemberState::Unjoined, None);
         let consumer = kip848(Some(1));
         assert!(!stable.lookup_backs_off() && consumer.lookup_backs_off());
         assert!(stable.disconnects_on_error_answer() && !consumer.disconnects_on_error_answer());
@@ -463,7 +470,7 @@ mod tests {
     fn the_member_id_and_the_rebalance_step_are_the_memberships() {
         let mut m = ClassicMembership::new();
         m.member_id = "c1-uuid".into();
-        m.phase = Phase::AwaitingSync;
+        m.phase = ClassicMemberState::AwaitingSync;
         let classic = Membership::Classic(m);
         assert_eq!(classic.member_id(), "c1-uuid");
         assert!(classic.is_rebalancing());

@@ -156,7 +156,7 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
         member: 0,
         partitions: vec![0, 1]
     }));
-    assert_eq!(h.consumer.kip848().state, MemberState::Reconciling);
+    assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
     h.run_until(50);
     answer_a_heartbeat_in_flight(
         &mut h,
@@ -170,7 +170,10 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
     );
     h.take_sent();
     h.run_until(200);
-    assert_ne!(h.consumer.kip848().state, MemberState::Acknowledging);
+    assert_ne!(
+        h.consumer.kip848().state,
+        ConsumerMemberState::Acknowledging
+    );
     assert!(h.facts.contains(&Fact::Lost {
         member: 0,
         partitions: vec![0, 1]
@@ -208,7 +211,7 @@ fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reco
         partitions: vec![0]
     }));
     h.respond(1_025, consumer_heartbeat_ok(2, None));
-    assert_eq!(h.consumer.kip848().state, MemberState::Reconciling);
+    assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
     h.take_sent();
     // The revocation's callback ends at 2,010 ms and the (empty) assign callback's at 3,010
     // ms: the newer target is acknowledged.
@@ -216,7 +219,7 @@ fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reco
     let owned = heartbeats_owned(&mut h);
     assert_eq!(owned, [Some(vec![1])]);
     h.respond(3_030, consumer_heartbeat_ok(2, None));
-    assert_eq!(h.consumer.kip848().state, MemberState::Stable);
+    assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Stable);
 }
 
 /// `LocalAssignment.updateWith` compares an answer with the last target received, not with

@@ -13,7 +13,7 @@ use crate::facts::RejoinCause;
 use crate::group::messages::{JoinedMember, LeavingMember};
 use crate::scenario::{load_str, LoadOptions};
 use crate::sim::RngStreams;
-use membership::MemberState;
+use membership::ConsumerMemberState;
 
 mod classic;
 mod kip848;
