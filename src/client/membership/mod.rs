@@ -1,10 +1,13 @@
 //! The consumer's group membership, one value per protocol, as Kafka's consumer keeps the
 //! classic `ConsumerCoordinator` (with its heartbeat thread) and KIP-848's
 //! `ConsumerMembershipManager` apart behind the one `Consumer`:
-//! - `classic.rs`: the classic membership (JoinGroup, SyncGroup, EAGER and COOPERATIVE
-//!   revocation, rejoining, leaving), and `heartbeat.rs`, its heartbeat thread;
-//! - `consumer.rs`: KIP-848's membership (`group.protocol=consumer`): the heartbeat carrying
-//!   what changed, reconciliation in `poll()`, fencing, leaving with epoch -1 or -2.
+//! - `classic/`: the classic membership (`mod.rs`: JoinGroup, SyncGroup, EAGER and COOPERATIVE
+//!   revocation, rejoining; `heartbeat.rs`: its heartbeat thread; `leave.rs`: close and the poll
+//!   timeout's LeaveGroup);
+//! - `consumer/`: KIP-848's membership (`group.protocol=consumer`; `mod.rs`: its states, the
+//!   poll's part, rejoining; `heartbeat.rs`: the heartbeat carrying what changed and its
+//!   answers; `reconcile.rs`: reconciliation in `poll()`; `leave.rs`: leaving with epoch -1 or
+//!   -2, on close or a poll timeout).
 //!
 //! The poll loop, the fetcher, the commit code and the coordinator lookup ask the membership a
 //! few questions (what to do in this poll, what a commit is fenced by, whether a rebalance is
@@ -14,13 +17,12 @@
 
 mod classic;
 mod consumer;
-mod heartbeat;
 
+use classic::next_pass;
 pub use classic::ClassicMemberState;
 pub(super) use classic::ClassicMembership;
 pub use consumer::ConsumerMemberState;
 pub(super) use consumer::ConsumerMembership;
-use heartbeat::next_pass;
 
 use super::*;
 

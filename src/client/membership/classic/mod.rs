@@ -8,6 +8,13 @@
 //! - COOPERATIVE: it keeps its partitions and processes them while the rebalance runs, joins
 //!   with its owned partitions, revokes after SyncGroup only what it lost and, if it lost
 //!   anything, rejoins at once: the follow-up rebalance hands those partitions out.
+//!
+//! `heartbeat.rs` is its heartbeat thread; `leave.rs`, how it leaves (close, poll timeout).
+
+mod heartbeat;
+mod leave;
+
+pub(in crate::client) use heartbeat::next_pass;
 
 use super::MembershipStep;
 use crate::assignor::AssignError;
@@ -926,27 +933,5 @@ impl Consumer {
         if forget_member_id {
             self.classic().member_id.clear();
         }
-    }
-
-    /// `close()` after its commit: `onPartitionsRevoked` for everything, then LeaveGroup (a
-    /// static member sends none).
-    pub(in crate::client) fn classic_finish_close(&mut self, env: &mut ClientEnv) {
-        let revoked = std::mem::take(&mut self.owned);
-        if !revoked.is_empty() {
-            self.listener(env, Listener::RevokedOnClose, &revoked);
-        }
-        let is_static = self.spec.group_instance_id.is_some();
-        if !is_static && !self.classic().member_id.is_empty() {
-            env.send(Request::LeaveGroup {
-                members: vec![LeavingMember {
-                    member_id: self.classic().member_id.clone(),
-                    group_instance_id: None,
-                    reason: LeaveReason::Close,
-                }],
-            });
-        }
-        log!(env, "{} closed", self.name());
-        env.fact(Fact::ProcessStopped { member: self.idx });
-        self.alive = false;
     }
 }
