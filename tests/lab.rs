@@ -1,7 +1,7 @@
 //! `cgsim lab` over real HTTP: the binary started on port 0, every endpoint asked with a plain
 //! TcpStream, as a browser would, and the answers checked against the library the CLI uses.
 
-mod lab_support;
+use crate::lab_support;
 
 use lab_support::Lab;
 use serde_json::Value;

@@ -8,8 +8,7 @@
 //! Runs only with `CGSIM_BROWSER_TESTS=1` (CI sets it); then a missing browser fails the test.
 //! `CGSIM_CHROMIUM` names another browser binary than `/usr/bin/chromium`.
 
-mod browser_support;
-mod lab_support;
+use crate::{browser_support, lab_support};
 
 use cgsim::assignor::table;
 use lab_support::Lab;

@@ -10,7 +10,7 @@
 //! Runs only with `CGSIM_BROWSER_TESTS=1` (CI sets it); then a missing browser fails the test.
 //! `CGSIM_CHROMIUM` names another browser binary than `/usr/bin/chromium`.
 
-mod browser_support;
+use crate::browser_support;
 
 use cgsim::report::{render_timeline, TimelineOptions};
 use cgsim::scenario::{load, LoadOptions};
