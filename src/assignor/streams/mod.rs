@@ -130,6 +130,12 @@ impl Topology {
         self.first_task[task.subtopology as usize] + task.partition as usize
     }
 
+    /// Per subtopology, the dense index of its task 0 (also for one without partitions),
+    /// then the number of tasks.
+    pub(super) fn first_tasks(&self) -> &[usize] {
+        &self.first_task
+    }
+
     /// `TaskId.toString()`: `"<subtopology>_<partition>"`.
     pub fn task_name(&self, task: TaskId) -> String {
         format!(

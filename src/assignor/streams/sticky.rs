@@ -116,10 +116,7 @@ impl LocalState {
             }
         }
         let member_count = group.members.len() as i64;
-        let mut first_task = Vec::with_capacity(topology.subtopologies().len());
-        for i in 0..topology.subtopologies().len() {
-            first_task.push(topology.task_index(TaskId::new(i as u32, 0)));
-        }
+        let first_task = topology.first_tasks().to_vec();
         let task_count = topology.task_count();
         let mut state = LocalState {
             num_standby_replicas,

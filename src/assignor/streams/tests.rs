@@ -416,3 +416,15 @@ fn tasks_without_members_raise_kafkas_exception() {
         "No process available to assign active task 0_0."
     );
 }
+
+/// A subtopology without partitions has no tasks and takes no room in the task tables (found
+/// by comparing random groups with Kafka's own assignor: a debug assertion once fired here).
+#[test]
+fn a_subtopology_without_partitions_has_no_tasks() {
+    let c = case(
+        &[sub("0", 0, true), sub("1", 2, true)],
+        1,
+        &[m("a", "p1", r#"{"1":[1]}"#, "{}"), m("b", "p2", "{}", "{}")],
+    );
+    assert_eq!(run(&c), ["a: 1_1 | 1_0", "b: 1_0 | 1_1"]);
+}
