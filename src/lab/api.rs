@@ -747,4 +747,38 @@ mod tests {
             .starts_with("malformed JSON"));
         assert_eq!(assign("  \n").unwrap_err().status, 400);
     }
+
+    #[test]
+    fn assign_takes_streams_lines_under_the_same_limits() {
+        let line = |partitions: i64, members: &str| {
+            format!(
+                r#"{{"id":"s","num_standby_replicas":1,"subtopologies":[{{"id":"0","partitions":{partitions},"stateful":true}}],"members":[{members}]}}"#
+            )
+        };
+        let one = r#"{"member_id":"a","process_id":"p1"}"#;
+        let body = [
+            line(2, one),
+            line(1, ""),
+            line(MAX_ASSIGN_PARTITIONS + 1, one),
+            line(1, &format!("{one},{one}")),
+        ]
+        .join("\n");
+        let v = assign(&body).unwrap();
+        let r = &v["results"];
+        assert_eq!(
+            r[0]["output"]["members"]["a"]["active"],
+            json!(["0_0", "0_1"])
+        );
+        // Two standbys and one process: Kafka's warnings.
+        assert_eq!(r[0]["warnings"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            r[1]["output"]["error"],
+            "No process available to assign active task 0_0."
+        );
+        assert_eq!(
+            r[2]["error"],
+            "100001 tasks in all: the lab takes at most 100000 a line (cgsim assign takes more)"
+        );
+        assert_eq!(r[3]["error"], r#"duplicate member_id "a""#);
+    }
 }
