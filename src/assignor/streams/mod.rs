@@ -157,6 +157,26 @@ impl Topology {
         }
         tasks
     }
+
+    /// The same tasks in the order `StickyTaskAssignor` sorts them first: partition, then
+    /// subtopology (`Comparator.comparing(TaskId::partition).thenComparing(
+    /// TaskId::subtopologyId)`, `SA/StickyTaskAssignor.java:183`, `:323`), built in that order
+    /// rather than sorted.
+    pub fn tasks_by_partition(&self, active: bool) -> Vec<TaskId> {
+        let mut tasks = Vec::with_capacity(self.task_count());
+        // The subtopologies that still have a partition `p`, in subtopology order: each round
+        // costs what it yields plus what it drops.
+        let mut alive: Vec<usize> = (0..self.subtopologies.len())
+            .filter(|&i| active || self.subtopologies[i].stateful)
+            .collect();
+        let mut p = 0;
+        while !alive.is_empty() {
+            alive.retain(|&i| p < self.subtopologies[i].partitions);
+            tasks.extend(alive.iter().map(|&i| TaskId::new(i as SubtopologyIdx, p)));
+            p += 1;
+        }
+        tasks
+    }
 }
 
 /// One member as the assignor sees it (`AssignmentMemberSpec`): its previous *target*

@@ -1,9 +1,12 @@
 //! Kafka's `SA/ProcessState.java`: one process (a Kafka Streams instance) of a streams group,
 //! its members (stream threads), their task counts, and its load (STREAMS.md §1.2).
+//!
+//! Which tasks a member was given, and which a process holds (`assignedActiveTasks`,
+//! `assignedStandbyTasks`, `assignedTasks`), are recorded by the caller for the whole group at
+//! once (`sticky.rs`): they decide nothing here, and one table for all processes saves a small
+//! table per process and member.
 
-use super::TaskId;
-use crate::java::{iteration_order, string_hash, Capacity, PriorityQueue};
-use rustc_hash::FxHashSet;
+use crate::java::{iteration_order, Capacity, PriorityQueue};
 use std::cmp::Ordering;
 
 /// A member's place in its process: its index in the order `addMember` was called.
@@ -38,41 +41,33 @@ pub struct ProcessState {
     /// Slots in `memberToTaskCounts`' iteration order (a default `HashMap` filled in slot
     /// order); computed by [`ProcessState::seal`] once every member is in.
     iteration: Vec<Slot>,
-    /// `assignedActiveTasks` and `assignedStandbyTasks`, per slot.
-    active_tasks: Vec<Vec<TaskId>>,
-    standby_tasks: Vec<Vec<TaskId>>,
-    /// `assignedTasks`: what the process holds in any role (looked up, never iterated).
-    assigned_tasks: FxHashSet<TaskId>,
     /// `membersByLoad`: built lazily, dropped by every direct [`ProcessState::add_task`].
     members_by_load: Option<PriorityQueue<MemberLoad>>,
 }
 
 impl ProcessState {
-    pub fn new() -> Self {
+    /// A process without members yet, with room for `members` of them.
+    pub fn new(members: usize) -> Self {
         ProcessState {
             capacity: 0,
             task_count: 0,
             load: f64::MAX,
-            members: Vec::new(),
-            member_hashes: Vec::new(),
-            task_counts: Vec::new(),
+            members: Vec::with_capacity(members),
+            member_hashes: Vec::with_capacity(members),
+            task_counts: Vec::with_capacity(members),
             iteration: Vec::new(),
-            active_tasks: Vec::new(),
-            standby_tasks: Vec::new(),
-            assigned_tasks: FxHashSet::default(),
             members_by_load: None,
         }
     }
 
     /// `addMember`: the member's count starts at 0 and the capacity grows by one
-    /// (`SA/ProcessState.java:174-177`). Returns the member's slot.
-    pub fn add_member(&mut self, member: u32, member_id: &str) -> Slot {
+    /// (`SA/ProcessState.java:174-177`). `member_hash` is its id's `String.hashCode`. Returns the
+    /// member's slot.
+    pub fn add_member(&mut self, member: u32, member_hash: i32) -> Slot {
         let slot = self.members.len() as Slot;
         self.members.push(member);
-        self.member_hashes.push(string_hash(member_id));
+        self.member_hashes.push(member_hash);
         self.task_counts.push(0);
-        self.active_tasks.push(Vec::new());
-        self.standby_tasks.push(Vec::new());
         self.capacity += 1;
         self.compute_load();
         slot
@@ -97,29 +92,23 @@ impl ProcessState {
         self.task_counts[slot as usize]
     }
 
-    /// `hasTask`: the process holds the task as active or standby (`SA/ProcessState.java:191`).
-    pub fn has_task(&self, task: TaskId) -> bool {
-        self.assigned_tasks.contains(&task)
+    /// The member (its index in the group spec) in that slot.
+    pub fn member(&self, slot: Slot) -> u32 {
+        self.members[slot as usize]
     }
 
-    /// `addTask`: gives the task to that member and drops `membersByLoad`, which cannot be
-    /// kept ordered when a chosen member's count changes (`SA/ProcessState.java:98-107`).
+    /// `addTask`: one more task for that member, and `membersByLoad` dropped, since it cannot
+    /// be kept ordered when a chosen member's count changes (`SA/ProcessState.java:98-107`).
     /// Returns the member's new task count.
-    pub fn add_task(&mut self, slot: Slot, task: TaskId, active: bool) -> u32 {
-        let count = self.add_task_internal(slot, task, active);
+    pub fn add_task(&mut self, slot: Slot) -> u32 {
+        let count = self.add_task_internal(slot);
         self.members_by_load = None;
         count
     }
 
-    fn add_task_internal(&mut self, slot: Slot, task: TaskId, active: bool) -> u32 {
+    fn add_task_internal(&mut self, slot: Slot) -> u32 {
         self.task_count += 1;
-        self.assigned_tasks.insert(task);
         let s = slot as usize;
-        if active {
-            self.active_tasks[s].push(task);
-        } else {
-            self.standby_tasks[s].push(task);
-        }
         self.task_counts[s] += 1;
         self.compute_load();
         self.task_counts[s]
@@ -127,12 +116,13 @@ impl ProcessState {
 
     /// `addTaskToLeastLoadedMember` (`SA/ProcessState.java:133-159`): the member with the
     /// fewest tasks, from a `PriorityQueue` by count built lazily in `memberToTaskCounts`
-    /// order, so ties fall to heap order. A single member skips the queue. Returns the member's
-    /// new task count, or `None` for a process without members (Kafka's -1).
-    pub fn add_task_to_least_loaded_member(&mut self, task: TaskId, active: bool) -> Option<u32> {
+    /// order, so ties fall to heap order. A single member skips the queue. Returns the chosen
+    /// slot and the member's new task count, or `None` for a process without members (Kafka's
+    /// -1).
+    pub fn add_task_to_least_loaded_member(&mut self) -> Option<(Slot, u32)> {
         match self.members.len() {
             0 => return None,
-            1 => return Some(self.add_task_internal(0, task, active)),
+            1 => return Some((0, self.add_task_internal(0))),
             _ => {}
         }
         let mut queue = match self.members_by_load.take() {
@@ -148,13 +138,13 @@ impl ProcessState {
         };
         // Never empty: it holds every member (two or more), each polled one is added back.
         let least = queue.poll().expect("membersByLoad holds every member");
-        let count = self.add_task_internal(least.slot, task, active);
+        let count = self.add_task_internal(least.slot);
         queue.offer(MemberLoad {
             slot: least.slot,
             task_count: count,
         });
         self.members_by_load = Some(queue);
-        Some(count)
+        Some((least.slot, count))
     }
 
     /// `computeLoad` (`SA/ProcessState.java:166-172`): the same IEEE division as Java's.
@@ -165,88 +155,72 @@ impl ProcessState {
             f64::from(self.task_count) / f64::from(self.capacity)
         };
     }
-
-    /// Per slot: the member's index in the group spec, its active and its standby tasks.
-    pub fn into_assignments(self) -> impl Iterator<Item = (u32, Vec<TaskId>, Vec<TaskId>)> {
-        self.members
-            .into_iter()
-            .zip(self.active_tasks)
-            .zip(self.standby_tasks)
-            .map(|((m, a), s)| (m, a, s))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::java::string_hash;
 
-    fn task(p: i32) -> TaskId {
-        TaskId::new(0, p)
+    fn process(ids: &[&str]) -> ProcessState {
+        let mut p = ProcessState::new(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            p.add_member(i as u32, string_hash(id));
+        }
+        p.seal();
+        p
     }
 
     #[test]
     fn load_is_tasks_per_member_and_starts_at_max() {
-        let mut p = ProcessState::new();
-        assert_eq!(p.load(), f64::MAX);
-        let a = p.add_member(0, "a");
-        p.add_member(1, "b");
-        p.add_member(2, "c");
-        p.seal();
+        assert_eq!(ProcessState::new(0).load(), f64::MAX);
+        let mut p = process(&["a", "b", "c"]);
         assert_eq!(p.load(), 0.0);
-        p.add_task(a, task(0), true);
+        assert_eq!(p.add_task(0), 1);
         assert_eq!(p.load(), 1.0 / 3.0);
-        assert!(p.has_task(task(0)) && !p.has_task(task(1)));
-        assert_eq!(p.task_count_of(a), 1);
+        assert_eq!(p.task_count_of(0), 1);
+        assert_eq!(p.member(2), 2);
     }
 
     #[test]
     fn least_loaded_member_comes_from_a_heap_in_hash_map_order() {
         // "b" (hash 98) iterates before "c" (99) in a default HashMap whatever the order of
-        // addMember, so with equal counts "b" is polled first.
-        let mut p = ProcessState::new();
-        p.add_member(0, "c");
-        p.add_member(1, "b");
-        p.seal();
-        p.add_task_to_least_loaded_member(task(0), true);
-        let (c, b) = (0, 1);
-        assert_eq!((p.task_count_of(b), p.task_count_of(c)), (1, 0));
-        // Then "c", the only one with fewer tasks.
-        p.add_task_to_least_loaded_member(task(1), true);
-        assert_eq!((p.task_count_of(b), p.task_count_of(c)), (1, 1));
+        // addMember, so with equal counts "b" (slot 1) is polled first, then "c", the only one
+        // with fewer tasks.
+        let mut p = process(&["c", "b"]);
+        assert_eq!(p.add_task_to_least_loaded_member(), Some((1, 1)));
+        assert_eq!(p.add_task_to_least_loaded_member(), Some((0, 1)));
     }
 
     #[test]
     fn a_direct_add_drops_the_heap_and_the_next_is_rebuilt() {
-        // Heap order after a poll and re-add differs from a rebuild in map order: with members
-        // a, b, c (hash order) all at 0, the heap deals a then c (the last element moves to the
-        // root on poll); after a direct add to c the heap is rebuilt from the counts.
-        let mut p = ProcessState::new();
-        for (i, id) in ["a", "b", "c"].into_iter().enumerate() {
-            p.add_member(i as u32, id);
-        }
-        p.seal();
-        p.add_task_to_least_loaded_member(task(0), true);
-        assert_eq!(p.task_count_of(0), 1);
-        p.add_task(2, task(1), false);
+        // Members a, b, c (hash order), all at 0: the heap gives a. A direct add to c drops the
+        // heap; rebuilt from the counts (a 1, b 0, c 1) it gives b.
+        let mut p = process(&["a", "b", "c"]);
+        assert_eq!(p.add_task_to_least_loaded_member(), Some((0, 1)));
+        assert!(p.members_by_load.is_some());
+        p.add_task(2);
         assert!(p.members_by_load.is_none());
-        // a: 1, b: 0, c: 1. The rebuilt heap polls b.
-        p.add_task_to_least_loaded_member(task(2), true);
-        assert_eq!(p.task_count_of(1), 1);
+        assert_eq!(p.add_task_to_least_loaded_member(), Some((1, 1)));
+    }
+
+    #[test]
+    fn a_kept_heap_deals_ties_in_heap_order() {
+        // Kept between calls, the heap deals a, c, b among equal counts (poll moves the last
+        // entry to the root), where a rebuild in map order would give a, b, c.
+        let mut p = process(&["a", "b", "c"]);
+        let dealt: Vec<Slot> = (0..3)
+            .map(|_| p.add_task_to_least_loaded_member().unwrap().0)
+            .collect();
+        assert_eq!(dealt, [0, 2, 1]);
     }
 
     #[test]
     fn a_single_member_takes_everything_without_a_heap() {
-        let mut p = ProcessState::new();
-        p.add_member(7, "only");
-        p.seal();
-        assert_eq!(p.add_task_to_least_loaded_member(task(0), true), Some(1));
-        assert_eq!(p.add_task_to_least_loaded_member(task(1), false), Some(2));
+        let mut p = process(&["only"]);
+        assert_eq!(p.add_task_to_least_loaded_member(), Some((0, 1)));
+        assert_eq!(p.add_task_to_least_loaded_member(), Some((0, 2)));
         assert!(p.members_by_load.is_none());
-        let out: Vec<_> = p.into_assignments().collect();
-        assert_eq!(out, vec![(7, vec![task(0)], vec![task(1)])]);
-        assert_eq!(
-            ProcessState::new().add_task_to_least_loaded_member(task(0), true),
-            None
-        );
+        assert_eq!(ProcessState::new(0).add_task_to_least_loaded_member(), None);
     }
 }

@@ -16,16 +16,16 @@
 use super::process_state::{ProcessState, Slot};
 use super::{GroupAssignment, GroupSpec, MemberAssignment, TaskAssignorError, TaskId};
 use crate::java::{double_compare, iteration_order, string_hash, Capacity, PriorityQueue};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
 
 /// Runs `new StickyTaskAssignor().assign(groupSpec, topology)`.
 pub fn assign(group: &GroupSpec) -> Result<GroupAssignment, TaskAssignorError> {
     let mut state = LocalState::initialize(group);
-    state.assign_active(group.topology.tasks(true))?;
+    state.assign_active(group.topology.tasks_by_partition(true))?;
     // Standby tasks only with `num.standby.replicas` > 0 (`:64-67`).
     if state.num_standby_replicas > 0 {
-        state.assign_standby(group.topology.tasks(false));
+        state.assign_standby(group.topology.tasks_by_partition(false));
     }
     Ok(state.build_group_assignment(group))
 }
@@ -65,7 +65,7 @@ pub(super) fn compute_tasks_per_member(tasks: i64, members: i64) -> i64 {
     per_member
 }
 
-/// Kafka's `LocalState` plus the processes (`processIdToState`).
+/// Kafka's `LocalState` plus the processes (`processIdToState`) and what each was given.
 struct LocalState {
     num_standby_replicas: i64,
     total_active_tasks: i64,
@@ -76,13 +76,19 @@ struct LocalState {
     total_tasks_per_member: i64,
     /// Per dense task index: `activeTaskToPrevMember`.
     active_task_to_prev_member: Vec<Option<Member>>,
-    /// Per dense task index: `standbyTaskToPrevMember`, in members-map iteration order.
-    standby_task_to_prev_member: Vec<Vec<Member>>,
+    /// `standbyTaskToPrevMember`: per dense task index `t`, the previous standby holders in
+    /// members-map iteration order are `prev_standby[prev_standby_start[t]..
+    /// prev_standby_start[t + 1]]`.
+    prev_standby_start: Vec<u32>,
+    prev_standby: Vec<Member>,
     processes: Vec<ProcessState>,
     /// `processIdToState.values()` iteration order.
     process_order: Vec<u32>,
-    /// Per member (spec index): its process and slot.
-    members: Vec<Member>,
+    /// Every process's `assignedTasks` at once: `process << 32 | task index` (looked up, never
+    /// iterated).
+    held: FxHashSet<u64>,
+    /// Every task given, in the order given: (member's index in the group spec, task, active).
+    given: Vec<(u32, TaskId, bool)>,
     /// For dense task indexes.
     first_task: Vec<usize>,
     warnings: Vec<String>,
@@ -116,38 +122,7 @@ impl LocalState {
             }
         }
         let member_count = group.members.len() as i64;
-        let first_task = topology.first_tasks().to_vec();
         let task_count = topology.task_count();
-        let mut state = LocalState {
-            num_standby_replicas,
-            total_active_tasks,
-            total_tasks,
-            total_members_with_active_task_capacity: member_count,
-            total_members_with_task_capacity: member_count,
-            // The quotas start as ceilings over all members (`:101-104`).
-            active_tasks_per_member: compute_tasks_per_member(total_active_tasks, member_count),
-            total_tasks_per_member: compute_tasks_per_member(total_tasks, member_count),
-            active_task_to_prev_member: vec![None; task_count],
-            standby_task_to_prev_member: vec![Vec::new(); task_count],
-            processes: Vec::new(),
-            process_order: Vec::new(),
-            members: vec![
-                Member {
-                    process: 0,
-                    slot: 0
-                };
-                group.members.len()
-            ],
-            first_task,
-            warnings: Vec::new(),
-            task_names: TaskNames(
-                topology
-                    .subtopologies()
-                    .iter()
-                    .map(|s| s.id.clone())
-                    .collect(),
-            ),
-        };
 
         // The member specs are a `HashMap` filled in the input's order
         // (`TargetAssignmentBuilder.build()`, `new HashMap<>()`); the loop walks its iteration
@@ -157,44 +132,119 @@ impl LocalState {
             .iter()
             .map(|m| string_hash(&m.member_id))
             .collect();
+        let member_order = iteration_order(&member_hashes, Capacity::Default);
+        // `processIdToState.putIfAbsent(processId, ...)` (`:115`): processes numbered as the
+        // loop first meets them, counted first so that each is built with room for its members.
         let mut process_index: FxHashMap<&str, u32> = FxHashMap::default();
         let mut process_hashes = Vec::new();
-        for m in iteration_order(&member_hashes, Capacity::Default) {
+        let mut process_of = vec![0u32; group.members.len()];
+        let mut process_sizes: Vec<usize> = Vec::new();
+        for &m in &member_order {
+            let id = group.members[m].process_id.as_str();
+            let p = *process_index.entry(id).or_insert_with(|| {
+                process_hashes.push(string_hash(id));
+                process_sizes.push(0);
+                (process_hashes.len() - 1) as u32
+            });
+            process_sizes[p as usize] += 1;
+            process_of[m] = p;
+        }
+        let mut processes: Vec<ProcessState> = process_sizes
+            .iter()
+            .map(|&n| ProcessState::new(n))
+            .collect();
+        let mut members = vec![
+            Member {
+                process: 0,
+                slot: 0
+            };
+            group.members.len()
+        ];
+        let mut active_task_to_prev_member = vec![None; task_count];
+        let mut prev_standby_start = vec![0u32; task_count + 1];
+        for &m in &member_order {
             let spec = &group.members[m];
-            // `processIdToState.putIfAbsent(processId, ...)`, then `addMember` (`:115-116`).
-            let process = *process_index
-                .entry(spec.process_id.as_str())
-                .or_insert_with(|| {
-                    state.processes.push(ProcessState::new());
-                    process_hashes.push(string_hash(&spec.process_id));
-                    (state.processes.len() - 1) as u32
-                });
-            let slot = state.processes[process as usize].add_member(m as u32, &spec.member_id);
-            let member = Member { process, slot };
-            state.members[m] = member;
+            // `addMember` (`:116`).
+            let process = process_of[m];
+            let slot = processes[process as usize].add_member(m as u32, member_hashes[m]);
+            members[m] = Member { process, slot };
             // A task two members claim as active goes to the one iterated later (`:119-124`).
             // A task outside the topology is kept by Kafka but never looked up, so it is
             // skipped here (`cgsim assign` refuses such a line before it gets this far).
             for &task in spec.active_tasks.iter().filter(|&&t| topology.contains(t)) {
-                let t = state.task_index(task);
-                state.active_task_to_prev_member[t] = Some(member);
+                active_task_to_prev_member[topology.task_index(task)] = Some(members[m]);
             }
-            // Previous standby holders are listed in iteration order (`:127-134`).
             for &task in spec.standby_tasks.iter().filter(|&&t| topology.contains(t)) {
-                let t = state.task_index(task);
-                state.standby_task_to_prev_member[t].push(member);
+                prev_standby_start[topology.task_index(task) + 1] += 1;
             }
         }
-        // `new HashMap<>(totalMembersWithActiveTaskCapacity)` (`:106`), keyed by process id.
-        state.process_order =
-            iteration_order(&process_hashes, Capacity::Initial(group.members.len()))
-                .into_iter()
-                .map(|p| p as u32)
-                .collect();
-        for p in &mut state.processes {
+        for p in &mut processes {
             p.seal();
         }
-        state
+        // Each stateful task ends with min(standbys, processes - 1) standbys (STREAMS.md §1.4):
+        // room for every task given, up front.
+        let stateful_tasks: usize = topology
+            .subtopologies()
+            .iter()
+            .filter(|s| s.stateful)
+            .map(|s| s.partitions as usize)
+            .sum();
+        let standbys_per_task =
+            (group.num_standby_replicas as usize).min(processes.len().saturating_sub(1));
+        let given = task_count + stateful_tasks * standbys_per_task;
+        // Previous standby holders, listed per task in iteration order (`:127-134`).
+        for t in 0..task_count {
+            prev_standby_start[t + 1] += prev_standby_start[t];
+        }
+        let mut prev_standby = vec![
+            Member {
+                process: 0,
+                slot: 0
+            };
+            prev_standby_start[task_count] as usize
+        ];
+        let mut next = prev_standby_start.clone();
+        for &m in &member_order {
+            for &task in group.members[m]
+                .standby_tasks
+                .iter()
+                .filter(|&&t| topology.contains(t))
+            {
+                let t = topology.task_index(task);
+                prev_standby[next[t] as usize] = members[m];
+                next[t] += 1;
+            }
+        }
+        LocalState {
+            num_standby_replicas,
+            total_active_tasks,
+            total_tasks,
+            total_members_with_active_task_capacity: member_count,
+            total_members_with_task_capacity: member_count,
+            // The quotas start as ceilings over all members (`:101-104`).
+            active_tasks_per_member: compute_tasks_per_member(total_active_tasks, member_count),
+            total_tasks_per_member: compute_tasks_per_member(total_tasks, member_count),
+            active_task_to_prev_member,
+            prev_standby_start,
+            prev_standby,
+            processes,
+            // `new HashMap<>(totalMembersWithActiveTaskCapacity)` (`:106`), keyed by process id.
+            process_order: iteration_order(&process_hashes, Capacity::Initial(group.members.len()))
+                .into_iter()
+                .map(|p| p as u32)
+                .collect(),
+            held: FxHashSet::with_capacity_and_hasher(given, Default::default()),
+            given: Vec::with_capacity(given),
+            first_task: topology.first_tasks().to_vec(),
+            warnings: Vec::new(),
+            task_names: TaskNames(
+                topology
+                    .subtopologies()
+                    .iter()
+                    .map(|s| s.id.clone())
+                    .collect(),
+            ),
+        }
     }
 
     fn task_index(&self, task: TaskId) -> usize {
@@ -220,16 +270,49 @@ impl LocalState {
         i64::from(self.task_count_of(member)) < self.total_tasks_per_member
     }
 
+    /// `hasTask` of the member's process (`SA/ProcessState.java:191-193`): it holds the task
+    /// in any role.
+    fn has_task(&self, process: u32, task: TaskId) -> bool {
+        self.held.contains(&self.held_key(process, task))
+    }
+
+    fn held_key(&self, process: u32, task: TaskId) -> u64 {
+        u64::from(process) << 32 | self.task_index(task) as u64
+    }
+
+    /// Records that the member in that slot of that process was given the task
+    /// (`addTaskInternal`'s `assignedTasks`, `assignedActiveTasks`, `assignedStandbyTasks`).
+    fn record(&mut self, process: u32, slot: Slot, task: TaskId, active: bool) {
+        let key = self.held_key(process, task);
+        self.held.insert(key);
+        let member = self.processes[process as usize].member(slot);
+        self.given.push((member, task, active));
+    }
+
     /// `processIdToState.get(member.processId).addTask(member.memberId, task, isActive)`.
     fn add_task(&mut self, member: Member, task: TaskId, active: bool) -> i64 {
-        i64::from(self.processes[member.process as usize].add_task(member.slot, task, active))
+        self.record(member.process, member.slot, task, active);
+        i64::from(self.processes[member.process as usize].add_task(member.slot))
+    }
+
+    /// `addTaskToLeastLoadedMember` of that process: the new count of the member chosen, or
+    /// `None` when the process has no member (Kafka's -1).
+    fn add_task_to_least_loaded_member(
+        &mut self,
+        process: u32,
+        task: TaskId,
+        active: bool,
+    ) -> Option<i64> {
+        let (slot, count) = self.processes[process as usize].add_task_to_least_loaded_member()?;
+        self.record(process, slot, task, active);
+        Some(i64::from(count))
     }
 
     /// `assignActive` (`:180-236`, STREAMS.md §1.3).
-    fn assign_active(&mut self, mut tasks: Vec<TaskId>) -> Result<(), TaskAssignorError> {
-        // Sorted by partition, then subtopology: previous owners are revisited range-wise
-        // (`:183`).
-        tasks.sort_by_key(|t| (t.partition, t.subtopology));
+    /// `tasks` come sorted by partition, then subtopology: previous owners are revisited
+    /// range-wise (`:183`).
+    fn assign_active(&mut self, tasks: Vec<TaskId>) -> Result<(), TaskAssignorError> {
+        debug_assert!(tasks.is_sorted_by_key(|t| (t.partition, t.subtopology)));
 
         // 1. Back to the previous active owner while it is under the active quota (`:186-198`).
         let mut remaining = Vec::with_capacity(tasks.len());
@@ -264,7 +347,7 @@ impl LocalState {
         // 3. The rest, by subtopology then partition (`:217`), each to the least loaded
         // process's least loaded member, with no quota check (`:220-235`).
         let mut tasks = remaining;
-        tasks.sort();
+        tasks.sort_unstable();
         let mut process_by_load = self.process_queue();
         for task in tasks {
             let Some(least) = process_by_load.poll() else {
@@ -273,18 +356,17 @@ impl LocalState {
                     self.task_names.name(task)
                 )));
             };
-            let process = &mut self.processes[least.process as usize];
-            let Some(count) = process.add_task_to_least_loaded_member(task, true) else {
+            let Some(count) = self.add_task_to_least_loaded_member(least.process, task, true)
+            else {
                 return Err(TaskAssignorError(format!(
                     "No member available to assign active task {}.",
                     self.task_names.name(task)
                 )));
             };
-            let load = process.load();
-            self.maybe_update_active_tasks_per_member(i64::from(count));
-            self.maybe_update_total_tasks_per_member(i64::from(count));
+            self.maybe_update_active_tasks_per_member(count);
+            self.maybe_update_total_tasks_per_member(count);
             process_by_load.offer(ProcessLoad {
-                load,
+                load: self.processes[least.process as usize].load(),
                 process: least.process,
             });
         }
@@ -336,8 +418,9 @@ impl LocalState {
         task_index: usize,
         task: Option<TaskId>,
     ) -> Option<Member> {
-        let members = &self.standby_task_to_prev_member[task_index];
-        let (&first, rest) = members.split_first()?;
+        let start = self.prev_standby_start[task_index] as usize;
+        let end = self.prev_standby_start[task_index + 1] as usize;
+        let (&first, rest) = self.prev_standby[start..end].split_first()?;
         let first_process = self.process(first);
         let mut candidate = first;
         let mut candidate_process_load = first_process.load();
@@ -345,7 +428,9 @@ impl LocalState {
         for &member in rest {
             let process = self.process(member);
             let process_load = process.load();
-            if process_load < candidate_process_load && task.is_none_or(|t| !process.has_task(t)) {
+            if process_load < candidate_process_load
+                && task.is_none_or(|t| !self.has_task(member.process, t))
+            {
                 let member_load = process.task_count_of(member.slot);
                 if member_load < candidate_member_load {
                     candidate_process_load = process_load;
@@ -355,25 +440,26 @@ impl LocalState {
             }
         }
         match task {
-            Some(t) if first_process.has_task(t) => None,
+            Some(t) if self.has_task(first.process, t) => None,
             _ => Some(candidate),
         }
     }
 
     /// `assignStandby` (`:319-374`, STREAMS.md §1.4).
-    fn assign_standby(&mut self, mut tasks: Vec<TaskId>) {
+    /// `tasks`: the stateful tasks, sorted by partition, then subtopology.
+    fn assign_standby(&mut self, tasks: Vec<TaskId>) {
         let replicas = self.num_standby_replicas;
-        // Descending partition, then descending subtopology (`:323`).
-        tasks.sort_by_key(|t| std::cmp::Reverse((t.partition, t.subtopology)));
+        // Descending partition, then descending subtopology (`:323`): the same sort reversed.
+        debug_assert!(tasks.is_sorted_by_key(|t| (t.partition, t.subtopology)));
         // `StandbyToAssign(task, remainingReplicas)`.
         let mut to_least_loaded: Vec<(TaskId, i64)> = Vec::new();
-        for task in tasks {
+        for task in tasks.into_iter().rev() {
             let t = self.task_index(task);
             for i in 0..replicas {
                 // (a) The previous active owner, if its process does not hold the task in any
                 // role and it is under the total quota (`:328-337`).
                 if let Some(member) = self.active_task_to_prev_member[t] {
-                    if !self.process(member).has_task(task)
+                    if !self.has_task(member.process, task)
                         && self.has_unfulfilled_task_quota(member)
                     {
                         let count = self.add_task(member, task, false);
@@ -396,7 +482,7 @@ impl LocalState {
         }
 
         // Descending subtopology, then descending partition (`:359-360`).
-        to_least_loaded.sort_by_key(|&(task, _)| std::cmp::Reverse(task));
+        to_least_loaded.sort_unstable_by_key(|&(task, _)| std::cmp::Reverse(task));
         let mut process_by_load = self.process_queue();
         for (task, remaining) in to_least_loaded {
             for i in 0..remaining {
@@ -431,11 +517,12 @@ impl LocalState {
         let mut found = false;
         while let Some(least) = queue.poll() {
             polled.push(least.process);
-            let process = &mut self.processes[least.process as usize];
-            if !process.has_task(task) {
-                if let Some(count) = process.add_task_to_least_loaded_member(task, false) {
+            if !self.has_task(least.process, task) {
+                if let Some(count) =
+                    self.add_task_to_least_loaded_member(least.process, task, false)
+                {
                     found = true;
-                    self.maybe_update_total_tasks_per_member(i64::from(count));
+                    self.maybe_update_total_tasks_per_member(count);
                 }
                 break;
             }
@@ -454,15 +541,34 @@ impl LocalState {
 
     /// `buildGroupAssignment` (`:138-169`): every member present, warm-ups always empty.
     fn build_group_assignment(self, group: &GroupSpec) -> GroupAssignment {
-        let mut members = vec![MemberAssignment::default(); group.members.len()];
-        for process in self.processes {
-            for (m, mut active, mut standby) in process.into_assignments() {
-                active.sort_unstable();
-                standby.sort_unstable();
-                let out = &mut members[m as usize];
-                out.active_tasks = active;
-                out.standby_tasks = standby;
+        let mut counts = vec![(0usize, 0usize); group.members.len()];
+        for &(m, _, active) in &self.given {
+            let c = &mut counts[m as usize];
+            if active {
+                c.0 += 1;
+            } else {
+                c.1 += 1;
             }
+        }
+        let mut members: Vec<MemberAssignment> = counts
+            .into_iter()
+            .map(|(active, standby)| MemberAssignment {
+                active_tasks: Vec::with_capacity(active),
+                standby_tasks: Vec::with_capacity(standby),
+                warmup_tasks: Vec::new(),
+            })
+            .collect();
+        for (m, task, active) in self.given {
+            let out = &mut members[m as usize];
+            if active {
+                out.active_tasks.push(task);
+            } else {
+                out.standby_tasks.push(task);
+            }
+        }
+        for m in &mut members {
+            m.active_tasks.sort_unstable();
+            m.standby_tasks.sort_unstable();
         }
         GroupAssignment {
             members,

@@ -428,3 +428,40 @@ fn a_subtopology_without_partitions_has_no_tasks() {
     );
     assert_eq!(run(&c), ["a: 1_1 | 1_0", "b: 1_0 | 1_1"]);
 }
+
+/// §1.3, §1.4: the order `StickyTaskAssignor` first sorts tasks in (partition, then
+/// subtopology as a string) is built directly; it is the topology's tasks sorted that way.
+#[test]
+fn tasks_by_partition_is_kafkas_first_sort() {
+    let c = case(
+        &[
+            sub("2", 3, true),
+            sub("10", 1, false),
+            sub("1", 0, true),
+            sub("0", 5, true),
+        ],
+        0,
+        &[],
+    );
+    let t = &c.group.topology;
+    for active in [true, false] {
+        let mut want = t.tasks(active);
+        want.sort_by(|a, b| {
+            a.partition.cmp(&b.partition).then_with(|| {
+                t.subtopology(a.subtopology)
+                    .id
+                    .cmp(&t.subtopology(b.subtopology).id)
+            })
+        });
+        assert_eq!(t.tasks_by_partition(active), want);
+    }
+    let names: Vec<String> = t
+        .tasks_by_partition(false)
+        .iter()
+        .map(|&x| t.task_name(x))
+        .collect();
+    assert_eq!(
+        names,
+        ["0_0", "2_0", "0_1", "2_1", "0_2", "2_2", "0_3", "0_4"]
+    );
+}
