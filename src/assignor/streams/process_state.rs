@@ -34,8 +34,6 @@ pub struct ProcessState {
     load: f64,
     /// Member index (in the group spec) per slot.
     members: Vec<u32>,
-    /// Member ids' hash codes per slot, for `memberToTaskCounts`' iteration order.
-    member_hashes: Vec<i32>,
     /// `memberToTaskCounts`: active + standby tasks per slot.
     task_counts: Vec<u32>,
     /// Slots in `memberToTaskCounts`' iteration order (a default `HashMap` filled in slot
@@ -53,7 +51,6 @@ impl ProcessState {
             task_count: 0,
             load: f64::MAX,
             members: Vec::with_capacity(members),
-            member_hashes: Vec::with_capacity(members),
             task_counts: Vec::with_capacity(members),
             iteration: Vec::new(),
             members_by_load: None,
@@ -61,12 +58,10 @@ impl ProcessState {
     }
 
     /// `addMember`: the member's count starts at 0 and the capacity grows by one
-    /// (`SA/ProcessState.java:174-177`). `member_hash` is its id's `String.hashCode`. Returns the
-    /// member's slot.
-    pub fn add_member(&mut self, member: u32, member_hash: i32) -> Slot {
+    /// (`SA/ProcessState.java:174-177`). Returns the member's slot.
+    pub fn add_member(&mut self, member: u32) -> Slot {
         let slot = self.members.len() as Slot;
         self.members.push(member);
-        self.member_hashes.push(member_hash);
         self.task_counts.push(0);
         self.capacity += 1;
         self.compute_load();
@@ -74,9 +69,15 @@ impl ProcessState {
     }
 
     /// Fixes `memberToTaskCounts`' iteration order once every member was added (its keys never
-    /// change afterwards: `put` of an existing key keeps its place).
-    pub fn seal(&mut self) {
-        self.iteration = iteration_order(&self.member_hashes, Capacity::Default)
+    /// change afterwards: `put` of an existing key keeps its place). `member_hashes`: the
+    /// `String.hashCode` of every member id of the group, by member index.
+    pub fn seal(&mut self, member_hashes: &[i32]) {
+        let hashes: Vec<i32> = self
+            .members
+            .iter()
+            .map(|&m| member_hashes[m as usize])
+            .collect();
+        self.iteration = iteration_order(&hashes, Capacity::Default)
             .into_iter()
             .map(|i| i as Slot)
             .collect();
@@ -164,10 +165,11 @@ mod tests {
 
     fn process(ids: &[&str]) -> ProcessState {
         let mut p = ProcessState::new(ids.len());
-        for (i, id) in ids.iter().enumerate() {
-            p.add_member(i as u32, string_hash(id));
+        for i in 0..ids.len() {
+            p.add_member(i as u32);
         }
-        p.seal();
+        let hashes: Vec<i32> = ids.iter().map(|id| string_hash(id)).collect();
+        p.seal(&hashes);
         p
     }
 

@@ -10,8 +10,10 @@
 //! the processes `HashMap` (process-id hashes) and each process's members `HashMap`, and the
 //! `java.util.PriorityQueue`s of processes and members, which compare the load alone.
 //!
-//! Members and processes are dense indexes: a member is its index in [`GroupSpec::members`], a
-//! process the order in which the members map first named it.
+//! Processes and members are dense indexes: a process is numbered in the order the members map
+//! first names it, a member by its process and its slot there (the order `addMember` met it),
+//! and by its index in [`GroupSpec::members`] in the answer. Every Kafka source line cited is
+//! `SA/StickyTaskAssignor.java` at 26b251a4 unless another file is named.
 
 use super::process_state::{ProcessState, Slot};
 use super::{GroupAssignment, GroupSpec, MemberAssignment, TaskAssignorError, TaskId};
@@ -166,7 +168,7 @@ impl LocalState {
             let spec = &group.members[m];
             // `addMember` (`:116`).
             let process = process_of[m];
-            let slot = processes[process as usize].add_member(m as u32, member_hashes[m]);
+            let slot = processes[process as usize].add_member(m as u32);
             members[m] = Member { process, slot };
             // A task two members claim as active goes to the one iterated later (`:119-124`).
             // A task outside the topology is kept by Kafka but never looked up, so it is
@@ -179,7 +181,7 @@ impl LocalState {
             }
         }
         for p in &mut processes {
-            p.seal();
+            p.seal(&member_hashes);
         }
         // Each stateful task ends with min(standbys, processes - 1) standbys (STREAMS.md §1.4):
         // room for every task given, up front.
@@ -309,6 +311,7 @@ impl LocalState {
     }
 
     /// `assignActive` (`:180-236`, STREAMS.md §1.3).
+    ///
     /// `tasks` come sorted by partition, then subtopology: previous owners are revisited
     /// range-wise (`:183`).
     fn assign_active(&mut self, tasks: Vec<TaskId>) -> Result<(), TaskAssignorError> {
@@ -446,6 +449,7 @@ impl LocalState {
     }
 
     /// `assignStandby` (`:319-374`, STREAMS.md §1.4).
+    ///
     /// `tasks`: the stateful tasks, sorted by partition, then subtopology.
     fn assign_standby(&mut self, tasks: Vec<TaskId>) {
         let replicas = self.num_standby_replicas;
