@@ -71,7 +71,7 @@ fn build(
         .enumerate()
         .map(|(i, (process, active, standby))| MemberSpec {
             member_id: match colliding.get(i) {
-                Some(id) if salt % 2 == 0 => id.to_string(),
+                Some(id) if salt.is_multiple_of(2) => id.to_string(),
                 _ => format!("member-{}-{i}", salt % 1000),
             },
             process_id: format!("process-{process}"),
