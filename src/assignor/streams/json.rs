@@ -120,6 +120,12 @@ pub fn parse_value(value: Value) -> Result<StreamsCase, String> {
     if replicas < 0 {
         return Err(format!("num_standby_replicas {replicas} is negative"));
     }
+    if replicas > i64::from(i32::MAX) {
+        return Err(format!(
+            "num_standby_replicas {replicas} is above Kafka's int range ({})",
+            i32::MAX
+        ));
+    }
     let stateful: i64 = topology
         .subtopologies()
         .iter()
@@ -409,6 +415,20 @@ mod tests {
         assert_eq!(
             parse(&negative).unwrap_err(),
             "num_standby_replicas -1 is negative"
+        );
+        // Beyond an int even without a stateful task to count them on (found by the parser
+        // fuzz: it once panicked here).
+        let stateless = r#"{"id":"0","partitions":1,"stateful":false}"#;
+        let huge =
+            line(stateless, "").replace(r#"replicas":1"#, r#"replicas":9223372036854775807"#);
+        assert_eq!(
+            parse(&huge).unwrap_err(),
+            "num_standby_replicas 9223372036854775807 is above Kafka's int range (2147483647)"
+        );
+        let most = line(stateless, "").replace(r#"replicas":1"#, r#"replicas":2147483647"#);
+        assert_eq!(
+            parse(&most).unwrap().group.num_standby_replicas,
+            i32::MAX as u32
         );
     }
 }

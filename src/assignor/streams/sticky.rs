@@ -18,7 +18,7 @@
 use super::process_state::{ProcessState, Slot};
 use super::{GroupAssignment, GroupSpec, MemberAssignment, TaskAssignorError, TaskId};
 use crate::java::{double_compare, iteration_order, string_hash, Capacity, PriorityQueue};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
 /// Runs `new StickyTaskAssignor().assign(groupSpec, topology)`.
@@ -86,9 +86,8 @@ struct LocalState {
     processes: Vec<ProcessState>,
     /// `processIdToState.values()` iteration order.
     process_order: Vec<u32>,
-    /// Every process's `assignedTasks` at once: `process << 32 | task index` (looked up, never
-    /// iterated).
-    held: FxHashSet<u64>,
+    /// Every process's `assignedTasks` at once.
+    holders: Holders,
     /// Every task given, in the order given: (member's index in the group spec, task, active).
     given: Vec<(u32, TaskId, bool)>,
     /// For dense task indexes.
@@ -96,6 +95,93 @@ struct LocalState {
     warnings: Vec<String>,
     /// `TaskId.toString()` of every task, for messages.
     task_names: TaskNames,
+}
+
+/// No process, no link.
+const NONE: u32 = u32::MAX;
+
+/// Which processes hold each task in any role: Kafka's per-process `assignedTasks`
+/// (`SA/ProcessState.java:191-193`, `hasTask`), kept per task instead. A task has its active's
+/// process and a list of its standbys' processes (links in one arena). Kafka asks `hasTask` only
+/// while placing a task's standbys (STREAMS.md §1.4), about that task, so the pass
+/// [`focus`](Holders::focus)es on it: its holders are stamped per process, and each question is
+/// one load, where a set of all (process, task) pairs took a random access into a table as large
+/// as the assignment.
+struct Holders {
+    /// Per dense task index: the process holding it as active, or [`NONE`].
+    active: Vec<u32>,
+    /// Per dense task index: the first link of its standbys' processes, or [`NONE`].
+    standby_head: Vec<u32>,
+    /// (process, next link).
+    standby_links: Vec<(u32, u32)>,
+    /// Per process: the focus in which it was last stamped as a holder of the focused task.
+    stamp: Vec<u32>,
+    /// The current focus (0: none yet) and its task.
+    focus: u32,
+    focused_task: usize,
+}
+
+impl Holders {
+    fn new(tasks: usize, processes: usize, standbys: usize) -> Holders {
+        Holders {
+            active: vec![NONE; tasks],
+            standby_head: vec![NONE; tasks],
+            standby_links: Vec::with_capacity(standbys),
+            stamp: vec![0; processes],
+            focus: 0,
+            focused_task: usize::MAX,
+        }
+    }
+
+    fn add(&mut self, process: u32, task: usize, active: bool) {
+        if active {
+            self.active[task] = process;
+        } else {
+            let link = self.standby_links.len() as u32;
+            self.standby_links.push((process, self.standby_head[task]));
+            self.standby_head[task] = link;
+        }
+        if task == self.focused_task {
+            self.stamp[process as usize] = self.focus;
+        }
+    }
+
+    /// The processes holding `task` now, the active's first.
+    fn of(&self, task: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut link = self.standby_head[task];
+        let standbys = std::iter::from_fn(move || {
+            let &(process, next) = self.standby_links.get(link as usize)?;
+            link = next;
+            Some(process)
+        });
+        (self.active[task] != NONE)
+            .then_some(self.active[task])
+            .into_iter()
+            .chain(standbys)
+    }
+
+    /// From now on, questions about `task` are answered from the stamps.
+    fn focus(&mut self, task: usize) {
+        self.focus += 1;
+        self.focused_task = task;
+        let mut link = self.standby_head[task];
+        if let Some(&p) = self.active.get(task).filter(|&&p| p != NONE) {
+            self.stamp[p as usize] = self.focus;
+        }
+        while let Some(&(process, next)) = self.standby_links.get(link as usize) {
+            self.stamp[process as usize] = self.focus;
+            link = next;
+        }
+    }
+
+    /// `hasTask`: the process holds the task as active or standby.
+    fn has(&self, process: u32, task: usize) -> bool {
+        if task == self.focused_task {
+            self.stamp[process as usize] == self.focus
+        } else {
+            self.of(task).any(|p| p == process)
+        }
+    }
 }
 
 /// Task names for log and exception messages, without keeping the topology borrowed.
@@ -235,7 +321,7 @@ impl LocalState {
                 .into_iter()
                 .map(|p| p as u32)
                 .collect(),
-            held: FxHashSet::with_capacity_and_hasher(given, Default::default()),
+            holders: Holders::new(task_count, process_sizes.len(), given - task_count),
             given: Vec::with_capacity(given),
             first_task: topology.first_tasks().to_vec(),
             warnings: Vec::new(),
@@ -275,18 +361,14 @@ impl LocalState {
     /// `hasTask` of the member's process (`SA/ProcessState.java:191-193`): it holds the task
     /// in any role.
     fn has_task(&self, process: u32, task: TaskId) -> bool {
-        self.held.contains(&self.held_key(process, task))
-    }
-
-    fn held_key(&self, process: u32, task: TaskId) -> u64 {
-        u64::from(process) << 32 | self.task_index(task) as u64
+        self.holders.has(process, self.task_index(task))
     }
 
     /// Records that the member in that slot of that process was given the task
     /// (`addTaskInternal`'s `assignedTasks`, `assignedActiveTasks`, `assignedStandbyTasks`).
     fn record(&mut self, process: u32, slot: Slot, task: TaskId, active: bool) {
-        let key = self.held_key(process, task);
-        self.held.insert(key);
+        let t = self.task_index(task);
+        self.holders.add(process, t, active);
         let member = self.processes[process as usize].member(slot);
         self.given.push((member, task, active));
     }
@@ -459,6 +541,7 @@ impl LocalState {
         let mut to_least_loaded: Vec<(TaskId, i64)> = Vec::new();
         for task in tasks.into_iter().rev() {
             let t = self.task_index(task);
+            self.holders.focus(t);
             for i in 0..replicas {
                 // (a) The previous active owner, if its process does not hold the task in any
                 // role and it is under the total quota (`:328-337`).
@@ -489,6 +572,7 @@ impl LocalState {
         to_least_loaded.sort_unstable_by_key(|&(task, _)| std::cmp::Reverse(task));
         let mut process_by_load = self.process_queue();
         for (task, remaining) in to_least_loaded {
+            self.holders.focus(self.task_index(task));
             for i in 0..remaining {
                 if !self.assign_standby_to_member_with_least_load(&mut process_by_load, task) {
                     // Kafka logs this and carries on (`:366-371`); its count is
