@@ -5,12 +5,16 @@
 //! `<assignor>/<input>` (`T1`, or `T1-minus1` for the input with one member left), the names
 //! `scripts/bench-table` looks for under `target/criterion/`.
 //!
+//! The KIP-1071 streams group assignor is timed on `benches/inputs/streams-kip1071.jsonl`
+//! (`kip1071/streams-kip1071`), checked first against Kafka's answer's SHA-256.
+//!
 //! `cargo bench --bench assignors [FILTER]`; `scripts/bench-table` prints our medians beside
 //! Kafka's.
 
 mod inputs;
 
-use cgsim::assignor::json::{named_assignment, AssignCase};
+use cgsim::assignor::json::{named_assignment, parse_line, AssignCase, AssignLine};
+use cgsim::assignor::streams;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use inputs::{load, DATA};
 use sha2::{Digest, Sha256};
@@ -90,5 +94,43 @@ fn assignors(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, assignors);
+/// The KIP-1071 streams group input (issue 74, `examples/streams_bench_input.rs`): 1,000
+/// members in 100 processes, four stateful subtopologies of 256 partitions, one standby, a
+/// member joining a settled group.
+const STREAMS_INPUT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/benches/inputs/streams-kip1071.jsonl"
+);
+/// SHA-256 of the output line Kafka 4.3.1's own `StickyTaskAssignor` gives on it (its source at
+/// 26b251a4, JDK 17, called as reference/streams/README.md Part 1 says), without the newline.
+const STREAMS_SHA256: &str = "2290d7539a09b58cf55d5b91cc71a192c7cdb0aacb5cfba23837bcd583246cd3";
+
+/// `kip1071/streams-kip1071`: parsed once, checked against Kafka's answer, then only the
+/// assignor's call timed.
+fn streams(c: &mut Criterion) {
+    let text = std::fs::read_to_string(STREAMS_INPUT).expect("streams bench input");
+    let Ok(AssignLine::Streams(case)) = parse_line(text.trim()) else {
+        panic!("{STREAMS_INPUT}: not a KIP-1071 case");
+    };
+    let line = streams::json::render(&case, &case.assign());
+    let sha: String = Sha256::digest(line.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        sha, STREAMS_SHA256,
+        "streams-kip1071: result differs from Kafka's"
+    );
+    let mut group = c.benchmark_group("kip1071");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function(BenchmarkId::from_parameter("streams-kip1071"), |b| {
+        b.iter(|| streams::assign(&case.group).expect("assign"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, assignors, streams);
 criterion_main!(benches);

@@ -10,10 +10,15 @@
 //! ```
 //!
 //! Arguments: an input stem of `benches/data/` (the file name without `.jsonl.gz`), the assignor
-//! name, and how many calls (default 1).
+//! name, and how many calls (default 1). The KIP-1071 input is `streams-kip1071` with the
+//! assignor `kip1071` (`benches/inputs/streams-kip1071.jsonl`; callgrind's
+//! `--toggle-collect='*streams*sticky*assign*'`).
 
 #[path = "../benches/inputs/mod.rs"]
 mod inputs;
+
+use cgsim::assignor::json::{parse_line, AssignLine};
+use cgsim::assignor::streams::assign;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,6 +29,9 @@ fn main() {
     let calls: usize = rest
         .first()
         .map_or(1, |n| n.parse().expect("CALLS is a number"));
+    if assignor == "kip1071" {
+        return repeat_streams(stem, calls);
+    }
     let case = inputs::load(stem, assignor).expect("a valid input");
     let mut assigned = 0;
     let mut times = Vec::with_capacity(calls);
@@ -39,6 +47,33 @@ fn main() {
     println!("{calls} calls, {assigned} partitions assigned in all");
     if let (Some(min), Some(median)) = (times.first(), times.get(calls / 2)) {
         // On a shared machine the minimum is the steadier figure.
+        println!("per call: min {min:?}, median {median:?}");
+    }
+}
+
+/// The same for a KIP-1071 input of `benches/inputs/`.
+fn repeat_streams(stem: &str, calls: usize) {
+    let path = format!("{}/benches/inputs/{stem}.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("the input file");
+    let Ok(AssignLine::Streams(case)) = parse_line(text.trim()) else {
+        panic!("{path}: not a KIP-1071 case");
+    };
+    let mut assigned = 0;
+    let mut times = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let start = std::time::Instant::now();
+        let result = assign(&case.group).expect("assign");
+        assigned += result
+            .members
+            .iter()
+            .map(|m| m.active_tasks.len() + m.standby_tasks.len())
+            .sum::<usize>();
+        drop(result);
+        times.push(start.elapsed());
+    }
+    times.sort_unstable();
+    println!("{calls} calls, {assigned} tasks assigned in all");
+    if let (Some(min), Some(median)) = (times.first(), times.get(calls / 2)) {
         println!("per call: min {min:?}, median {median:?}");
     }
 }

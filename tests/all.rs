@@ -41,6 +41,8 @@ mod restart_settings;
 mod simulation;
 mod snapshots;
 mod sticky_reference;
+mod streams_properties;
+mod streams_reference;
 mod sweep;
 mod timeline;
 mod timeline_browser;

@@ -408,3 +408,79 @@ fn a_member_that_stops_on_a_fatal_error_heads_the_report_and_the_run_exits_1() {
     assert!(r["errors"][0]["member"].is_string() && r["errors"][0]["at_ms"].is_u64());
     std::fs::remove_file(&file).ok();
 }
+
+/// A KIP-1071 streams group case (`subtopologies` and `members`, member order kept): Kafka's
+/// answer, with the subtopologies sorted as strings and the tasks by `TaskId.compareTo`.
+const STREAMS_GOOD: &str = r#"{"id":"s","num_standby_replicas":1,"subtopologies":[{"id":"1","partitions":2,"stateful":true},{"id":"0","partitions":3,"stateful":false}],"members":[{"member_id":"b","process_id":"p1","active":{"1":[1],"0":[2]}},{"member_id":"a","process_id":"p2","standby":{"1":[1]}}]}"#;
+
+#[test]
+fn assign_answers_a_streams_line_and_an_assignor_exception() {
+    // No members but a task to give: Kafka's TaskAssignorException is the answer, not bad
+    // input. One process for a stateful task: Kafka's warning on stderr.
+    let no_members = r#"{"id":"e","num_standby_replicas":0,"subtopologies":[{"id":"0","partitions":1,"stateful":false}],"members":[]}"#;
+    let one_process = r#"{"id":"w","num_standby_replicas":1,"subtopologies":[{"id":"0","partitions":1,"stateful":true}],"members":[{"member_id":"a","process_id":"p1"}]}"#;
+    let out = cgsim(
+        &["assign"],
+        &format!("{STREAMS_GOOD}\n{no_members}\n{one_process}\n"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        [
+            r#"{"id":"s","members":{"a":{"active":["0_0","0_1"],"standby":["1_0","1_1"],"warmup":[]},"b":{"active":["0_2","1_0","1_1"],"standby":[],"warmup":[]}}}"#,
+            r#"{"error":"No process available to assign active task 0_0.","id":"e"}"#,
+            r#"{"id":"w","members":{"a":{"active":["0_0"],"standby":[],"warmup":[]}}}"#,
+            "",
+        ]
+        .join("\n")
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "line 3 (w): warning: Unable to assign 1 of 1 standby tasks for task [0_0]. There is not \
+         enough available capacity. You should increase the number of threads and/or \
+         application instances to maintain the requested number of standby replicas.\n"
+    );
+}
+
+#[test]
+fn assign_refuses_streams_lines_kafka_could_not_have_sent() {
+    let line = |subtopologies: &str, members: &str| {
+        format!(
+            r#"{{"id":"x","num_standby_replicas":1,"subtopologies":[{subtopologies}],"members":[{members}]}}"#
+        )
+    };
+    let one = r#"{"id":"0","partitions":2,"stateful":true}"#;
+    let input = [
+        STREAMS_GOOD.to_string(),
+        line(
+            one,
+            r#"{"member_id":"a","process_id":"p","active":{"0":[2]}}"#,
+        ),
+        line(
+            one,
+            r#"{"member_id":"a","process_id":"p","standby":{"3":[0]}}"#,
+        ),
+        line(&format!("{one},{one}"), ""),
+        line(
+            one,
+            r#"{"member_id":"a","process_id":"p"},{"member_id":"a","process_id":"q"}"#,
+        ),
+    ]
+    .join("\n");
+    let out = cgsim(&["assign"], &input);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        1,
+        "the good line is answered"
+    );
+    assert_eq!(
+        text(&out.stderr).lines().collect::<Vec<_>>(),
+        [
+            r#"line 2: member "a": active task 0_2, but subtopology "0" has 2 partitions"#,
+            r#"line 3: member "a": standby names subtopology "3", which is not in subtopologies"#,
+            r#"line 4: subtopology id "0" given twice"#,
+            r#"line 5: duplicate member_id "a""#,
+        ]
+    );
+}

@@ -9,7 +9,10 @@
 //! big ones, including 20,000 mutated scenario files through the real binary (exit code, panic
 //! message, 10 s of CPU, 4 GiB of address space each).
 
-use cgsim::assignor::json::{parse_case, render, MAX_PARTITIONS as MAX_ASSIGN_PARTITIONS};
+use cgsim::assignor::json::{
+    parse_line, render, AssignLine, MAX_PARTITIONS as MAX_ASSIGN_PARTITIONS,
+};
+use cgsim::assignor::streams;
 use cgsim::scenario::{limits, load_str, LoadOptions};
 use cgsim::world::{run, RunOptions};
 use proptest::prelude::*;
@@ -208,17 +211,21 @@ fn load_and_maybe_run(what: &str, text: &str, run_it: bool) {
 
 fn assign_lines() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    ["examples/assign.jsonl", "tests/data/assignor_cases.jsonl"]
-        .iter()
-        .flat_map(|f| {
-            std::fs::read_to_string(root.join(f))
-                .expect("readable")
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    [
+        "examples/assign.jsonl",
+        "tests/data/assignor_cases.jsonl",
+        "tests/data/kip1071_cases.jsonl",
+    ]
+    .iter()
+    .flat_map(|f| {
+        std::fs::read_to_string(root.join(f))
+            .expect("readable")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    })
+    .collect()
 }
 
 /// Replacements for one node of an input line's JSON.
@@ -287,8 +294,13 @@ fn mutate_json(line: &str, pick: usize, with: Option<Value>) -> String {
 
 /// The `cgsim assign` path: a parsed line is assigned and rendered, or refused with a reason.
 fn assign_answers(line: &str) {
-    match parse_case(line) {
-        Ok(case) => {
+    match parse_line(line) {
+        Ok(AssignLine::Streams(case)) => {
+            assert!(case.task_count() as u64 <= MAX_ASSIGN_PARTITIONS);
+            let out = streams::json::render(&case, &case.assign());
+            assert!(out.starts_with('{'));
+        }
+        Ok(AssignLine::Partitions(case)) => {
             let partitions = case.group.total_partitions();
             assert!(partitions as u64 <= MAX_ASSIGN_PARTITIONS);
             if let Ok(result) = case.assignor.assign(&case.group) {

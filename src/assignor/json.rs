@@ -1,8 +1,10 @@
 //! The `cgsim assign` wire format (DESIGN.md "Interfaces"): one JSON object per line in, one per
 //! line out. Input members keep their order (it stands for the leader's HashMap insertion order);
-//! unknown top-level keys are ignored because the reference cases carry extra ones.
+//! unknown top-level keys are ignored because the reference cases carry extra ones. A line with
+//! `subtopologies` is a KIP-1071 streams group case instead ([`parse_line`], `streams::json`).
 
 use super::racks::PartitionRacks;
+use super::streams::{self, json::StreamsCase};
 use super::{
     by_name, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, RebalanceProtocol, Topic,
     TopicPartition,
@@ -55,12 +57,39 @@ struct RawMember {
     rack: Option<String>,
 }
 
-/// Parses one input line into a case, or says what is wrong with it.
-pub fn parse_case(line: &str) -> Result<AssignCase, String> {
+/// One parsed input line of either kind.
+pub enum AssignLine {
+    /// A partition assignor's case (`assignor`, `topics`, `members`).
+    Partitions(AssignCase),
+    /// A KIP-1071 streams group case (`subtopologies`, `members`), `streams::json`.
+    Streams(StreamsCase),
+}
+
+/// Parses one input line of either kind: a line with `subtopologies` is a KIP-1071 case, any
+/// other a partition assignor's.
+pub fn parse_line(line: &str) -> Result<AssignLine, String> {
+    let value = parse_object(line)?;
+    if streams::json::is_streams_case(&value) {
+        streams::json::parse_value(value).map(AssignLine::Streams)
+    } else {
+        parse_case_value(value).map(AssignLine::Partitions)
+    }
+}
+
+fn parse_object(line: &str) -> Result<Value, String> {
     let value: Value = serde_json::from_str(line).map_err(|e| format!("malformed JSON: {e}"))?;
     if !value.is_object() {
         return Err("expected a JSON object".into());
     }
+    Ok(value)
+}
+
+/// Parses one partition assignor's input line into a case, or says what is wrong with it.
+pub fn parse_case(line: &str) -> Result<AssignCase, String> {
+    parse_case_value(parse_object(line)?)
+}
+
+fn parse_case_value(value: Value) -> Result<AssignCase, String> {
     let raw: RawCase = serde_json::from_value(value).map_err(|e| e.to_string())?;
     let id = raw.id;
     let assignor = by_name(&raw.assignor).map_err(|e| e.0)?;

@@ -3,6 +3,8 @@
 //!
 //! One file per assignor; this module holds the shared input/output types, the trait, Kafka's
 //! member ordering and the registry by name. `json` is the `cgsim assign` wire format.
+//! `streams` is the other kind of assignor: Kafka Streams task assignment for streams groups
+//! (KIP-1071), tasks to the members of processes rather than partitions to consumers.
 
 pub mod co_partition;
 pub mod json;
@@ -11,6 +13,7 @@ pub mod range;
 pub mod roundrobin;
 pub mod server_range;
 pub mod sticky;
+pub mod streams;
 pub mod table;
 pub mod uniform;
 

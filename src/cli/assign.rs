@@ -1,10 +1,13 @@
 //! `cgsim assign [FILE]`: JSON lines in, JSON lines out. Every line is processed; a bad line is
-//! reported on stderr as `line N: what is wrong` and makes the exit code 2.
+//! reported on stderr as `line N: what is wrong` and makes the exit code 2. A line is a partition
+//! assignor's case or a KIP-1071 streams group case (`subtopologies`); Kafka's warnings for
+//! either go to stderr.
 //!
 //! `cgsim assign --table ...`: the assignment table (`cgsim::assignor::table`); bad arguments
 //! exit 2 with what is wrong.
 
-use cgsim::assignor::json::{parse_case, render};
+use cgsim::assignor::json::{parse_line, render, AssignLine};
+use cgsim::assignor::streams;
 use cgsim::assignor::table;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -36,8 +39,19 @@ pub fn run(file: Option<&Path>) -> ExitCode {
         if line.trim().is_empty() {
             continue;
         }
-        let case = match parse_case(&line) {
-            Ok(c) => c,
+        let case = match parse_line(&line) {
+            Ok(AssignLine::Partitions(c)) => c,
+            Ok(AssignLine::Streams(case)) => {
+                // Kafka's exception is the answer for that input (`error`), not bad input.
+                let result = case.assign();
+                for w in result.iter().flat_map(|a| &a.warnings) {
+                    eprintln!("{source}line {n} ({}): warning: {w}", case.id);
+                }
+                if writeln!(out, "{}", streams::json::render(&case, &result)).is_err() {
+                    break;
+                }
+                continue;
+            }
             Err(e) => {
                 eprintln!("{source}line {n}: {e}");
                 bad = true;

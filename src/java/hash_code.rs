@@ -77,6 +77,27 @@ pub fn string_compare(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
+/// `Double.compare`: numeric order, except that -0.0 sorts below 0.0 and every NaN is equal to
+/// every other and above everything (it compares `doubleToLongBits` when neither is less). The
+/// KIP-1071 assignor's queues compare process loads with it (`Comparator.comparingDouble`).
+pub fn double_compare(a: f64, b: f64) -> Ordering {
+    if a < b {
+        return Ordering::Less;
+    }
+    if a > b {
+        return Ordering::Greater;
+    }
+    // `doubleToLongBits` collapses every NaN to one canonical pattern.
+    let bits = |x: f64| {
+        if x.is_nan() {
+            0x7ff8_0000_0000_0000_i64
+        } else {
+            x.to_bits() as i64
+        }
+    };
+    bits(a).cmp(&bits(b))
+}
+
 /// Whether Rust's `str` order gives [`string_compare`]'s answer for `s` against any other string
 /// for which this holds too. UTF-8 bytes sort like code points, and code points like UTF-16 code
 /// units except that a character outside the BMP (four UTF-8 bytes, lead byte 0xF0 and up) sorts
@@ -158,6 +179,17 @@ mod tests {
         // though before it by code point.
         assert_eq!(string_compare("\u{FF5E}", "\u{1F600}"), Ordering::Greater);
         assert!("\u{FF5E}" < "\u{1F600}");
+    }
+
+    #[test]
+    fn double_compare_is_java_double_compare() {
+        // jshell> Double.compare(...) for each pair.
+        assert_eq!(double_compare(0.5, 1.0), Ordering::Less);
+        assert_eq!(double_compare(2.0 / 3.0, 4.0 / 6.0), Ordering::Equal);
+        assert_eq!(double_compare(-0.0, 0.0), Ordering::Less);
+        assert_eq!(double_compare(f64::NAN, f64::INFINITY), Ordering::Greater);
+        assert_eq!(double_compare(f64::NAN, -f64::NAN), Ordering::Equal);
+        assert_eq!(double_compare(f64::MAX, 1e300), Ordering::Greater);
     }
 
     #[test]

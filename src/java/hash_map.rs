@@ -78,6 +78,11 @@ pub fn bucket_index(hash: i32, capacity: usize) -> usize {
 /// removals) into a collection built as `capacity`: returns indexes into `hashes`.
 pub fn iteration_order(hashes: &[i32], capacity: Capacity) -> Vec<usize> {
     let cap = capacity.after_inserts(hashes.len());
+    // A table at most a few times the keys (always, once a map has grown) is cheaper to walk
+    // than the keys are to sort: count the keys per bucket, then place each in insertion order.
+    if cap <= 4 * hashes.len() {
+        return iteration_order_by_counting(hashes, cap);
+    }
     // One integer per key, bucket above insertion index: sorting plain integers is several
     // times faster than sorting indexes by a computed pair.
     let mut keys: Vec<u64> = hashes
@@ -89,6 +94,29 @@ pub fn iteration_order(hashes: &[i32], capacity: Capacity) -> Vec<usize> {
     keys.into_iter()
         .map(|k| (k & u64::from(u32::MAX)) as usize)
         .collect()
+}
+
+/// [`iteration_order`] as a counting sort over the buckets: stable, so keys of one bucket keep
+/// their insertion order.
+fn iteration_order_by_counting(hashes: &[i32], cap: usize) -> Vec<usize> {
+    let buckets: Vec<u32> = hashes
+        .iter()
+        .map(|&h| bucket_index(h, cap) as u32)
+        .collect();
+    let mut start = vec![0u32; cap + 1];
+    for &b in &buckets {
+        start[b as usize + 1] += 1;
+    }
+    for i in 0..cap {
+        start[i + 1] += start[i];
+    }
+    let mut order = vec![0usize; hashes.len()];
+    for (i, &b) in buckets.iter().enumerate() {
+        let at = &mut start[b as usize];
+        order[*at as usize] = i;
+        *at += 1;
+    }
+    order
 }
 
 struct Slot<K, V> {
@@ -368,6 +396,41 @@ mod tests {
         }
         // 17 lands in bucket 1, after 1 (inserted later? no: 17 was inserted before 1).
         assert_eq!(s.iter().copied().collect::<Vec<i32>>(), [17, 1, 3, 5]);
+    }
+
+    #[test]
+    fn iteration_order_counts_or_sorts_alike() {
+        // Dense tables take the counting sort, sparse ones the sort: the same order either way.
+        let mut state = 0x9e37_79b9_u32;
+        let hashes: Vec<i32> = (0..3000)
+            .map(|i| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                // Every fifth key repeats a hash: collisions keep insertion order.
+                if i % 5 == 4 {
+                    (state % 7) as i32
+                } else {
+                    state as i32
+                }
+            })
+            .collect();
+        for n in [0, 1, 2, 11, 12, 13, 100, 1000, 3000] {
+            for capacity in [
+                Capacity::Default,
+                Capacity::Initial(n),
+                Capacity::Initial(64 * n),
+            ] {
+                let keys = &hashes[..n];
+                let cap = capacity.after_inserts(n);
+                let mut sorted: Vec<usize> = (0..n).collect();
+                sorted.sort_by_key(|&i| (bucket_index(keys[i], cap), i));
+                assert_eq!(iteration_order(keys, capacity), sorted, "{n} {capacity:?}");
+                assert_eq!(
+                    iteration_order_by_counting(keys, cap),
+                    sorted,
+                    "{n} {capacity:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! that input: `{"error": {"field": "topics", "message": "..."}}` (`field` is null when the error
 //! belongs to no one field).
 
-use crate::assignor::json::{parse_case, render};
+use crate::assignor::json::{parse_line, render, AssignLine};
+use crate::assignor::streams::{self, json::StreamsCase};
 use crate::assignor::table::{
     self, co_location, parse_member_counts, parse_topic_ids, parse_topics, GroupPlan, JoinSpec,
     MemberIds, Section, SectionTable,
@@ -597,7 +598,10 @@ pub fn assign(body: &str) -> Result<Value, ApiError> {
 }
 
 fn assign_line(line: &str) -> Result<(Value, Vec<String>), String> {
-    let case = parse_case(line)?;
+    let case = match parse_line(line)? {
+        AssignLine::Partitions(case) => case,
+        AssignLine::Streams(case) => return assign_streams_line(&case),
+    };
     let partitions = case.group.total_partitions();
     if partitions > MAX_ASSIGN_PARTITIONS {
         return Err(format!(
@@ -607,6 +611,25 @@ fn assign_line(line: &str) -> Result<(Value, Vec<String>), String> {
     let result = case.assignor.assign(&case.group).map_err(|e| e.0)?;
     let output = serde_json::from_str(&render(&case, &result)).expect("render writes JSON");
     Ok((output, case.warnings))
+}
+
+/// A KIP-1071 line, under the same limit: its tasks (one per partition of each subtopology)
+/// count as the partitions of a line.
+fn assign_streams_line(case: &StreamsCase) -> Result<(Value, Vec<String>), String> {
+    let tasks = case.task_count() as i64;
+    if tasks > MAX_ASSIGN_PARTITIONS {
+        return Err(format!(
+            "{tasks} tasks in all: the lab takes at most {MAX_ASSIGN_PARTITIONS} a line (cgsim assign takes more)"
+        ));
+    }
+    let result = case.assign();
+    let warnings = result
+        .as_ref()
+        .map(|a| a.warnings.clone())
+        .unwrap_or_default();
+    let output =
+        serde_json::from_str(&streams::json::render(case, &result)).expect("render writes JSON");
+    Ok((output, warnings))
 }
 
 #[cfg(test)]
@@ -723,5 +746,39 @@ mod tests {
             .unwrap()
             .starts_with("malformed JSON"));
         assert_eq!(assign("  \n").unwrap_err().status, 400);
+    }
+
+    #[test]
+    fn assign_takes_streams_lines_under_the_same_limits() {
+        let line = |partitions: i64, members: &str| {
+            format!(
+                r#"{{"id":"s","num_standby_replicas":1,"subtopologies":[{{"id":"0","partitions":{partitions},"stateful":true}}],"members":[{members}]}}"#
+            )
+        };
+        let one = r#"{"member_id":"a","process_id":"p1"}"#;
+        let body = [
+            line(2, one),
+            line(1, ""),
+            line(MAX_ASSIGN_PARTITIONS + 1, one),
+            line(1, &format!("{one},{one}")),
+        ]
+        .join("\n");
+        let v = assign(&body).unwrap();
+        let r = &v["results"];
+        assert_eq!(
+            r[0]["output"]["members"]["a"]["active"],
+            json!(["0_0", "0_1"])
+        );
+        // Two standbys and one process: Kafka's warnings.
+        assert_eq!(r[0]["warnings"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            r[1]["output"]["error"],
+            "No process available to assign active task 0_0."
+        );
+        assert_eq!(
+            r[2]["error"],
+            "100001 tasks in all: the lab takes at most 100000 a line (cgsim assign takes more)"
+        );
+        assert_eq!(r[3]["error"], r#"duplicate member_id "a""#);
     }
 }
