@@ -63,10 +63,14 @@ enum Command {
         format: cli::run::Format,
     },
     /// Check every scenario's `[[expect]]` entries (in DIR, or one file) over its variants: one
-    /// line per expectation and variant, exit 1 if any failed.
+    /// line per expectation and variant, exit 1 if any failed, 2 if a file did not load (every
+    /// file's error is printed and the others still run).
     Check {
         /// A directory of scenario files (TOML), or one file.
         dir: PathBuf,
+        /// KEY=VALUE: a dotted path into every scenario and a TOML value, as `cgsim run --set`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
     },
     /// Run every (variant, seed) pair of a scenario and print one table: figures by variant,
     /// each the median over seeds with its spread and its ratio to the first variant.
@@ -74,10 +78,10 @@ enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Seeds to run, A..B inclusive (or one seed); default: the scenario's own seed.
-        #[arg(long, value_name = "A..B", value_parser = cli::compare::parse_seeds)]
+        #[arg(long, value_name = "A..B", allow_hyphen_values = true, value_parser = cli::compare::parse_seeds)]
         seeds: Option<cli::compare::SeedRange>,
         /// Variants, comma-separated; the first is the baseline of the ratios. Default: the
-        /// scenario's snapshot_variants (eager, cooperative unless it says otherwise).
+        /// scenario's snapshot_variants (eager, cooperative, consumer unless it lists its own).
         #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
         variants: Vec<String>,
         /// Worker threads (default: one per core). The output is the same for any number.
@@ -101,7 +105,7 @@ enum Command {
         #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true)]
         grid: Vec<String>,
         /// Seeds to run, A..B inclusive (or one seed).
-        #[arg(long, value_name = "A..B", value_parser = cli::compare::parse_seeds)]
+        #[arg(long, value_name = "A..B", allow_hyphen_values = true, value_parser = cli::compare::parse_seeds)]
         seeds: cli::compare::SeedRange,
         /// Variants, comma-separated. Default: the scenario's snapshot_variants.
         #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
@@ -138,8 +142,20 @@ enum Command {
         /// groups drawn from scratch.
         scenario: Option<PathBuf>,
         /// Seeds to run, A..B inclusive (or one seed).
-        #[arg(long, value_name = "A..B", value_parser = cli::compare::parse_seeds, required_unless_present = "list_mutants")]
+        #[arg(long, value_name = "A..B", allow_hyphen_values = true, value_parser = cli::compare::parse_seeds, required_unless_present_any = ["list_mutants", "time"])]
         seeds: Option<cli::compare::SeedRange>,
+        /// Start no seed after SECS seconds (the running ones finish); the last line names the
+        /// seeds covered. Without --seeds: seeds 1, 2, ... Ctrl-C stops the same way (exit 130
+        /// unless a run failed).
+        #[arg(long = "time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+        time: Option<u64>,
+        /// A built-in variant (eager, cooperative, consumer) applied to every generated
+        /// scenario, and carried into each replay command and --out file.
+        #[arg(long)]
+        variant: Option<String>,
+        /// KEY=VALUE applied to every generated scenario, as `cgsim run --set`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
         /// Test-only: turn on a deliberately broken behaviour (see --list-mutants).
         #[arg(long, value_name = "NAME")]
         mutant: Option<String>,
@@ -258,10 +274,11 @@ enum Command {
 struct ScenarioInput {
     /// The scenario file (TOML).
     scenario: PathBuf,
-    /// Overrides the scenario's seed.
-    #[arg(long)]
+    /// Overrides the scenario's seed (its `seed`, 1 when it gives none): 0 to 2^64 - 1.
+    #[arg(long, allow_hyphen_values = true, value_parser = cli::compare::parse_seed)]
     seed: Option<u64>,
-    /// A built-in variant (eager, cooperative, consumer) or one the scenario defines.
+    /// A built-in variant (eager, cooperative, consumer) or one the scenario defines; without
+    /// it, the scenario as written (the variant `default`).
     #[arg(long)]
     variant: Option<String>,
     /// KEY=VALUE: a dotted path into the scenario and a TOML value (a bare word is a string).
@@ -331,7 +348,7 @@ fn main() -> ExitCode {
         Command::Explain { input, format } => {
             cli::explain::run_explain(&input.scenario, &input.load_options(), format)
         }
-        Command::Check { dir } => cli::check::run_check(&dir),
+        Command::Check { dir, sets } => cli::check::run_check(&dir, &sets),
         Command::Compare {
             scenario,
             seeds,
@@ -385,6 +402,9 @@ fn main() -> ExitCode {
             cluster_faults,
             migration,
             digests,
+            time,
+            variant,
+            sets,
         } => cli::fuzz::run_fuzz(cli::fuzz::Options {
             scenario,
             seeds,
@@ -396,6 +416,9 @@ fn main() -> ExitCode {
             cluster_faults,
             migration,
             digests,
+            time_secs: time,
+            variant,
+            sets,
         }),
         Command::Merge {
             files,
@@ -483,4 +506,29 @@ fn init_logging() {
         )
         .with(filter)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Args;
+    use clap::CommandFactory;
+
+    fn help(subcommand: &str) -> String {
+        let mut cmd = Args::command();
+        cmd.find_subcommand_mut(subcommand)
+            .expect("the subcommand")
+            .render_long_help()
+            .to_string()
+    }
+
+    /// The help texts tell the defaults the code uses.
+    #[test]
+    fn help_texts_tell_the_codes_defaults() {
+        let variants = cgsim::scenario::DEFAULT_SNAPSHOT_VARIANTS.join(", ");
+        assert!(help("compare").contains(&format!("snapshot_variants ({variants} unless")));
+        let seed = cgsim::scenario::DEFAULT_SEED;
+        for command in ["run", "explain"] {
+            assert!(help(command).contains(&format!("its `seed`, {seed} when it gives none")));
+        }
+    }
 }

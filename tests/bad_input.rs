@@ -496,3 +496,158 @@ fn the_command_line_exits_2_on_a_limit_and_on_each_bad_assign_line() {
     ];
     assert_eq!(err.lines().collect::<Vec<_>>(), want);
 }
+
+/// A value of the wrong type or range names its key's dotted path, the value and what the key
+/// accepts: the broker's bound for a session timeout, the type's range otherwise (issue 81).
+#[test]
+fn a_value_out_of_its_types_range_names_the_key_and_the_accepted_range() {
+    let e = error(
+        &with("record_processing_us = 1000", "session_timeout_ms = -10"),
+        &[],
+        None,
+    );
+    assert_eq!(e.line, Some(9), "{e}");
+    assert_eq!(
+        e.message,
+        "group.session_timeout_ms = -10: expected an integer in 6000..=1800000, the broker's group.min/max.session.timeout.ms"
+    );
+    let e = error(&with("count = 3", "count = -3"), &[], None);
+    assert_eq!(e.line, Some(13), "{e}");
+    assert_eq!(
+        e.message,
+        "members.0.count = -3: expected an integer in 0..=4294967295"
+    );
+    let e = error(
+        &with(
+            "record_processing_us = 1000",
+            "record_processing_us = \"fast\"",
+        ),
+        &[],
+        None,
+    );
+    assert_eq!(
+        e.message,
+        "group.record_processing_us = \"fast\": expected an integer in 0..=2147483647 (the limit of every time, Kafka's int maximum)"
+    );
+    let e = error(&with("name = \"t\"", "name = \"t\"\nseed = -1"), &[], None);
+    assert_eq!(
+        e.message,
+        "seed = -1: expected an integer in 0..=18446744073709551615"
+    );
+}
+
+/// A misspelled key gets the closest known one before the list of all.
+#[test]
+fn a_misspelled_key_gets_the_closest_known_one() {
+    let e = error(
+        &with("record_processing_us = 1000", "sesion_timeout_ms = 10000"),
+        &[],
+        None,
+    );
+    assert_eq!(e.line, Some(9), "{e}");
+    assert!(
+        e.message.starts_with(
+            "unknown field `sesion_timeout_ms` (did you mean `session_timeout_ms`?), expected one of `group_id`,"
+        ),
+        "{}",
+        e.message
+    );
+    // Nothing close: no guess.
+    let e = error(
+        &with("record_processing_us = 1000", "flavour = 1"),
+        &[],
+        None,
+    );
+    assert!(
+        e.message
+            .starts_with("unknown field `flavour`, expected one of `group_id`,"),
+        "{}",
+        e.message
+    );
+}
+
+/// A negative seed is refused with the seeds' range, however it is written.
+#[test]
+fn a_negative_seed_is_refused_however_it_is_written() {
+    let message = "\"-1\" is negative: seeds are 0 to 2^64 - 1 (18446744073709551615)";
+    for args in [
+        vec!["run", "scenarios/crash.toml", "--seed", "-1"],
+        vec!["run", "scenarios/crash.toml", "--seed=-1"],
+        vec!["explain", "scenarios/crash.toml", "--seed", "-1"],
+        vec!["compare", "scenarios/crash.toml", "--seeds", "-1..3"],
+        vec!["fuzz", "--seeds", "-1"],
+    ] {
+        let (code, out, err) = cgsim(&args, "");
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+/// `--trace` to stdout beside a JSON report is refused: the output would not be JSON.
+#[test]
+fn a_trace_on_stdout_with_a_json_report_is_refused() {
+    for trace in [vec!["--trace"], vec!["--trace", "-"]] {
+        let mut args = vec!["run", "scenarios/crash.toml", "--format", "json"];
+        args.extend(&trace);
+        let (code, out, err) = cgsim(&args, "");
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}");
+        assert_eq!(
+            err,
+            "--trace: the trace and the JSON report would both go to stdout: give --trace FILE\n"
+        );
+    }
+}
+
+/// `cgsim check DIR` reports every file that does not load, once, runs the others, and exits 2.
+#[test]
+fn check_reports_every_bad_file_once_and_runs_the_others() {
+    let dir = std::env::temp_dir().join(format!("cgsim-check-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = format!("{BASE}\n[[expect]]\nkey = \"rebalances.count\"\nge = 0\n");
+    std::fs::write(dir.join("a-bad.toml"), with("count = 3", "count = -3")).unwrap();
+    std::fs::write(dir.join("b-good.toml"), &good).unwrap();
+    std::fs::write(
+        dir.join("c-bad.toml"),
+        with("record_processing_us = 1000", "sesion_timeout_ms = 1"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("d-unknown-key.toml"),
+        format!("{BASE}\n[[expect]]\nkey = \"pauses.nope\"\neq = 0\n"),
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = cgsim(&["check", d], "");
+    assert_eq!(code, 2, "{out}{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines[0].starts_with(&format!("{d}/a-bad.toml: line 13: members.0.count = -3")));
+    assert!(lines[1].starts_with(&format!(
+        "{d}/c-bad.toml: line 9: unknown field `sesion_timeout_ms` (did you mean"
+    )));
+    // The key the report lacks: once, though its entry runs under three variants.
+    assert!(lines[2].starts_with(&format!(
+        "{d}/d-unknown-key.toml: line 19: [[expect]] key \"pauses.nope\""
+    )));
+    // The good file's expectation ran under each of its variants.
+    assert_eq!(out.matches("pass  ").count(), 3, "{out}");
+    assert!(
+        out.ends_with("check: 3 expectation(s), 0 failed, over 4 scenario(s), 1 with a key the report lacks, 2 not loaded\n"),
+        "{out}"
+    );
+    // --set reaches every file, as `cgsim run --set` does.
+    let (code, out, err) = cgsim(
+        &[
+            "check",
+            &format!("{d}/b-good.toml"),
+            "--set",
+            "group.session_timeout_ms=1",
+        ],
+        "",
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("session_timeout_ms"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -341,7 +341,10 @@ fn a_bad_set_is_named_instead_of_a_line_of_the_file() {
             "group.max_poll_records=99999999999999999999",
             "out of range",
         ),
-        ("group.session_timeout_ms=abc", "expected u64"),
+        (
+            "group.session_timeout_ms=abc",
+            "group.session_timeout_ms = \"abc\": expected an integer in 6000..=1800000",
+        ),
         ("group.session_timeout_ms=0", "outside the broker's bounds"),
         ("group.nope=1", "unknown field `nope`"),
     ] {
@@ -483,4 +486,122 @@ fn assign_refuses_streams_lines_kafka_could_not_have_sent() {
             r#"line 5: duplicate member_id "a""#,
         ]
     );
+}
+
+/// Per-member sections of the text report list members in natural order (c1, c2, ..., c10,
+/// c11), as the `members` list does, not as text sorts (c1, c10, c11, c2).
+#[test]
+fn per_member_sections_list_members_in_natural_order() {
+    let dir = std::env::temp_dir().join(format!("cgsim-natural-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("eleven.toml");
+    std::fs::write(
+        &path,
+        "name = \"eleven\"\nduration_ms = 120000\n\n[[topics]]\nname = \"orders\"\npartitions = 12\n\n\
+         [group]\nassignors = [\"range\"]\n\n[[members]]\nname = \"c\"\ncount = 11\n\n\
+         [[members]]\nname = \"late\"\nstart_ms = 60000\n",
+    )
+    .unwrap();
+    let out = cgsim(&["run", path.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    let names = |section: &str| -> Vec<String> {
+        let start = report
+            .lines()
+            .position(|l| l.starts_with(section))
+            .unwrap_or_else(|| panic!("{section} in\n{report}"));
+        report
+            .lines()
+            .skip(start + 1)
+            .take_while(|l| l.starts_with("  "))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    let natural = |list: &[String]| {
+        let mut sorted = list.to_vec();
+        sorted.sort_by_key(|n| {
+            (
+                n.trim_end_matches(|c: char| c.is_ascii_digit()).to_string(),
+                n.trim_start_matches(|c: char| !c.is_ascii_digit())
+                    .parse::<u32>()
+                    .unwrap_or(0),
+            )
+        });
+        sorted
+    };
+    for section in ["revocations:", "stop-the-world ms:", "final assignment"] {
+        let listed = names(section);
+        assert!(listed.len() >= 10, "{section}: {listed:?}");
+        assert_eq!(listed, natural(&listed), "{section}");
+        assert!(
+            listed.iter().position(|n| n == "c2") < listed.iter().position(|n| n == "c10"),
+            "{section}: {listed:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `pauses.unavailable_ms.longest`: the longest single outage, within the per-partition sums
+/// (`max` keeps its meaning); the text line names it.
+#[test]
+fn the_longest_outage_is_one_interval_of_one_partition() {
+    let out = cgsim(
+        &[
+            "run",
+            "scenarios/crash.toml",
+            "--variant",
+            "eager",
+            "--format",
+            "json",
+        ],
+        "",
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let u = &report["pauses"]["unavailable_ms"];
+    let longest = &u["longest"];
+    let partition = longest["partition"].as_str().expect("a partition");
+    let ms = longest["ms"].as_u64().unwrap();
+    // The crashed member's partitions wait out its session (45 s) from the crash at 60 s.
+    assert_eq!(longest["start_ms"].as_u64(), Some(60_000), "{longest}");
+    assert!(ms <= u["per_partition"][partition].as_u64().unwrap());
+    assert!(ms <= u["max"].as_u64().unwrap());
+    assert!(ms >= 45_000, "{longest}");
+    let out = cgsim(&["run", "scenarios/crash.toml", "--variant", "eager"], "");
+    let line = text(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("partition unavailable ms:"))
+        .unwrap()
+        .to_string();
+    assert!(line.contains(" max per partition (sum) "), "{line}");
+    assert!(
+        line.contains(&format!("; longest outage: {partition}, ")),
+        "{line}"
+    );
+}
+
+/// The lab started where it finds no scenarios says so, naming the folder.
+#[test]
+fn the_lab_says_when_it_finds_no_scenarios() {
+    let dir = std::env::temp_dir().join(format!("cgsim-lab-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
+        .args(["lab", "--port", "0", "--scenarios"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.starts_with("lab: listening on "), "{first}");
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!("lab: no scenarios found in {}", dir.display())),
+        "{err}"
+    );
+    assert!(err.contains("--scenarios DIR"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -255,7 +255,7 @@ fn the_command_line_prints_failures_their_replay_and_the_last_line() {
     );
     let last = text.lines().last().unwrap();
     assert!(last.starts_with("fuzz: 1 failures in 1 runs ("), "{last}");
-    assert!(last.ends_with(" runs/s)"), "{last}");
+    assert!(last.ends_with(" runs/s), seeds 17..17"), "{last}");
     // The written file replays the failure under `cgsim run` (exit 1: a violation).
     let (run, code) = cgsim(&["run", "out/fuzz-17.toml"], &dir);
     assert_eq!(code, 1, "{run}");
@@ -367,4 +367,112 @@ fn the_online_upgrade_hands_on_what_a_classic_member_has_not_yet_revoked_as_in_k
     assert!(verdict
         .covered
         .contains(&"upgrade_double_owned".to_string()));
+}
+
+/// `--variant` and `--set` apply to every generated scenario; the replay command carries them
+/// and the `--out` file is the scenario as run, which replays with the fuzz run's digest.
+#[test]
+fn variant_and_set_reach_every_case_its_replay_and_its_file() {
+    let dir = std::env::temp_dir().join(format!("cgsim-fuzz-set-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let flags = [
+        "--mutant",
+        "skip-revocation",
+        "--variant",
+        "cooperative",
+        "--set",
+        "group.session_timeout_ms=12000",
+    ];
+    let mut args = vec![
+        "fuzz",
+        "--seeds",
+        "17..17",
+        "--out",
+        "out",
+        "--digests",
+        "d.txt",
+    ];
+    args.extend(flags);
+    let (text, code) = cgsim(&args, &dir);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("  replay: cgsim fuzz --seeds 17..17 --mutant skip-revocation --variant cooperative --set group.session_timeout_ms=12000\n"),
+        "{text}"
+    );
+    let file = std::fs::read_to_string(dir.join("out/fuzz-17.toml")).unwrap();
+    assert!(file.contains("\nsession_timeout_ms = 12000\n"), "{file}");
+    assert!(
+        file.contains("\nassignors = [\"cooperative-sticky\"]\n"),
+        "{file}"
+    );
+    let digest = std::fs::read_to_string(dir.join("d.txt")).unwrap();
+    let digest = digest.split_whitespace().nth(1).unwrap().to_string();
+    let (run, code) = cgsim(&["run", "out/fuzz-17.toml"], &dir);
+    assert_eq!(code, 1, "{run}");
+    assert!(run.contains(&digest), "{digest} in\n{run}");
+    // A --set that cannot apply is bad input, not every seed's failure.
+    let (bad, code) = cgsim(
+        &[
+            "fuzz",
+            "--seeds",
+            "1..3",
+            "--set",
+            "group.session_timeout_ms=1",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 2, "{bad}");
+    assert!(
+        bad.starts_with("cgsim fuzz: --variant/--set on the generated scenario of seed 1: "),
+        "{bad}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--time SECS`: no seed starts after the budget; the last line names the seeds covered, from
+/// 1 when no range is given.
+#[test]
+fn a_time_budget_stops_starting_seeds_and_names_those_run() {
+    let dir = std::env::temp_dir().join(format!("cgsim-fuzz-time-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let started = std::time::Instant::now();
+    let (text, code) = cgsim(&["fuzz", "--time", "1", "--threads", "1"], &dir);
+    assert!(started.elapsed().as_secs() < 60, "the budget stopped it");
+    assert_eq!(code, 0, "{text}");
+    let last = text.lines().last().unwrap();
+    let runs: u64 = last
+        .split(" failures in ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("{last}"));
+    assert!(runs >= 1, "{last}");
+    assert!(last.ends_with(&format!(", seeds 1..{runs}")), "{last}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ctrl-C (SIGINT) prints the summary of the seeds run, marked interrupted, and exits 130.
+#[test]
+fn ctrl_c_prints_the_summary_and_exits_130() {
+    let child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
+        .args(["fuzz", "--seeds", "1..100000", "--threads", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.starts_with("fuzz: 0 failures in "), "{last}");
+    assert!(
+        last.contains(", seeds 1..") && last.ends_with(" (interrupted)"),
+        "{last}"
+    );
 }

@@ -5,7 +5,8 @@
 //! input. Screenshots go to `target/tmp/lab-screenshots/` (`scripts/lab-screenshots` copies them
 //! to `docs/`).
 //!
-//! Runs only with `CGSIM_BROWSER_TESTS=1` (CI sets it); then a missing browser fails the test.
+//! Ignored by a plain `cargo test` (it says so); `.ci/run` runs it with `--ignored` and
+//! `CGSIM_BROWSER_TESTS=1`, and then a missing browser fails the test.
 //! `CGSIM_CHROMIUM` names another browser binary than `/usr/bin/chromium`.
 
 use crate::{browser_support, lab_support};
@@ -78,6 +79,7 @@ fn result(dom: &str) -> &str {
 }
 
 #[test]
+#[ignore = "needs CGSIM_BROWSER_TESTS=1 and chromium; .ci/run runs it with --ignored"]
 fn the_lab_in_headless_chromium() {
     let Some(bin) = chromium() else { return };
     let lab = Lab::start();
@@ -225,6 +227,7 @@ fn cli_run(file: &Path, variant: &str) -> (serde_json::Value, String) {
 }
 
 #[test]
+#[ignore = "needs CGSIM_BROWSER_TESTS=1 and chromium; .ci/run runs it with --ignored"]
 fn the_rebalance_view_in_headless_chromium() {
     let Some(bin) = chromium() else { return };
     let lab = Lab::start();

@@ -171,3 +171,54 @@ fn console_blocks_split_into_commands_and_their_output() {
     assert_eq!(blocks[0][0].expected, ["out 1", "out 2"]);
     assert_eq!(blocks[0][1].expected, ["0"]);
 }
+
+/// The scenario file format's example (README "Scenario files") says "Kafka's defaults shown"
+/// for `[group]` and "(the default)" for `snapshot_variants`: every value it gives there is the
+/// code's default, so the template cannot drift from what a file without the key gets.
+#[test]
+fn the_scenario_templates_defaults_are_the_codes() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("## Scenario files")
+        .expect("a Scenario files section");
+    let block = &readme[start..];
+    let block = &block[block.find("```toml\n").expect("its example") + 8..];
+    let block = &block[..block.find("```").expect("the example's end")];
+    let mut section = String::new();
+    let mut checked = 0;
+    for line in block.lines() {
+        let code = line.split(" #").next().unwrap_or("").trim();
+        if code.starts_with('#') {
+            continue;
+        }
+        if code.starts_with('[') {
+            section = code.trim_matches(['[', ']']).to_string();
+            continue;
+        }
+        let Some((key, value)) = code.split_once(" = ") else {
+            continue;
+        };
+        let key = key.trim();
+        if section.is_empty() && key == "snapshot_variants" {
+            assert!(line.contains("(the default)"), "{line}");
+            let want: Vec<String> = cgsim::scenario::DEFAULT_SNAPSHOT_VARIANTS
+                .iter()
+                .map(|v| format!("{v:?}"))
+                .collect();
+            assert_eq!(value.trim(), format!("[{}]", want.join(", ")), "{line}");
+            checked += 1;
+        }
+        if section == "group" {
+            let default = cgsim::scenario::default_text(&format!("group.{key}"))
+                .unwrap_or_else(|| panic!("group.{key} has no default"));
+            let shown = cgsim::scenario::canonical_value(value.trim()).expect("a TOML value");
+            assert_eq!(shown, default, "README template: group.{key}");
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 20,
+        "only {checked} defaults found in the template"
+    );
+}

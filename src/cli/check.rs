@@ -5,7 +5,7 @@
 
 use cgsim::report::Report;
 use cgsim::scenario::expect::Verdict;
-use cgsim::scenario::{load, LoadOptions, Scenario};
+use cgsim::scenario::{load, LoadOptions, Scenario, ScenarioError};
 use cgsim::world::{run, RunOptions};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -68,7 +68,45 @@ fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-pub fn run_check(dir: &Path) -> ExitCode {
+/// The loaded scenario of each variant `path`'s expectations run under, in the scenario's own
+/// order of variants, then any others.
+fn runs_of(path: &Path, sets: &[String]) -> Result<Vec<(PathBuf, Scenario)>, ScenarioError> {
+    let options = |variant: Option<String>| LoadOptions {
+        variant,
+        sets: sets.to_vec(),
+        ..LoadOptions::default()
+    };
+    let base = load(path, &options(None))?;
+    let mut variants = BTreeSet::new();
+    for e in &base.expects {
+        match &e.variant {
+            Some(v) => {
+                variants.insert(v.clone());
+            }
+            None => variants.extend(base.snapshot_variants.iter().cloned()),
+        }
+    }
+    let mut ordered: Vec<String> = base
+        .snapshot_variants
+        .iter()
+        .filter(|v| variants.contains(*v))
+        .cloned()
+        .collect();
+    let rest: Vec<String> = variants
+        .into_iter()
+        .filter(|v| !ordered.contains(v))
+        .collect();
+    ordered.extend(rest);
+    ordered
+        .into_iter()
+        .map(|variant| Ok((path.to_path_buf(), load(path, &options(Some(variant)))?)))
+        .collect()
+}
+
+/// `cgsim check DIR [--set KEY=VALUE]...`: a file that does not load is reported and the
+/// others still run; the exit is 2 if any file failed to load or named a key the report lacks,
+/// else 1 if an expectation failed.
+pub fn run_check(dir: &Path, sets: &[String]) -> ExitCode {
     let files = match scenario_files(dir) {
         Ok(f) => f,
         Err(e) => {
@@ -76,48 +114,16 @@ pub fn run_check(dir: &Path) -> ExitCode {
             return super::bad_input();
         }
     };
-    // Every (file, variant) run the expectations need, loaded first so bad input stops early.
+    // Every (file, variant) run the expectations need; a file with a load error is named and
+    // skipped, so one bad file does not hide another's error or the others' results.
     let mut runs: Vec<(PathBuf, Scenario)> = Vec::new();
+    let mut not_loaded = 0;
     for path in &files {
-        let base = match load(path, &LoadOptions::default()) {
-            Ok(s) => s,
+        match runs_of(path, sets) {
+            Ok(mut r) => runs.append(&mut r),
             Err(e) => {
                 eprintln!("{e}");
-                return super::bad_input();
-            }
-        };
-        let mut variants = BTreeSet::new();
-        for e in &base.expects {
-            match &e.variant {
-                Some(v) => {
-                    variants.insert(v.clone());
-                }
-                None => variants.extend(base.snapshot_variants.iter().cloned()),
-            }
-        }
-        // In the scenario's own order of variants, then any others.
-        let mut ordered: Vec<String> = base
-            .snapshot_variants
-            .iter()
-            .filter(|v| variants.contains(*v))
-            .cloned()
-            .collect();
-        let rest: Vec<String> = variants
-            .into_iter()
-            .filter(|v| !ordered.contains(v))
-            .collect();
-        ordered.extend(rest);
-        for variant in ordered {
-            let options = LoadOptions {
-                variant: Some(variant),
-                ..LoadOptions::default()
-            };
-            match load(path, &options) {
-                Ok(s) => runs.push((path.clone(), s)),
-                Err(e) => {
-                    eprintln!("{e}");
-                    return super::bad_input();
-                }
+                not_loaded += 1;
             }
         }
     }
@@ -128,7 +134,8 @@ pub fn run_check(dir: &Path) -> ExitCode {
             serde_json::to_value(run(s, RunOptions::default()).report).expect("report serializes")
         })
         .collect();
-    let (mut passed, mut failed, mut bad) = (0, 0, false);
+    let (mut passed, mut failed) = (0, 0);
+    let mut unknown: BTreeSet<(PathBuf, usize)> = BTreeSet::new();
     let mut out = String::new();
     for path in &files {
         let here: Vec<(&Scenario, &serde_json::Value)> = runs
@@ -162,22 +169,31 @@ pub fn run_check(dir: &Path) -> ExitCode {
                         ));
                     }
                     Verdict::UnknownKey(m) => {
-                        bad = true;
-                        eprintln!("{}: line {}: [[expect]] {m}", path.display(), e.line);
+                        // Once per entry, not once per variant it runs under.
+                        if unknown.insert((path.clone(), e.line)) {
+                            eprintln!("{}: line {}: [[expect]] {m}", path.display(), e.line);
+                        }
                     }
                 }
             }
         }
     }
     let scenarios = files.len();
+    let mut trouble = String::new();
+    if !unknown.is_empty() {
+        trouble.push_str(&format!(", {} with a key the report lacks", unknown.len()));
+    }
+    if not_loaded > 0 {
+        trouble.push_str(&format!(", {not_loaded} not loaded"));
+    }
     out.push_str(&format!(
-        "check: {} expectation(s), {failed} failed, over {scenarios} scenario(s)\n",
+        "check: {} expectation(s), {failed} failed, over {scenarios} scenario(s){trouble}\n",
         passed + failed
     ));
     if !super::write_stdout(&out) {
         return ExitCode::SUCCESS;
     }
-    if bad {
+    if !trouble.is_empty() {
         super::bad_input()
     } else if failed > 0 {
         ExitCode::from(super::EXIT_VIOLATIONS)

@@ -20,13 +20,24 @@ pub struct SeedRange {
 /// The most seeds one compare runs (a typo like `1..10000000` is refused, not run for hours).
 pub const MAX_SEEDS: u64 = 1_000_000;
 
+/// Parses one seed (`--seed`, each end of `--seeds`): an integer from 0 to 2^64 - 1.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    t.parse::<u64>().map_err(|_| {
+        let why = if t.starts_with('-') && t[1..].parse::<u128>().is_ok() {
+            "is negative"
+        } else if t.parse::<u128>().is_ok() {
+            "is too large"
+        } else {
+            "is not a seed"
+        };
+        format!("{t:?} {why}: seeds are 0 to 2^64 - 1 ({})", u64::MAX)
+    })
+}
+
 /// Parses `--seeds`: `A..B` with A <= B, both inclusive, or a single seed.
 pub fn parse_seeds(text: &str) -> Result<SeedRange, String> {
-    let number = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| format!("{s:?} is not a seed (a non-negative integer)"))
-    };
+    let number = parse_seed;
     let (first, last) = match text.split_once("..") {
         Some((a, b)) => (number(a)?, number(b.strip_prefix('=').unwrap_or(b))?),
         None => {
@@ -198,11 +209,20 @@ mod tests {
         assert_eq!(parse_seeds("3..=3"), Ok(SeedRange { first: 3, last: 3 }));
         assert_eq!(parse_seeds("9"), Ok(SeedRange { first: 9, last: 9 }));
         assert!(parse_seeds("5..2").unwrap_err().contains("empty range"));
+        assert_eq!(
+            parse_seeds("-1..3").unwrap_err(),
+            "\"-1\" is negative: seeds are 0 to 2^64 - 1 (18446744073709551615)"
+        );
+        assert_eq!(
+            parse_seed("18446744073709551616").unwrap_err(),
+            "\"18446744073709551616\" is too large: seeds are 0 to 2^64 - 1 (18446744073709551615)"
+        );
+        assert_eq!(parse_seed(" 7 "), Ok(7));
         assert!(parse_seeds("a..2")
             .unwrap_err()
             .contains("\"a\" is not a seed"));
         assert!(parse_seeds("1..").unwrap_err().contains("is not a seed"));
-        assert!(parse_seeds("-1..3").unwrap_err().contains("is not a seed"));
+        assert!(parse_seeds("-1..3").unwrap_err().contains("is negative"));
         assert!(parse_seeds("0..99999999")
             .unwrap_err()
             .contains("more than"));

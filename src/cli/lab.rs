@@ -6,6 +6,17 @@ use cgsim::lab::{Config, Lab};
 use std::process::ExitCode;
 
 pub fn run(port: u16, config: Config) -> ExitCode {
+    // The rebalance view lists the scenarios of this folder: an empty list is said at start,
+    // not left for the page to show as nothing.
+    let dir = cgsim::lab::scenarios::ScenarioDir::new(&config.scenarios);
+    if dir.list().is_empty() {
+        let full = std::path::absolute(&config.scenarios).unwrap_or(config.scenarios.clone());
+        eprintln!(
+            "lab: no scenarios found in {} (the rebalance view lists its *.toml files): \
+             start the lab in a clone of cgsim, or give --scenarios DIR",
+            full.display()
+        );
+    }
     let lab = match Lab::bind(port, config) {
         Ok(lab) => lab,
         Err(e) => {

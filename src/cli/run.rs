@@ -57,6 +57,12 @@ pub fn run(
         );
         return super::bad_input();
     }
+    if trace == Some("-") && output.format == Format::Json {
+        eprintln!(
+            "--trace: the trace and the JSON report would both go to stdout: give --trace FILE"
+        );
+        return super::bad_input();
+    }
     let want_history = pictures.timeline.is_some() || pictures.chrome_trace.is_some();
     if window_ms.is_some() && !want_history {
         eprintln!("--timeline-window: needs --timeline or --chrome-trace");

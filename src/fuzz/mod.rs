@@ -20,4 +20,4 @@ pub mod swarm;
 
 pub use case::Case;
 pub use generate::{base_of, generate, generate_with, Faults};
-pub use runner::{run_case, Failure, Verdict};
+pub use runner::{run_case, run_case_with, Failure, Verdict};

@@ -42,12 +42,14 @@ pub struct Verdict {
 
 /// Writes, loads, runs and judges `case`.
 pub fn run_case(case: &Case) -> Verdict {
+    run_case_with(case, &LoadOptions::default())
+}
+
+/// [`run_case`] with the command line's `--variant` and `--set` applied to the case's file, as
+/// `cgsim run --variant V --set K=V fuzz-S.toml` applies them (the seed stays the case's).
+pub fn run_case_with(case: &Case, options: &LoadOptions) -> Verdict {
     let text = case.to_toml();
-    let scenario = match load_str(
-        &format!("{}.toml", case.name),
-        &text,
-        &LoadOptions::default(),
-    ) {
+    let scenario = match load_str(&format!("{}.toml", case.name), &text, options) {
         Ok(s) => s,
         Err(e) => {
             return Verdict {
@@ -507,15 +509,34 @@ pub fn for_each_seed<R: Send>(
     seeds: &[u64],
     threads: usize,
     work: impl Fn(u64) -> R + Sync,
+    sink: impl FnMut(u64, R),
+) {
+    let never = std::sync::atomic::AtomicBool::new(false);
+    for_each_seed_until(seeds, threads, &never, work, sink);
+}
+
+/// [`for_each_seed`] until `stop` is set: from then on no new seed starts, the running ones
+/// finish and are handed on. Seeds start in order, so those handed on are always the first
+/// of `seeds` (a prefix, as `cgsim fuzz --time` reports it).
+pub fn for_each_seed_until<R: Send>(
+    seeds: &[u64],
+    threads: usize,
+    stop: &std::sync::atomic::AtomicBool,
+    work: impl Fn(u64) -> R + Sync,
     mut sink: impl FnMut(u64, R),
 ) {
+    use std::sync::atomic::Ordering;
     let _ = crate::sweep::runner::run_in_order(
         seeds,
         threads,
-        |&seed| work(seed),
+        |&seed| (!stop.load(Ordering::SeqCst)).then(|| work(seed)),
         |i, r| {
-            sink(seeds[i], r);
-            Ok::<(), ()>(())
+            match r {
+                Some(r) => sink(seeds[i], r),
+                // Stopped: every later seed is skipped too (each worker checks before it starts).
+                None => return Err(()),
+            }
+            Ok(())
         },
     );
 }

@@ -6,7 +6,8 @@
 //! is just one that does not fail.
 
 use super::case::{Action, Case};
-use super::runner::{run_case, Failure};
+use super::runner::{run_case_with, Failure};
+use crate::scenario::LoadOptions;
 
 pub struct Shrunk {
     pub case: Case,
@@ -17,6 +18,11 @@ pub struct Shrunk {
 
 /// Shrinks `case`, which fails with `failure`, within `budget` runs.
 pub fn shrink(case: &Case, failure: &Failure, budget: u64) -> Shrunk {
+    shrink_with(case, failure, budget, &LoadOptions::default())
+}
+
+/// [`shrink`], each candidate run under `options` (`cgsim fuzz --variant`, `--set`).
+pub fn shrink_with(case: &Case, failure: &Failure, budget: u64, options: &LoadOptions) -> Shrunk {
     let mut best = Shrunk {
         case: case.clone(),
         failure: failure.clone(),
@@ -28,7 +34,7 @@ pub fn shrink(case: &Case, failure: &Failure, budget: u64) -> Shrunk {
                 break 'passes;
             }
             best.runs += 1;
-            if let Some(f) = run_case(&candidate).failure {
+            if let Some(f) = run_case_with(&candidate, options).failure {
                 if f.property == failure.property {
                     best.case = candidate;
                     best.failure = f;

@@ -169,6 +169,12 @@ impl Metrics {
         if let Some(since) = self.unavailable_since[p].take() {
             let us = (now - since).as_micros();
             self.unavailable_us[p] += us;
+            if self
+                .longest_unavailable
+                .is_none_or(|(_, _, longest)| us > longest)
+            {
+                self.longest_unavailable = Some((p, since, us));
+            }
             let i = PauseCause::ALL
                 .iter()
                 .position(|&c| c == self.faults.cause[p])

@@ -90,6 +90,8 @@ pub struct Metrics {
     active: Vec<Option<usize>>,
     unavailable_since: Vec<Option<SimTime>>,
     unavailable_us: Vec<u64>,
+    /// The longest single outage closed so far: partition, start, µs (the first of equals).
+    longest_unavailable: Option<(usize, SimTime, u64)>,
     /// Live members whose rebalance callbacks say they hold each partition (client-side
     /// ownership: a stalled or removed member still holds until its revoke or lost callback).
     holders: Vec<u32>,
@@ -183,6 +185,7 @@ impl Metrics {
             active: vec![None; p],
             unavailable_since: vec![None; p],
             unavailable_us: vec![0; p],
+            longest_unavailable: None,
             holders: vec![0; p],
             unowned_since: vec![None; p],
             unowned_us: vec![0; p],

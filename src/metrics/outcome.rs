@@ -274,6 +274,17 @@ pub struct Pauses {
 pub struct Unavailable {
     pub summary: Summary,
     pub by_cause: super::ByCause,
+    /// The longest single outage of any partition (`max` is the largest per-partition sum);
+    /// `null` when no partition was unavailable.
+    pub longest: Option<Outage>,
+}
+
+/// One interval in which a partition was not processed (`pauses.unavailable_ms.longest`).
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct Outage {
+    pub partition: String,
+    pub start_ms: u64,
+    pub ms: u64,
 }
 
 impl std::ops::Deref for Unavailable {
@@ -287,12 +298,13 @@ impl Serialize for Unavailable {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let s = &self.summary;
-        let mut map = ser.serialize_map(Some(7))?;
+        let mut map = ser.serialize_map(Some(8))?;
         map.serialize_entry("per_partition", &s.per)?;
         map.serialize_entry("total", &s.total)?;
         map.serialize_entry("p50", &s.p50)?;
         map.serialize_entry("p99", &s.p99)?;
         map.serialize_entry("max", &s.max)?;
+        map.serialize_entry("longest", &self.longest)?;
         map.serialize_entry("open_at_end", &s.open_at_end)?;
         map.serialize_entry("by_cause", &self.by_cause)?;
         map.end()
@@ -548,6 +560,11 @@ impl Metrics {
                 unavailable_ms: Unavailable {
                     summary: Summary::of(unavailable, open_at_end),
                     by_cause: self.faults.by_cause(),
+                    longest: self.longest_unavailable.map(|(p, since, us)| Outage {
+                        partition: self.partition_names[p].clone(),
+                        start_ms: since.as_millis(),
+                        ms: us / 1000,
+                    }),
                 },
                 unowned_ms: Summary::of(unowned, unowned_open),
             },

@@ -126,7 +126,7 @@ pub fn render_text(r: &Report) -> String {
         "revocations: {} (by staying members {})",
         r.revocations.total, r.revocations.by_staying_members
     );
-    for (m, n) in &r.revocations.per_member {
+    for (m, n) in natural_order(&r.revocations.per_member) {
         let _ = writeln!(w, "  {m:<8} {n}");
     }
     let _ = writeln!(
@@ -141,17 +141,23 @@ pub fn render_text(r: &Report) -> String {
         "stop-the-world ms: total {} p50 {} p99 {} max {}",
         s.total, s.p50, s.p99, s.max
     );
-    for (m, v) in &s.per {
+    for (m, v) in natural_order(&s.per) {
         let _ = writeln!(w, "  {m:<8} {v}");
     }
     let u = &r.pauses.unavailable_ms;
     let _ = writeln!(
         w,
-        "partition unavailable ms: total {} p50 {} p99 {} max {}{}",
+        "partition unavailable ms: total {} p50 {} p99 {} max per partition (sum) {}{}{}",
         u.total,
         u.p50,
         u.p99,
         u.max,
+        u.longest.as_ref().map_or(String::new(), |o| format!(
+            "; longest outage: {}, {} ms (from {} ms)",
+            o.partition,
+            thousands(o.ms),
+            o.start_ms
+        )),
         if u.open_at_end.is_empty() {
             String::new()
         } else {
@@ -247,7 +253,7 @@ pub fn render_text(r: &Report) -> String {
         );
     }
     let _ = writeln!(w, "final assignment");
-    for (m, parts) in &r.final_assignment {
+    for (m, parts) in natural_order(&r.final_assignment) {
         let _ = writeln!(w, "  {m:<8} {}", parts.join(" "));
     }
     let inv = &r.invariants;
@@ -284,4 +290,78 @@ pub fn render_text(r: &Report) -> String {
         );
     }
     o
+}
+
+/// `3021` as `3,021`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A per-member map in natural order (c1, c2, ..., c10), as the `members` list is, not as text
+/// sorts (c1, c10, c2): the JSON report keeps its maps' sorted keys.
+fn natural_order<V>(map: &std::collections::BTreeMap<String, V>) -> Vec<(&String, &V)> {
+    let mut entries: Vec<(&String, &V)> = map.iter().collect();
+    entries.sort_by(|(a, _), (b, _)| natural_cmp(a, b));
+    entries
+}
+
+/// Compares names by their runs of digits as numbers and the rest as text.
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for ((da, x), (db, y)) in ca.iter().zip(&cb) {
+        let order = if *da && *db {
+            let (x, y) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
+            x.len().cmp(&y.len()).then_with(|| x.cmp(y))
+        } else {
+            x.cmp(y)
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    ca.len().cmp(&cb.len()).then_with(|| a.cmp(b))
+}
+
+#[cfg(test)]
+mod natural_tests {
+    use super::natural_cmp;
+
+    #[test]
+    fn thousands_are_grouped() {
+        use super::thousands;
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(3021), "3,021");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn members_sort_by_their_numbers() {
+        let mut names = vec!["c10", "c2", "c1", "c11", "b", "c01", "pod-3", "pod-12"];
+        names.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            names,
+            ["b", "c01", "c1", "c2", "c10", "c11", "pod-3", "pod-12"]
+        );
+    }
 }

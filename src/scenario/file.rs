@@ -32,8 +32,8 @@ pub struct ScenarioFile {
     pub timeline: Vec<Spanned<TimelineFile>>,
     #[serde(default)]
     pub variants: BTreeMap<String, Spanned<VariantFile>>,
-    /// Variants the snapshot tests run (default: eager and cooperative; `default` runs the
-    /// file as written).
+    /// Variants the snapshot tests run (default: `DEFAULT_SNAPSHOT_VARIANTS`, eager, cooperative
+    /// and consumer; `default` runs the file as written).
     pub snapshot_variants: Option<Spanned<Vec<String>>>,
     /// Groups of topics that must be co-partitioned (same partition count, same keys): refused
     /// at load when their counts differ; the report names indexes that stop matching later.
@@ -67,7 +67,7 @@ fn no_co_partitioned() -> Spanned<Vec<Vec<String>>> {
 }
 
 fn default_seed() -> u64 {
-    1
+    super::DEFAULT_SEED
 }
 
 #[derive(Deserialize, Serialize, Debug)]

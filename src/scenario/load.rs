@@ -1,6 +1,7 @@
 //! Reading a scenario: the file, then `--set` overrides (applied to the TOML document so line
 //! numbers still point into the file), then `--seed` and `--variant`, then validation.
 
+use super::diagnose;
 use super::file::ScenarioFile;
 use super::limits::KeySpans;
 use super::validate::validate;
@@ -222,7 +223,7 @@ fn attempt(
     let text = apply_sets(text, sets).map_err(|m| err(None, m))?;
     let parsed: ScenarioFile = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|s| line_of(&text, s.start));
-        err(line, e.message().trim().to_string())
+        err(line, diagnose::explain(&text, e.span(), e.message().trim()))
     })?;
     let mut scenario = validate(parsed, &text, options).map_err(|(span, message)| {
         let line = span

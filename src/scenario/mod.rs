@@ -3,6 +3,7 @@
 //! validated into the typed [`Scenario`] the simulator runs (`validate.rs`). Bad input is an
 //! [`ScenarioError`] naming the file, the line and what is wrong.
 
+mod diagnose;
 mod emit;
 pub mod expect;
 pub mod faults;
@@ -13,6 +14,13 @@ mod members;
 pub mod mutant;
 mod validate;
 mod value;
+
+/// The variants a scenario without `snapshot_variants` is snapshot under, and `cgsim compare`
+/// runs by default: the three built-ins of a plain consumer scenario.
+pub const DEFAULT_SNAPSHOT_VARIANTS: [&str; 3] = ["eager", "cooperative", "consumer"];
+
+/// The seed of a scenario that gives none.
+pub const DEFAULT_SEED: u64 = 1;
 
 pub use emit::emit_scenario;
 pub use faults::FaultPlan;

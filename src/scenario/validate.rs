@@ -8,6 +8,7 @@ use super::file::{
 };
 use super::limits::{self, KeySpans};
 use super::members::{member_spec, overlay_restart_set, MemberContext};
+use super::DEFAULT_SNAPSHOT_VARIANTS;
 use super::{
     ArrivalSpec, BrokerRef, BrokerSet, ClusterSpec, CommitAfterBatch, Connections, GroupSpec,
     JoinApp, KeyDistribution, LoadOptions, MemberSpec, NewSettings, OffsetReset, ProducerKind,
@@ -925,9 +926,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
     }
 
     let snapshot_variants = match &file.snapshot_variants {
-        None => ["eager", "cooperative", "consumer"]
-            .map(String::from)
-            .to_vec(),
+        None => DEFAULT_SNAPSHOT_VARIANTS.map(String::from).to_vec(),
         Some(list) => {
             for v in list.get_ref() {
                 if !BUILT_IN_VARIANTS.contains(&v.as_str()) && !file.variants.contains_key(v) {
