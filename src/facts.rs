@@ -108,6 +108,13 @@ pub enum Fact {
     ReconcilingStarted { member: usize },
     /// KIP-848: RECONCILING -> ACKNOWLEDGING or STABLE (`recordRebalanceEnded`).
     ReconcilingEnded { member: usize },
+    /// KIP-848: the background thread queued a rebalance callback for the application thread's
+    /// next poll (`enqueueConsumerRebalanceListenerCallback`): the reconciliation's revocation,
+    /// or its assignment once the revocation completed.
+    CallbackQueued { member: usize, callback: Callback },
+    /// KIP-848: a ConsumerGroupHeartbeat answer gave the member another member epoch than the
+    /// one it had (`onHeartbeatSuccess` -> `updateMemberEpoch`).
+    MemberEpochChanged { member: usize, epoch: i32 },
     /// KIP-848: a ConsumerGroupHeartbeat answer carried an error (`onHeartbeatFailure`, which
     /// counts a failed rebalance if one had started).
     HeartbeatFailed { member: usize, error: ErrorCode },

@@ -700,8 +700,9 @@ member = "c3"
 }
 
 /// Found by `cgsim fuzz --cluster-faults` (seed 73629, shrunk; seed 7010961 took the same
-/// path; since the heartbeat waits out `RequestState`'s backoff after each answer, a 300 ms
-/// spike with 2 s assign callbacks takes it): KIP-848's own hand-over while an assign callback
+/// path; since the heartbeat waits out `RequestState`'s backoff after each answer, and the
+/// client reconciles at its poll events, a 500 ms spike from 7.5 s with 2 s assign callbacks
+/// takes it): KIP-848's own hand-over while an assign callback
 /// waits. A latency spike holds c3's heartbeat, so the answer giving it t0-3..t0-5 at epoch 7 arrives before it has acknowledged
 /// its epoch-6 assignment. Its next heartbeat carries epoch 7 (`onHeartbeatSuccess` updates the
 /// epoch at once) with the owned partitions of its last completed reconciliation (t0-0..t0-2:
@@ -715,7 +716,7 @@ member = "c3"
 fn a_kip_848_heartbeat_sent_before_an_assign_callback_lets_the_coordinator_hand_its_partitions_on()
 {
     let text = |spike: bool| {
-        let spike = latency_spike(spike, 5000, 300, 8665);
+        let spike = latency_spike(spike, 7500, 500, 8665);
         format!(
             r#"
 name = "kip848-ack-race"

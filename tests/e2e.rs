@@ -170,3 +170,97 @@ fn a_kip_848_scale_out_agrees_with_kafka() {
         r.invariants.violations
     );
 }
+
+/// Kafka's own KIP-848 client and coordinator on the handed-over scale-out (kip848.json): each
+/// member's epoch changes (a heartbeat answer whose epoch differs from the member's) and the
+/// first detection (the first answer after the trigger that gives a staying member a new
+/// assignment), each as a delay from its cause (t = 0 before the trigger, the trigger after
+/// it), within max(100 ms, 10% of Kafka's delay); as many epoch changes per member as Kafka's.
+/// The member epochs are where the reconciliation's timing shows: the answer only records the
+/// target, the application thread's poll event reconciles it, and the revocation and the
+/// assignment run at separate polls (`tests` of `client::membership::consumer`).
+#[test]
+fn a_kip_848_scale_out_changes_member_epochs_when_kafkas_does() {
+    use cgsim::facts::Fact;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/e2e/kip848.json");
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let kafka = &all["runs"][0];
+    let scenario = load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/e2e/scaleout-848-P50.toml"),
+        &LoadOptions::default(),
+    )
+    .expect("valid scenario");
+    let out = run(
+        &scenario,
+        RunOptions {
+            keep_facts: true,
+            ..RunOptions::default()
+        },
+    );
+    let name = |m: usize| scenario.members[m].name.clone();
+    let ours: Vec<(u64, String, i64)> = out
+        .facts
+        .iter()
+        .filter_map(|(at, f)| match f {
+            Fact::MemberEpochChanged { member, epoch } => {
+                Some((at.as_millis(), name(*member), i64::from(*epoch)))
+            }
+            _ => None,
+        })
+        .collect();
+    let delay = |t: u64| t.checked_sub(TRIGGER_MS).unwrap_or(t);
+    let close = |ours: u64, theirs: u64| ours.abs_diff(theirs) <= (theirs / 10).max(100);
+    let mut differences = Vec::new();
+    let theirs: Vec<(u64, String, i64)> = kafka["member_epochs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["t"].as_u64().unwrap(),
+                e["member"].as_str().unwrap().to_string(),
+                e["epoch"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    for (t, member, epoch) in &theirs {
+        let Some((at, ..)) = ours.iter().find(|(_, m, e)| m == member && e == epoch) else {
+            differences.push(format!("{member} never reaches epoch {epoch}"));
+            continue;
+        };
+        if (*t < TRIGGER_MS) != (*at < TRIGGER_MS) || !close(delay(*at), delay(*t)) {
+            differences.push(format!(
+                "{member} epoch {epoch}: Kafka {t} ms, cgsim {at} ms"
+            ));
+        }
+    }
+    for member in ["c1", "c2", "c3", "c4", "c5"] {
+        let count =
+            |list: &[(u64, String, i64)]| list.iter().filter(|(_, m, _)| m == member).count();
+        if count(&ours) != count(&theirs) {
+            differences.push(format!(
+                "{member}: Kafka {} epoch changes, cgsim {}",
+                count(&theirs),
+                count(&ours)
+            ));
+        }
+    }
+    // First detection: a staying member (c1..c4) handed a new assignment after the trigger.
+    let staying: Vec<usize> = (0..4).collect();
+    let detected = out
+        .facts
+        .iter()
+        .find(|(at, f)| {
+            at.as_millis() >= TRIGGER_MS
+                && matches!(f, Fact::ReconcilingStarted { member } if staying.contains(member))
+        })
+        .map(|(at, _)| at.as_millis() - TRIGGER_MS)
+        .expect("a staying member reconciles");
+    let theirs_detected = kafka["metrics"]["first_detection_ms"].as_u64().unwrap();
+    if !close(detected, theirs_detected) {
+        differences.push(format!(
+            "first detection: Kafka {theirs_detected} ms, cgsim {detected} ms"
+        ));
+    }
+    assert!(differences.is_empty(), "{differences:#?}\ncgsim: {ours:?}");
+}

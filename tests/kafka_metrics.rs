@@ -255,20 +255,24 @@ fn the_json_report_uses_kafkas_names() {
 #[test]
 fn consumer_protocol_rebalances_are_each_members_reconciliations() {
     // The same group under KIP-848 (requests 2 ms each way). c1's first heartbeat brings all
-    // four partitions at 8 ms: JOINING -> RECONCILING, onPartitionsAssigned (11 ms),
-    // ACKNOWLEDGING at 19: 11 ms. c2 joins at 30 s with nothing (JOINING -> STABLE: no
-    // reconciliation); c1's heartbeat answer at 30023 takes orders-2 and -3 away: RECONCILING,
-    // an auto-commit (30023 -> 30027), onPartitionsRevoked (7), onPartitionsAssigned with
-    // nothing new (11), ACKNOWLEDGING at 30045: 22 ms. c2's next heartbeat (35008) brings
-    // them: assigned callback, ACKNOWLEDGING at 35019: 11 ms.
+    // four partitions at 8 ms: JOINING -> RECONCILING; its idle poll loop (nothing owned: a
+    // pass every retry.backoff.ms) reconciles at the 204 ms poll event, onPartitionsAssigned
+    // runs at the 304 ms pass (11 ms), ACKNOWLEDGING at 315: 307 ms. c2 joins at 30 s with
+    // nothing, and still reconciles it (onPartitionsAssigned([]), 30008 -> 30315: 307 ms).
+    // c1's heartbeat answer at 30319 takes orders-2 and -3 away: RECONCILING; owning
+    // partitions with no records it passes every fetch.max.wait.ms (500 ms): the poll event
+    // at 30823 commits and queues the revocation, onPartitionsRevoked (7 ms) runs at 31323,
+    // onPartitionsAssigned with nothing new (11) at 31830, ACKNOWLEDGING at 31841: 1522 ms.
+    // c2's next heartbeat (35319) brings them: reconciled at 35415, assigned at 35515,
+    // ACKNOWLEDGING at 35526: 207 ms.
     let r = report(&PIN.replace("assignors = [\"range\"]", "protocol = \"consumer\""));
     let c1 = member(&r, "c1");
     assert_eq!(c1.rebalance_total, 2);
-    assert_eq!(c1.rebalance_latency_total, 33);
-    assert_eq!(c1.rebalance_latency_max, Some(22));
+    assert_eq!(c1.rebalance_latency_total, 1829);
+    assert_eq!(c1.rebalance_latency_max, Some(1522));
     assert_eq!(c1.failed_rebalance_total, 0);
-    // (120000 - 30045) / 1000, truncated.
-    assert_eq!(c1.last_rebalance_seconds_ago, 89);
+    // (120000 - 31841) / 1000, truncated.
+    assert_eq!(c1.last_rebalance_seconds_ago, 88);
     // No JoinGroup or SyncGroup under this protocol: those sensors have no samples.
     assert_eq!((c1.join_total, c1.join_time_avg), (0, None));
     assert_eq!((c1.sync_total, c1.sync_time_max), (0, None));
@@ -277,11 +281,11 @@ fn consumer_protocol_rebalances_are_each_members_reconciliations() {
     let c2 = member(&r, "c2");
     assert_eq!(
         (c2.rebalance_total, c2.rebalance_latency_max),
-        (1, Some(11))
+        (2, Some(307))
     );
     assert_eq!(c2.partition_revoked_latency_avg, None);
     assert_eq!(c2.last_rebalance_seconds_ago, 84);
     let g = &r.kafka_metrics.group;
-    assert_eq!((g.rebalance_total, g.rebalance_latency_total), (3, 44));
+    assert_eq!((g.rebalance_total, g.rebalance_latency_total), (4, 2343));
     assert_eq!(g.last_rebalance_seconds_ago, 84);
 }

@@ -321,7 +321,7 @@ fn runs_are_the_cli_runs() {
     assert_eq!(v["comparison"]["variants"], cli["variants"]);
     // The window spans the rebalances; the view opens at the first one's end.
     assert_eq!(v["at_ms"], 60136);
-    assert_eq!(v["window_ms"], serde_json::json!([59503, 65517]));
+    assert_eq!(v["window_ms"], serde_json::json!([59460, 66064]));
 }
 
 #[test]

@@ -342,6 +342,7 @@ impl Consumer {
             let (p, pos) = (e.partition, e.offset);
             // Its leader is dead, moving or cut off from this member (`cluster::availability`).
             if self.task.is_paused(p)
+                || self.pending_revocation.binary_search(&p).is_ok()
                 || (!quiet
                     && env
                         .availability

@@ -284,6 +284,9 @@ pub struct Consumer {
     batch_buffer: Vec<(usize, u64, u64)>,
     /// Newly assigned partitions whose committed offsets the next poll fetches.
     pending_fetch: Vec<usize>,
+    /// Partitions a KIP-848 reconciliation is revoking, sorted: no longer fetched from
+    /// (`markPendingRevocationToPauseFetching`) until its `onPartitionsRevoked` gives them up.
+    pending_revocation: Vec<usize>,
     /// The group membership, of the protocol this process runs.
     membership: Membership,
     /// The coordinator's broker, once FindCoordinator has answered (`ensureCoordinatorReady`).
@@ -354,6 +357,7 @@ impl Consumer {
             after_commit: None,
             awaiting_offsets: false,
             pending_fetch: Vec::new(),
+            pending_revocation: Vec::new(),
             after_callback: None,
             app: App::Idle,
             spinning_in_assignor: false,

@@ -117,6 +117,7 @@ impl Consumer {
         if self.poll_membership(env) {
             self.poll_fetch_and_process(env);
         }
+        self.membership_pass_done();
     }
 
     /// Committed offsets for new partitions, auto-commit, then the next batch or an idle wait.
@@ -139,6 +140,7 @@ impl Consumer {
         if batch.is_empty() {
             self.batch_buffer = batch;
             let wake = self.next_wake(env);
+            let wake = self.membership_wait_cap(env, wake);
             self.schedule_poll(env, wake);
         } else {
             let records: u64 = batch.iter().map(|(_, a, b)| b - a).sum();

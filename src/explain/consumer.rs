@@ -57,21 +57,48 @@ pub(super) fn tell(ctx: &Ctx, r: &Record) -> Rebalance {
             .iter()
             .filter_map(|m| r.revoked.get(m).map(|&(t, _)| t))
             .collect();
+        let times = |of: &std::collections::BTreeMap<usize, SimTime>| -> Vec<SimTime> {
+            ms.iter().filter_map(|m| of.get(m)).copied().collect()
+        };
+        let (queued, assigned) = (times(&r.revoke_queued), times(&r.assign_ran));
         let one = ms.len() == 1;
+        let it_them = if one && revokers[0].2 == 1 {
+            "it"
+        } else {
+            "them"
+        };
+        // The client's steps (AbstractMembershipManager): the answer only records the target,
+        // the application thread's poll event reconciles and queues the revocation, the
+        // callback runs at a later poll, the assignment (even empty) at the poll after.
+        let steps = if queued.is_empty() {
+            format!(
+                "{} revoked {it_them} (onPartitionsRevoked{})",
+                if one { "it" } else { "they" },
+                if revoked.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", span(&revoked))
+                },
+            )
+        } else {
+            format!(
+                "{} poll loop reconciled ({}: onPartitionsRevoked queued for a later poll), revoked {it_them} (onPartitionsRevoked{}), then ran onPartitionsAssigned{}",
+                if one { "its" } else { "their" },
+                span(&queued),
+                if revoked.is_empty() { String::new() } else { format!(", {}", span(&revoked)) },
+                if assigned.is_empty() { String::new() } else { format!(" ({})", span(&assigned)) },
+            )
+        };
         causes.push(Clause {
             at_ms: told.iter().min().copied().unwrap_or(r.start).as_millis(),
             kind: "had_to_revoke",
             members: ctx.names_vec(&ms),
             text: format!(
-                "{} had to revoke {}: the answer to {} next heartbeat ({}) took {} away; {} revoked {} (onPartitionsRevoked{}) and {}",
+                "{} had to revoke {}: the answer to {} next heartbeat ({}) took {it_them} away; {steps} and {}",
                 ctx.names_of(&ms),
                 counts(revokers.iter().map(|&(_, _, n)| n)),
                 if one { "its" } else { "their" },
                 span(&told),
-                if one && revokers[0].2 == 1 { "it" } else { "them" },
-                if one { "it" } else { "they" },
-                if one && revokers[0].2 == 1 { "it" } else { "them" },
-                if revoked.is_empty() { String::new() } else { format!(", {}", span(&revoked)) },
                 acks(&ms),
             ),
         });

@@ -3,7 +3,7 @@
 //! and (KIP-848) what the coordinator sent each member and when each acknowledged. Nothing here
 //! is inferred from settings: every field is a fact's, or a count of facts.
 
-use crate::facts::{Fact, RejoinCause};
+use crate::facts::{Callback, Fact, RejoinCause};
 use crate::group::messages::{ErrorCode, RequestKind, Trigger};
 use crate::sim::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,6 +78,10 @@ pub(super) struct Record {
     pub acknowledged: BTreeMap<usize, SimTime>,
     /// When each member's `onPartitionsAssigned` ran with something new.
     pub assigned: BTreeMap<usize, (SimTime, usize)>,
+    /// KIP-848: when each member's poll event reconciled and queued its revocation, and when
+    /// its `onPartitionsAssigned` (even with nothing new) ran after it.
+    pub revoke_queued: BTreeMap<usize, SimTime>,
+    pub assign_ran: BTreeMap<usize, SimTime>,
     /// Failed JoinGroup/SyncGroup answers (member, error) while it ran.
     pub failed: Vec<(usize, SimTime, ErrorCode)>,
 }
@@ -264,10 +268,21 @@ impl Walk {
                     .entry(*member)
                     .or_default()
                     .extend(partitions.iter().copied());
-                if !partitions.is_empty() {
-                    if let Some(r) = self.current() {
+                if let Some(r) = self.current() {
+                    if !partitions.is_empty() {
                         r.assigned.insert(*member, (now, partitions.len()));
                     }
+                    if r.revoke_queued.contains_key(member) {
+                        r.assign_ran.entry(*member).or_insert(now);
+                    }
+                }
+            }
+            Fact::CallbackQueued {
+                member,
+                callback: Callback::Revoked,
+            } => {
+                if let Some(r) = self.current() {
+                    r.revoke_queued.entry(*member).or_insert(now);
                 }
             }
             Fact::Revoked { member, partitions } => {
@@ -363,6 +378,8 @@ impl Walk {
             sent: BTreeMap::new(),
             assigned_before: self.assignment.clone(),
             acknowledged: BTreeMap::new(),
+            revoke_queued: BTreeMap::new(),
+            assign_ran: BTreeMap::new(),
             assigned: BTreeMap::new(),
             failed: Vec::new(),
         });

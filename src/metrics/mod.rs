@@ -402,6 +402,8 @@ impl Metrics {
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }
             | Fact::MemberStateChanged { .. }
+            | Fact::MemberEpochChanged { .. }
+            | Fact::CallbackQueued { .. }
             | Fact::AssignmentRefused { .. }
             | Fact::RequestTimedOut { .. }
             | Fact::PollTimeout { .. } => {}

@@ -43,11 +43,13 @@ pub(super) enum MembershipStep {
     /// Classic: `onJoinComplete` with the assignment (its cooperative revocation committed
     /// first).
     CompleteJoin(Vec<usize>),
-    /// KIP-848: revoke these (after the auto-commit before a reconciliation's revocation).
+    /// KIP-848: queue the revocation of these (after the auto-commit before a
+    /// reconciliation's revocation).
     Revoke(Vec<usize>),
-    /// KIP-848: assign what the reconciliation adds (after `onPartitionsRevoked`).
+    /// KIP-848: queue the assignment of what the reconciliation adds (after
+    /// `onPartitionsRevoked` completed).
     Assign,
-    /// KIP-848: acknowledge (after `onPartitionsAssigned`).
+    /// KIP-848: acknowledge (after `onPartitionsAssigned` completed).
     Acknowledge,
 }
 
@@ -183,6 +185,26 @@ impl Consumer {
         match self.membership {
             Membership::Classic(_) => self.poll_classic(env),
             Membership::Consumer(_) => self.poll_consumer_protocol(env),
+        }
+    }
+
+    /// The poll loop's pass is over (the KIP-848 application thread's pass, see
+    /// `consumer/mod.rs`): unless something holds it, the next `poll()` starts a new one.
+    pub(super) fn membership_pass_done(&mut self) {
+        if let Membership::Consumer(_) = self.membership {
+            self.end_consumer_pass();
+        }
+    }
+
+    /// How long an idle poll waits for records at most: a KIP-848 member that owns no
+    /// partition waits `retry.backoff.ms` (`AsyncKafkaConsumer.pollForFetches`), so its poll
+    /// loop passes, and its `AsyncPollEvent`s go, that often; a classic one waits for records.
+    pub(super) fn membership_wait_cap(&self, env: &ClientEnv, wake: SimTime) -> SimTime {
+        match self.membership {
+            Membership::Consumer(_) if self.owned.is_empty() => {
+                wake.min(env.now() + Duration::from_millis(env.scenario.group.retry_backoff_ms))
+            }
+            _ => wake,
         }
     }
 
@@ -325,14 +347,16 @@ impl Consumer {
         match step {
             MembershipStep::SendJoin => self.send_join(env),
             MembershipStep::CompleteJoin(assignment) => self.complete_join(env, assignment),
-            MembershipStep::Revoke(revoked) => self.revoke_reconciled(env, revoked),
-            // `maybeAbortReconciliation`: a member that left RECONCILING while the callback ran
-            // (fenced, stale, leaving) stops the reconciliation there: nothing more is
-            // assigned or acknowledged, and its next poll acts on the new state.
-            MembershipStep::Assign | MembershipStep::Acknowledge if !self.still_reconciling() => {
+            // `maybeAbortReconciliation`: a member that left RECONCILING while the commit or a
+            // callback ran (fenced, stale, leaving) stops the reconciliation there: nothing more
+            // is revoked, assigned or acknowledged, and its next poll acts on the new state.
+            MembershipStep::Revoke(_) | MembershipStep::Assign | MembershipStep::Acknowledge
+                if !self.still_reconciling() =>
+            {
                 self.abort_reconciliation();
             }
-            MembershipStep::Assign => self.assign_reconciled(env),
+            MembershipStep::Revoke(revoked) => self.queue_revocation(env, revoked),
+            MembershipStep::Assign => self.queue_assignment(env),
             MembershipStep::Acknowledge => self.acknowledge(env),
         }
     }

@@ -35,8 +35,10 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
     assert_eq!(topics, &["orders"]);
     assert!(owned.is_empty());
     assert!(h.consumer.is_rebalancing());
-    // The broker answers with all four partitions: onPartitionsAssigned, then the ack at once.
+    // The broker answers with all four partitions: onPartitionsAssigned at the poll pass
+    // that follows the reconciling one, then the ack at once.
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1, 2, 3])));
+    h.run_until(ASSIGNED_AT);
     assert!(h.facts.contains(&Fact::Assigned {
         member: 0,
         partitions: vec![0, 1, 2, 3]
@@ -57,9 +59,9 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
         panic!("{ack:?}")
     };
     assert_eq!(owned, &[0, 1, 2, 3]);
-    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.respond(305, consumer_heartbeat_ok(2, None));
     h.respond(
-        16,
+        306,
         Response::OffsetFetch {
             committed: (0..4).map(|p| (p, None)).collect(),
         },
@@ -67,7 +69,7 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
     assert!(!h.consumer.is_rebalancing());
     // The next heartbeat, an interval after the ack, carries nothing new.
     h.take_sent();
-    h.run_until(5_011);
+    h.run_until(5_311);
     let beats: Vec<Request> = h
         .take_sent()
         .into_iter()
@@ -99,17 +101,18 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
         panic!("the join heartbeat")
     };
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
-    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.run_until(ASSIGNED_AT);
+    h.respond(305, consumer_heartbeat_ok(2, None));
     h.respond(
-        16,
+        306,
         Response::OffsetFetch {
             committed: (0..2).map(|p| (p, None)).collect(),
         },
     );
     h.take_sent();
-    h.run_until(5_011);
+    h.run_until(5_311);
     h.respond(
-        5_015,
+        5_315,
         Response::ConsumerGroupHeartbeat {
             error: ErrorCode::FencedMemberEpoch,
             member_id: None,
@@ -157,7 +160,7 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
         partitions: vec![0, 1]
     }));
     assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
-    h.run_until(50);
+    h.run_until(350);
     answer_a_heartbeat_in_flight(
         &mut h,
         Response::ConsumerGroupHeartbeat {
@@ -169,7 +172,7 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
         },
     );
     h.take_sent();
-    h.run_until(200);
+    h.run_until(500);
     assert_ne!(
         h.consumer.kip848().state,
         ConsumerMemberState::Acknowledging
@@ -196,29 +199,47 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
 #[test]
 fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reconciling() {
     let mut h = Harness::new(
-        "protocol = \"consumer\"\non_partitions_assigned_ms = 1000\non_partitions_revoked_ms = 1000",
+        "protocol = \"consumer\"\non_partitions_assigned_ms = 1000\non_partitions_revoked_ms = 1000\nenable_auto_commit = false",
         "",
     );
+    // onPartitionsAssigned [orders-0, orders-1] runs from 300 to 1,300 ms.
     kip_848_member_given(&mut h, vec![0, 1]);
     h.run_until(500);
     answer_a_heartbeat_in_flight(&mut h, consumer_heartbeat_ok(2, Some(vec![1])));
     h.take_sent();
-    // The first reconciliation ends at 1,010 ms: acknowledged, and the newer one (revoke
-    // orders-0) starts.
-    h.run_until(1_020);
+    // The first reconciliation ends at 1,300 ms: acknowledged as it was.
+    h.run_until(1_300);
+    assert_eq!(heartbeats_owned(&mut h), [Some(vec![0, 1])]);
+    h.respond(
+        1_302,
+        Response::OffsetFetch {
+            committed: vec![(0, None), (1, None)],
+        },
+    );
+    h.respond(1_305, consumer_heartbeat_ok(2, None));
+    assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
+    // The newer one (revoke orders-0) is reconciled at the next poll event: its revoke
+    // callback takes a second, then the (empty) assign callback another, each at a later pass
+    // (an idle member owning partitions passes every fetch.max.wait.ms, 500 ms, here).
+    let mut acknowledged = None;
+    for t in (1_400..10_000).step_by(100) {
+        h.run_until(t);
+        for owned in heartbeats_owned(&mut h) {
+            if owned.as_deref() == Some(&[1][..]) {
+                acknowledged = Some(t);
+            }
+            h.respond(t + 5, consumer_heartbeat_ok(2, None));
+        }
+        if acknowledged.is_some() {
+            break;
+        }
+    }
     assert!(h.facts.contains(&Fact::Revoked {
         member: 0,
         partitions: vec![0]
     }));
-    h.respond(1_025, consumer_heartbeat_ok(2, None));
-    assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
-    h.take_sent();
-    // The revocation's callback ends at 2,010 ms and the (empty) assign callback's at 3,010
-    // ms: the newer target is acknowledged.
-    h.run_until(3_020);
-    let owned = heartbeats_owned(&mut h);
-    assert_eq!(owned, [Some(vec![1])]);
-    h.respond(3_030, consumer_heartbeat_ok(2, None));
+    let at = acknowledged.expect("the newer target acknowledged");
+    assert!((3_300..=5_000).contains(&at), "{at}");
     assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Stable);
 }
 
@@ -260,24 +281,24 @@ fn a_kip_848_acknowledgement_waiting_for_an_answer_that_brings_a_new_target_is_n
         "protocol = \"consumer\"\non_partitions_assigned_ms = 100",
         "",
     );
-    // onPartitionsAssigned [orders-0] runs from 10 ms to 110 ms, while a heartbeat is out.
+    // onPartitionsAssigned [orders-0] runs from 300 ms to 400 ms, while a heartbeat is out.
     kip_848_member_given(&mut h, vec![0]);
     h.call(|c, _| c.kip848().in_flight = true);
     h.take_sent();
-    h.run_until(150);
+    h.run_until(450);
     let heartbeat = |r: &Request| matches!(r, Request::ConsumerGroupHeartbeat { .. });
     assert!(
         !h.take_sent().iter().any(heartbeat),
         "the acknowledgement waits for the answer"
     );
     h.respond(
-        150,
+        450,
         Response::OffsetFetch {
             committed: vec![(0, None)],
         },
     );
-    h.respond(200, consumer_heartbeat_ok(3, Some(vec![0, 1])));
-    h.run_until(1_000);
+    h.respond(500, consumer_heartbeat_ok(3, Some(vec![0, 1])));
+    h.run_until(3_000);
     let owned = heartbeats_owned(&mut h);
     assert_eq!(
         owned,
@@ -293,8 +314,8 @@ fn a_stale_kip_848_member_ignores_the_answer_to_a_heartbeat_sent_before_its_poll
     // (ConsumerMembershipManager.onHeartbeatSuccess: isNotInGroup), so it reconciles nothing and
     // rejoins with epoch 0 once it polls again.
     let mut h = kip_848_member_stalled_past_its_poll_interval();
-    // The next heartbeat goes at 10,015 and is still unanswered when the poll timer expires.
-    h.run_until(10_020);
+    // The next heartbeat goes at 10,300 and is still unanswered when the poll timer expires.
+    h.run_until(10_320);
     h.take_sent();
     h.run_until(11_400);
     h.respond(11_500, consumer_heartbeat_ok(3, Some(vec![0, 1, 2, 3])));
@@ -329,16 +350,17 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
     h.run_until(0);
     h.respond(0, Response::FindCoordinator { broker: 0 });
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1, 2, 3])));
-    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.run_until(ASSIGNED_AT);
+    h.respond(305, consumer_heartbeat_ok(2, None));
     h.respond(
-        16,
+        306,
         Response::OffsetFetch {
             committed: (0..4).map(|p| (p, None)).collect(),
         },
     );
-    h.run_until(5_011);
+    h.run_until(5_311);
     // The answer to the interval's heartbeat takes t-2 and t-3 away: a 6 s revoke callback.
-    h.respond(5_020, consumer_heartbeat_ok(3, Some(vec![0, 1])));
+    h.respond(5_320, consumer_heartbeat_ok(3, Some(vec![0, 1])));
     h.take_sent();
     let revoked = Fact::Revoked {
         member: 0,
@@ -347,7 +369,7 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
     // Step the clock, answer every heartbeat, note what each reported and when.
     let mut revoked_at = None;
     let mut beats = Vec::new();
-    for t in (5_100..20_000).step_by(100) {
+    for t in (5_400..20_000).step_by(100) {
         h.run_until(t);
         if revoked_at.is_none() && h.facts.contains(&revoked) {
             revoked_at = Some(t);
@@ -419,6 +441,7 @@ fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
     let sent = h.take_sent();
     assert!(!sent.iter().any(leave), "left again: {sent:?}");
     h.respond(30_010, consumer_heartbeat_ok(4, Some(vec![0, 1, 2, 3])));
+    h.run_until(30_500);
     assert!(h.facts.contains(&Fact::Assigned {
         member: 0,
         partitions: vec![0, 1, 2, 3]
@@ -512,4 +535,133 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
     }
     let next = next.expect("looked for again");
     assert!((80..=120).contains(&next), "{next} ms after the answer");
+}
+
+/// Names of the rebalance callbacks the member ran, with when (ms), in order.
+fn callbacks_at(h: &Harness, since: usize) -> Vec<&'static str> {
+    h.facts[since..]
+        .iter()
+        .filter_map(|f| match f {
+            Fact::Assigned { .. } => Some("assigned"),
+            Fact::Revoked { .. } => Some("revoked"),
+            Fact::Lost { .. } => Some("lost"),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `AbstractMembershipManager.processAssignmentReceived` only records a new target and moves
+/// to RECONCILING; `maybeReconcile(canCommit = true)` runs when the background thread handles
+/// the application thread's `AsyncPollEvent`, which `AsyncKafkaConsumer.checkInflightPoll`
+/// sends with every other pass of the poll loop. A member owning nothing passes every
+/// `retry.backoff.ms` (`pollForFetches`): answered at 10 ms, it reconciles at the 200 ms pass
+/// (the 100 ms one clears the event sent at 0) and its callback runs at the 300 ms pass.
+#[test]
+fn a_kip_848_target_waits_for_the_application_threads_poll_event() {
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    start_and_find_the_coordinator(&mut h);
+    h.take_sent();
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
+    h.run_until(299);
+    assert!(callbacks_at(&h, 0).is_empty(), "{:?}", h.facts);
+    assert!(h
+        .take_sent()
+        .iter()
+        .all(|r| !matches!(r, Request::ConsumerGroupHeartbeat { .. })));
+    h.run_until(300);
+    assert_eq!(callbacks_at(&h, 0), ["assigned"]);
+    let acks = h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
+    assert_eq!(acks, [300], "acknowledged at once after the callback");
+}
+
+/// `maybeReconcile(false)`, from the background thread's own loop, reconciles at once when it
+/// neither commits (auto-commit off) nor revokes: only the callback waits for the application
+/// thread's next pass (100 ms).
+#[test]
+fn without_auto_commit_an_addition_is_reconciled_in_the_background() {
+    let mut h = Harness::new("protocol = \"consumer\"\nenable_auto_commit = false", "");
+    start_and_find_the_coordinator(&mut h);
+    h.take_sent();
+    h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
+    h.run_until(99);
+    assert!(callbacks_at(&h, 0).is_empty());
+    h.run_until(100);
+    assert_eq!(callbacks_at(&h, 0), ["assigned"]);
+}
+
+/// `revokeAndAssign`: `onPartitionsRevoked` is queued for the application thread
+/// (`enqueueConsumerRebalanceListenerCallback`) and the assignment is chained after it
+/// (`thenCompose`), so `onPartitionsAssigned` (with nothing added, still run) comes at a later
+/// pass than the revocation, and the acknowledgement after both.
+#[test]
+fn a_kip_848_revocation_and_its_assignment_run_at_separate_passes() {
+    let mut h = Harness::new("protocol = \"consumer\"\nenable_auto_commit = false", "");
+    kip_848_member_given(&mut h, vec![0, 1, 2, 3]);
+    h.respond(305, consumer_heartbeat_ok(2, None));
+    h.respond(
+        306,
+        Response::OffsetFetch {
+            committed: (0..4).map(|p| (p, None)).collect(),
+        },
+    );
+    let before = h.facts.len();
+    h.run_until(5_311);
+    h.take_sent();
+    h.respond(5_320, consumer_heartbeat_ok(3, Some(vec![0, 1])));
+    let mut seen: Vec<(u64, &str)> = Vec::new();
+    let mut acked = None;
+    for t in 5_321..8_000 {
+        h.run_until(t);
+        let names = callbacks_at(&h, before);
+        if names.len() > seen.len() {
+            seen.extend(names[seen.len()..].iter().map(|n| (t, *n)));
+        }
+        if acked.is_none() {
+            let sent = h.sent_at(|r| {
+                matches!(r, Request::ConsumerGroupHeartbeat { owned: Some(o), .. } if o == &[0, 1])
+            });
+            acked = sent.first().copied();
+        }
+    }
+    let [(revoked_at, "revoked"), (assigned_at, "assigned")] = seen[..] else {
+        panic!("{seen:?}");
+    };
+    assert!(assigned_at > revoked_at, "{seen:?}");
+    assert_eq!(acked, Some(assigned_at), "{seen:?}");
+    assert!(h.facts.contains(&Fact::Assigned {
+        member: 0,
+        partitions: vec![]
+    }));
+}
+
+/// `LocalAssignment.updateWith` bumps the epoch of an assignment from NONE, so a joining member
+/// given nothing still reconciles: `onPartitionsAssigned([])` runs and an acknowledgement goes.
+#[test]
+fn a_joining_kip_848_member_given_nothing_runs_its_callback_and_acknowledges() {
+    let mut h = Harness::new("protocol = \"consumer\"", "");
+    kip_848_member_given(&mut h, vec![]);
+    assert!(h.facts.contains(&Fact::Assigned {
+        member: 0,
+        partitions: vec![]
+    }));
+    let acks: Vec<Request> = h
+        .take_sent()
+        .into_iter()
+        .filter(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .collect();
+    assert!(
+        matches!(
+            &acks[..],
+            [Request::ConsumerGroupHeartbeat {
+                member_epoch: 2,
+                ..
+            }]
+        ),
+        "{acks:?}"
+    );
+    assert_eq!(
+        h.consumer.kip848().state,
+        ConsumerMemberState::Acknowledging
+    );
 }

@@ -379,12 +379,21 @@ fn consumer_heartbeat_ok(epoch: i32, assignment: Option<Vec<usize>>) -> Response
     }
 }
 
+/// When a KIP-848 member given its partitions at 10 ms runs `onPartitionsAssigned`: the answer
+/// only makes it RECONCILING; its idle poll loop passes every `retry.backoff.ms` (100 ms, it
+/// owns nothing), the pass at 100 ms clears the `AsyncPollEvent` sent at 0, the one at 200 ms
+/// sends the next, whose handling reconciles and queues the callback, and the pass at 300 ms
+/// runs it.
+const ASSIGNED_AT: u64 = 300;
+
 /// A KIP-848 member starts, finds the coordinator and is given `partitions` at epoch 2 by the
-/// answer to its join heartbeat, at 10 ms.
+/// answer to its join heartbeat, at 10 ms; the clock stops at [`ASSIGNED_AT`], when its
+/// `onPartitionsAssigned` has begun.
 fn kip_848_member_given(h: &mut Harness, partitions: Vec<usize>) {
     start_and_find_the_coordinator(h);
     h.take_sent();
     h.respond(10, consumer_heartbeat_ok(2, Some(partitions)));
+    h.run_until(ASSIGNED_AT);
 }
 
 /// What each KIP-848 heartbeat sent since the last look reported owned (`None`: unchanged).
@@ -417,17 +426,18 @@ fn kip_848_member_stalled_past_its_poll_interval() -> Harness {
     h.run_until(0);
     h.respond(0, Response::FindCoordinator { broker: 0 });
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
-    h.respond(15, consumer_heartbeat_ok(2, None));
+    h.run_until(ASSIGNED_AT);
+    h.respond(305, consumer_heartbeat_ok(2, None));
     h.respond(
-        16,
+        306,
         Response::OffsetFetch {
             committed: (0..2).map(|p| (p, None)).collect(),
         },
     );
     h.run_until(1_000);
     h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
-    h.run_until(5_011);
-    h.respond(5_015, consumer_heartbeat_ok(2, None));
+    h.run_until(5_311);
+    h.respond(5_315, consumer_heartbeat_ok(2, None));
     h
 }
 

@@ -163,8 +163,16 @@ impl Consumer {
                 ) {
                     return;
                 }
+                let changed = m.member_epoch != member_epoch;
                 m.member_epoch = member_epoch;
                 m.commit_epoch = Some(member_epoch);
+                if changed {
+                    env.fact(Fact::MemberEpochChanged {
+                        member: self.idx,
+                        epoch: member_epoch,
+                    });
+                }
+                let m = self.kip848();
                 let interval = heartbeat_interval_ms.max(0) as u64;
                 if interval != m.heartbeat_interval_ms {
                     m.heartbeat_interval_ms = interval;
@@ -186,7 +194,10 @@ impl Consumer {
                             || state == ConsumerMemberState::Joining =>
                     {
                         self.kip848().latest_target = Some(a.clone());
-                        if a == owned && settled {
+                        // A joining member's first assignment is new even when it is empty
+                        // (`LocalAssignment.updateWith` bumps the epoch of NONE): it reconciles
+                        // and acknowledges it.
+                        if a == owned && settled && state != ConsumerMemberState::Joining {
                             self.move_to(env, ConsumerMemberState::Stable);
                         } else {
                             log!(
@@ -203,8 +214,10 @@ impl Consumer {
                             // (`canSendRequest`), before the reconciliation, reporting what
                             // the member owned before this target; else once it is reconciled.
                             m.send_when_answered &= env.now() >= m.interval_due;
+                            // Only recorded here (`processAssignmentReceived`): the application
+                            // thread's next poll event reconciles it.
                             self.move_to(env, ConsumerMemberState::Reconciling);
-                            self.wake(env);
+                            self.maybe_reconcile_in_background(env);
                         }
                     }
                     _ => {
@@ -219,6 +232,7 @@ impl Consumer {
                                 ConsumerMemberState::Stable
                             };
                             self.move_to(env, next);
+                            self.maybe_reconcile_in_background(env);
                         }
                     }
                 }

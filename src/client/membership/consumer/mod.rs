@@ -11,10 +11,14 @@
 //!
 //! The background thread heartbeats every `heartbeat_interval_ms` the broker hands out, at once
 //! when joining, acknowledging or leaving; a heartbeat carries only what changed since the one
-//! before (the full set while joining). An assignment is reconciled by the application thread's
-//! `poll()`: commit if auto-commit is on, `onPartitionsRevoked` for what it loses, then
-//! `onPartitionsAssigned` for what it gains, then ACKNOWLEDGING (the next heartbeat reports what
-//! it owns, which is what lets the broker hand the revoked partitions to their new owners).
+//! before (the full set while joining). An assignment received only moves the member to
+//! RECONCILING; the reconciliation runs on the background thread when the application thread's
+//! poll sends it an `AsyncPollEvent`, which goes with every other pass of the poll loop
+//! (`AsyncKafkaConsumer.checkInflightPoll`): commit if auto-commit is on, then
+//! `onPartitionsRevoked` for what it loses, queued for the application thread's next pass, then,
+//! chained after it, `onPartitionsAssigned` for what it gains (even nothing: a joining member
+//! runs it with an empty list), at the pass after, then ACKNOWLEDGING (the next heartbeat, sent
+//! at once, reports what it owns, which lets the broker hand the revoked partitions on).
 //!
 //! `heartbeat.rs` is the heartbeat and its answers, `reconcile.rs` the reconciliation,
 //! `leave.rs` how it leaves (close, poll timeout).
@@ -59,6 +63,30 @@ impl ConsumerMemberState {
     }
 }
 
+/// A rebalance-listener callback the background thread queued for the application thread
+/// (`ConsumerRebalanceListenerCallbackNeededEvent`), run by its next poll pass
+/// (`processBackgroundEvents`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::client) enum QueuedCallback {
+    /// `onPartitionsRevoked` with what the reconciliation takes away.
+    Revoke(Vec<usize>),
+    /// `onPartitionsAssigned` with what it adds (after the revocation completed).
+    Assign(Vec<usize>),
+}
+
+/// One pass of the application thread's poll loop (`AsyncKafkaConsumer.poll`'s do-while), kept
+/// while a callback, a commit or an OffsetFetch holds it: the pass goes on from where it
+/// stopped, rather than a new one starting.
+#[derive(Debug, Default)]
+pub(in crate::client) struct Pass {
+    /// This pass sent an `AsyncPollEvent` (the background thread handles it at its end).
+    submitted: bool,
+    /// The background events this pass drained, not run yet.
+    events: std::collections::VecDeque<QueuedCallback>,
+    /// The background thread has handled this pass's event.
+    handled: bool,
+}
+
 /// The consumer protocol's membership state.
 pub(in crate::client) struct ConsumerMembership {
     pub(in crate::client) state: ConsumerMemberState,
@@ -93,6 +121,16 @@ pub(in crate::client) struct ConsumerMembership {
     latest_target: Option<Vec<usize>>,
     /// Partitions being assigned once the revocation callback has run.
     assigning: Vec<usize>,
+    /// An `AsyncPollEvent` was sent and handled and not cleared yet: the next pass clears it
+    /// and sends none, the one after sends a new one (`checkInflightPoll`).
+    inflight_poll: bool,
+    /// Callbacks queued for the application thread, in order.
+    queued: std::collections::VecDeque<QueuedCallback>,
+    /// The pass in progress, while something holds it.
+    pass: Option<Pass>,
+    /// A reconciliation has run since the member (re)joined: Kafka's `currentAssignment` is no
+    /// longer NONE, so a target equal to what it owns is acknowledged without callbacks.
+    reconciled_once: bool,
     /// While a reconciliation runs, what it started from: Kafka's `currentAssignment`, which
     /// the heartbeat reports as owned, changes only when the revocation and the assignment
     /// have both completed (`AbstractMembershipManager.revokeAndAssign`), so a member between
@@ -135,6 +173,10 @@ impl ConsumerMembership {
             target: None,
             latest_target: None,
             assigning: Vec::new(),
+            inflight_poll: false,
+            queued: std::collections::VecDeque::new(),
+            pass: None,
+            reconciled_once: false,
             reconciling_from: None,
             sent_topics: None,
             sent_owned: None,
@@ -227,14 +269,10 @@ impl Consumer {
             && (!self.consumer_protocol_poll(env) || !matches!(self.app, App::Idle)))
     }
 
-    /// The application thread's part, at each `poll()`: give up lost partitions and rejoin,
-    /// or reconcile a new assignment. Returns whether the poll loop may go on.
+    /// The application thread's part, at each `poll()`: give up lost partitions and rejoin, or
+    /// one pass of the poll loop. Returns whether the poll loop may go on.
     fn consumer_protocol_poll(&mut self, env: &mut ClientEnv) -> bool {
-        let (state, idle_joining) = {
-            let m = self.kip848();
-            (m.state, !m.in_flight && m.sent_topics.is_none())
-        };
-        match state {
+        match self.kip848().state {
             ConsumerMemberState::Fenced | ConsumerMemberState::Stale => {
                 let lost = std::mem::take(&mut self.owned);
                 if !lost.is_empty() {
@@ -244,29 +282,96 @@ impl Consumer {
                 self.rejoin(env);
                 true
             }
-            ConsumerMemberState::Joining if idle_joining => {
-                env.fact(Fact::Joining { member: self.idx });
-                self.send_consumer_heartbeat(env);
-                true
-            }
-            _ => match self.kip848().target.take() {
-                Some(target) => {
-                    self.reconcile(env, target);
-                    matches!(self.app, App::Idle)
+            _ => self.application_pass(env),
+        }
+    }
+
+    /// A pass of `AsyncKafkaConsumer.poll`, or the rest of one that a callback, a commit or an
+    /// OffsetFetch held: `checkInflightPoll` sends an `AsyncPollEvent` when none is in flight
+    /// (every other pass: the next one finds it complete and clears it), runs the callbacks
+    /// queued for the application thread (`processBackgroundEvents`), and the background
+    /// thread handles the event (`ApplicationEventProcessor`: `maybeReconcile`,
+    /// `onConsumerPoll`). Returns whether the pass goes on to fetch and process.
+    fn application_pass(&mut self, env: &mut ClientEnv) -> bool {
+        let mut pass = match self.kip848().pass.take() {
+            Some(pass) => pass,
+            None => {
+                let m = self.kip848();
+                let submitted = !m.inflight_poll;
+                m.inflight_poll = true;
+                Pass {
+                    submitted,
+                    events: std::mem::take(&mut m.queued),
+                    handled: false,
                 }
-                None => true,
-            },
+            }
+        };
+        while let Some(callback) = pass.events.pop_front() {
+            self.run_queued_callback(env, callback);
+            if !matches!(self.app, App::Idle) {
+                self.kip848().pass = Some(pass);
+                return false;
+            }
+        }
+        if !pass.submitted {
+            // `maybeClearCurrentInflightPoll`: the event sent by the pass before is complete.
+            self.kip848().inflight_poll = false;
+        }
+        if pass.submitted && !pass.handled {
+            pass.handled = true;
+            self.kip848().pass = Some(pass);
+            self.handle_poll_event(env);
+            if !matches!(self.app, App::Idle) {
+                return false;
+            }
+            pass = self.kip848().pass.take().unwrap_or_default();
+        }
+        // Kept until the pass has fetched (an OffsetFetch holds it); [`end_pass`] drops it.
+        self.kip848().pass = Some(pass);
+        true
+    }
+
+    /// The background thread handles an `AsyncPollEvent`: a member not joined yet joins
+    /// (`onConsumerPoll`), a RECONCILING one with no reconciliation running starts one
+    /// (`maybeReconcile`).
+    fn handle_poll_event(&mut self, env: &mut ClientEnv) {
+        let m = self.kip848();
+        let join =
+            m.state == ConsumerMemberState::Joining && !m.in_flight && m.sent_topics.is_none();
+        if join {
+            env.fact(Fact::Joining { member: self.idx });
+            self.send_consumer_heartbeat(env);
+            return;
+        }
+        let m = self.kip848();
+        if m.state == ConsumerMemberState::Reconciling && m.reconciling_from.is_none() {
+            if let Some(target) = m.target.take() {
+                self.reconcile(env, target);
+            }
+        }
+    }
+
+    /// The poll loop's pass is over (it processes a batch or waits for records): the next
+    /// `poll()` starts a new one.
+    pub(in crate::client) fn end_consumer_pass(&mut self) {
+        if matches!(self.app, App::Busy { .. } | App::Idle) {
+            self.kip848().pass = None;
         }
     }
 
     /// Rejoin with epoch 0 and the same member id (a fenced or stale member).
     fn rejoin(&mut self, env: &mut ClientEnv) {
+        self.pending_revocation.clear();
         let m = self.kip848();
         m.member_epoch = 0;
         m.commit_epoch = None;
         m.target = None;
         m.latest_target = None;
         m.reconciling_from = None;
+        m.assigning.clear();
+        m.queued.clear();
+        m.pass = None;
+        m.reconciled_once = false;
         m.sent_topics = None;
         m.sent_owned = None;
         m.sent_timeout = None;
