@@ -779,10 +779,12 @@ impl ConsumerGroup {
             Some(m) if request.member_epoch == 0 => Ok(m.clone()),
             Some(m) => {
                 let epoch = request.member_epoch;
+                // `isSubset`: a heartbeat that reports nothing (`owned` null) proves nothing,
+                // so the previous epoch is accepted only with an `owned` inside the assignment.
                 let subset = request
                     .owned
                     .as_ref()
-                    .is_none_or(|owned| owned.iter().all(|tp| m.assigned.contains_key(tp)));
+                    .is_some_and(|owned| owned.iter().all(|tp| m.assigned.contains_key(tp)));
                 let fenced = epoch > m.member_epoch
                     || (epoch < m.member_epoch && (epoch != m.previous_member_epoch || !subset));
                 if fenced {

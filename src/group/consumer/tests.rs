@@ -1360,7 +1360,6 @@ fn a_change_to_a_topic_nobody_subscribes_to_bumps_nothing() {
 /// partitions that are a subset of the assignment, and a null `owned` is not one
 /// (`GroupMetadataManager.isSubset`: `if (ownedTopicPartitions == null) return false;`).
 #[test]
-#[ignore = "cgsim takes a null owned as a subset and accepts the previous epoch; Kafka 4.3.1's isSubset(null) is false (GroupMetadataManager.java:1491), so it answers FENCED_MEMBER_EPOCH"]
 fn the_previous_epoch_without_owned_partitions_is_fenced() {
     use k01::A;
     let mut g = k01_until_1850();
