@@ -19,26 +19,18 @@ pub fn reconcile(
 ) -> ConsumerMember {
     match member.state {
         MemberState::Stable if member.member_epoch == target_epoch => member.clone(),
-        MemberState::Stable | MemberState::UnreleasedPartitions => next_assignment(
-            member,
-            member.member_epoch,
-            target_epoch,
-            target,
-            owned,
-            held_elsewhere,
-        ),
+        MemberState::Stable | MemberState::UnreleasedPartitions => {
+            next_assignment(member, target_epoch, target, owned, held_elsewhere)
+        }
+        // Once it no longer reports what it was revoking, it is reconciled like any other
+        // member: if the newest target takes more away, it revokes that too, still at its own
+        // epoch (Kafka's `CurrentAssignmentBuilderTest
+        // .testUnrevokedPartitionsToUnrevokedPartitions`).
         MemberState::UnrevokedPartitions => {
             if still_owns(owned, &member.pending_revocation) {
                 return member.clone();
             }
-            next_assignment(
-                member,
-                member.member_epoch + 1,
-                target_epoch,
-                target,
-                owned,
-                held_elsewhere,
-            )
+            next_assignment(member, target_epoch, target, owned, held_elsewhere)
         }
     }
 }
@@ -52,10 +44,10 @@ fn still_owns(owned: Option<&Partitions>, revoking: &AssignmentEpochs) -> bool {
 }
 
 /// `computeNextAssignment`: keep = current ∩ target, revoke = current - keep, assign = target -
-/// keep - what others still hold.
+/// keep - what others still hold. A member with something to revoke stays at its epoch (the
+/// epoch becomes its previous one too); otherwise it moves to the target epoch.
 fn next_assignment(
     member: &ConsumerMember,
-    epoch_if_revoking: i32,
     target_epoch: i32,
     target: &Partitions,
     owned: Option<&Partitions>,
@@ -89,7 +81,7 @@ fn next_assignment(
     next.assigned.retain(|tp, _| keep.contains(tp));
     if !revoke.is_empty() && still_owns(owned, &revoke) {
         next.state = MemberState::UnrevokedPartitions;
-        next.set_epoch(epoch_if_revoking);
+        next.set_epoch(member.member_epoch);
         next.pending_revocation = revoke;
         return next;
     }

@@ -1376,7 +1376,6 @@ fn the_previous_epoch_without_owned_partitions_is_fenced() {
 /// stays 10 towards a target at 12). Here: k01 with C joining before A acknowledged its first
 /// revocation.
 #[test]
-#[ignore = "cgsim's reconcile.rs moves such a member to member_epoch + 1 (3); Kafka keeps member.memberEpoch() (2)"]
 fn a_member_with_more_to_revoke_after_revoking_stays_at_its_epoch() {
     use k01::{A, B, C};
     let mut g = Group::orders(0);
