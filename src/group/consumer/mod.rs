@@ -843,14 +843,15 @@ impl ConsumerGroup {
             );
         };
         let epoch = if request.member_epoch == STATIC_LEAVE_EPOCH && member.instance_id.is_some() {
-            // It keeps its partitions (at epoch 0) until it comes back or its session ends.
+            // `consumerGroupStaticMemberGroupLeave`: it keeps its assigned partitions (at
+            // epoch 0, so they count as its new process's from the start) until it comes back
+            // or its session ends. Only its epoch changes (`setMemberEpoch`: the previous epoch
+            // stays), and what it was revoking is dropped: the process has stopped, so those
+            // partitions are free at once for the members waiting for them.
             let mut left = member;
-            left.set_epoch(STATIC_LEAVE_EPOCH);
-            for e in left
-                .assigned
-                .values_mut()
-                .chain(left.pending_revocation.values_mut())
-            {
+            left.member_epoch = STATIC_LEAVE_EPOCH;
+            left.pending_revocation.clear();
+            for e in left.assigned.values_mut() {
                 *e = 0;
             }
             cx.record(ConsumerGroupRecord::CurrentMemberAssignment {

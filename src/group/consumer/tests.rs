@@ -1403,7 +1403,6 @@ fn a_member_with_more_to_revoke_after_revoking_stays_at_its_epoch() {
 /// once (`ConsumerGroup.maybeUpdatePartitionEpoch`) and the receiving member gets them on its
 /// next heartbeat.
 #[test]
-#[ignore = "cgsim's leave() keeps pending_revocation (still held, so B waits) and sets previous_member_epoch to the old epoch; Kafka clears the pending partitions and keeps the previous epoch"]
 fn a_static_leave_frees_partitions_pending_revocation_and_keeps_the_previous_epoch() {
     use k09::{A, B};
     // A (epoch 3, previous 2) leaves: its previous epoch stays 2.
