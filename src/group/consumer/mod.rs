@@ -388,6 +388,9 @@ pub struct ConsumerGroup {
     metadata_version_seen: u64,
     /// Classic members whose join timer is armed (Kafka schedules it only if absent).
     classic_join_armed: BTreeSet<String>,
+    /// The member epoch each armed rebalance timer was armed at: it fences only a member still
+    /// at that epoch (`scheduleConsumerGroupRebalanceTimeout` keeps it in the timer's task).
+    rebalance_armed_at: BTreeMap<String, i32>,
 }
 
 /// One handler call: the time and where effects go.
@@ -417,6 +420,7 @@ impl ConsumerGroup {
             metadata_version: 0,
             metadata_version_seen: 0,
             classic_join_armed: BTreeSet::new(),
+            rebalance_armed_at: BTreeMap::new(),
         }
     }
 
@@ -722,8 +726,11 @@ impl ConsumerGroup {
             } else if reconciled.state == MemberState::UnrevokedPartitions {
                 let at =
                     cx.now + Duration::from_millis(reconciled.rebalance_timeout_ms.max(0) as u64);
+                self.rebalance_armed_at
+                    .insert(reconciled.member_id.clone(), reconciled.member_epoch);
                 cx.out.push(GroupEffect::SetTimer { timer, at });
             } else {
+                self.rebalance_armed_at.remove(&reconciled.member_id);
                 cx.out.push(GroupEffect::CancelTimer(timer));
             }
         }
@@ -891,12 +898,16 @@ impl ConsumerGroup {
                     });
                 }
             }
+            // It fences the member only if it is still at the epoch the timer was armed at
+            // (GMM `scheduleConsumerGroupRebalanceTimeout`): not one that has moved on, nor a
+            // static member away at epoch -2, whose session timer decides.
             ConsumerGroupTimer::Rebalance { member_id } => {
-                let revoking = self
+                let armed_at = self.rebalance_armed_at.remove(member_id);
+                let stuck = self
                     .members
                     .get(member_id)
-                    .is_some_and(|m| m.state == MemberState::UnrevokedPartitions);
-                if revoking {
+                    .is_some_and(|m| armed_at == Some(m.member_epoch));
+                if stuck {
                     self.fence(&mut cx, member_id, EpochCause::MemberFenced);
                     cx.out.push(GroupEffect::Fenced {
                         member_id: member_id.clone(),
@@ -972,6 +983,7 @@ impl ConsumerGroup {
             .is_some_and(|m| m.classic.is_some());
         self.remove_member(cx, member_id);
         self.target.remove(member_id);
+        self.rebalance_armed_at.remove(member_id);
         cx.out
             .push(GroupEffect::CancelTimer(ConsumerGroupTimer::Session {
                 member_id: member_id.to_string(),

@@ -1438,7 +1438,6 @@ fn a_static_leave_frees_partitions_pending_revocation_and_keeps_the_previous_epo
 /// that left with epoch -2 while revoking is at -2, so the timer does nothing and only its
 /// session timer (not re-armed by the leave) removes it.
 #[test]
-#[ignore = "cgsim's on_timer fences on state == UnrevokedPartitions, which a static member at epoch -2 keeps; Kafka compares the member epoch with the one the timer was armed at"]
 fn a_static_member_away_at_epoch_minus_2_is_not_fenced_by_its_rebalance_timer() {
     use k09::{A, B};
     let mut g = Group::orders(0);
