@@ -690,7 +690,9 @@ impl ConsumerGroup {
         }
         // 3. Reconcile the member towards its target.
         let target = self.target_of(&updated.member_id);
-        let reconciled = {
+        let reconciled = if updated.is_reconciled_to(self.assignment_epoch) {
+            updated.clone()
+        } else {
             let id = updated.member_id.clone();
             let members = &self.members;
             // Kafka's `currentPartitionEpoch != -1`: another member still holds it (a static
@@ -701,17 +703,15 @@ impl ConsumerGroup {
             let held_elsewhere = |tp: TopicPartition| {
                 !early && members.values().any(|m| m.member_id != id && m.holds(&tp))
             };
-            if updated.is_reconciled_to(self.assignment_epoch) {
-                updated.clone()
-            } else {
-                reconcile::reconcile(
-                    &updated,
-                    self.assignment_epoch,
-                    &target,
-                    owned,
-                    &held_elsewhere,
-                )
-            }
+            let subscribed = self.subscribed_topics(&updated);
+            let towards = reconcile::Towards {
+                target_epoch: self.assignment_epoch,
+                target: &target,
+                owned,
+                held_elsewhere: &held_elsewhere,
+                subscribed: &|t| subscribed.get(t as usize).copied().unwrap_or(false),
+            };
+            reconcile::reconcile(&updated, &towards)
         };
         if !same_assignment(&reconciled, member) {
             cx.record(ConsumerGroupRecord::CurrentMemberAssignment {
@@ -1041,6 +1041,20 @@ impl ConsumerGroup {
             cause,
             member_id: member_id.map(str::to_string),
         });
+    }
+
+    /// Whether `member` subscribes to each topic, by topic index, of those that exist (Kafka's
+    /// `TopicIds` of its subscription): each name looked up once, not once for each partition.
+    fn subscribed_topics(&self, member: &ConsumerMember) -> Vec<bool> {
+        let wanted: BTreeSet<&str> = member
+            .subscribed_topic_names
+            .iter()
+            .map(String::as_str)
+            .collect();
+        self.topics
+            .iter()
+            .map(|t| t.partitions > 0 && wanted.contains(t.name.as_str()))
+            .collect()
     }
 
     /// Partition counts of every topic a member subscribes to (0: not created yet).

@@ -5,23 +5,28 @@
 //! everything else moves at once. A pure function of the member, the target and who holds what.
 
 use super::{AssignmentEpochs, ConsumerMember, MemberState, Partitions};
-use crate::assignor::TopicPartition;
+use crate::assignor::{TopicIdx, TopicPartition};
 
-/// The member after one reconciliation step towards `target` at `target_epoch`. `held_elsewhere`
-/// says whether another member still holds a partition at an epoch (Kafka's
-/// `currentPartitionEpoch != -1`); `owned` is what the heartbeat reported (`None`: not sent).
-pub fn reconcile(
-    member: &ConsumerMember,
-    target_epoch: i32,
-    target: &Partitions,
-    owned: Option<&Partitions>,
-    held_elsewhere: &dyn Fn(TopicPartition) -> bool,
-) -> ConsumerMember {
+/// What one heartbeat reconciles a member against.
+pub struct Towards<'a> {
+    /// The target assignment epoch, and the member's target at it.
+    pub target_epoch: i32,
+    pub target: &'a Partitions,
+    /// What the heartbeat reported owning (`None`: not sent).
+    pub owned: Option<&'a Partitions>,
+    /// Whether another member still holds a partition at an epoch (Kafka's
+    /// `currentPartitionEpoch != -1`).
+    pub held_elsewhere: &'a dyn Fn(TopicPartition) -> bool,
+    /// Whether the member subscribes to a topic that exists (its subscription's `TopicIds`).
+    pub subscribed: &'a dyn Fn(TopicIdx) -> bool,
+}
+
+/// The member after one reconciliation step.
+pub fn reconcile(member: &ConsumerMember, towards: &Towards) -> ConsumerMember {
+    let owned = towards.owned;
     match member.state {
-        MemberState::Stable if member.member_epoch == target_epoch => member.clone(),
-        MemberState::Stable | MemberState::UnreleasedPartitions => {
-            next_assignment(member, target_epoch, target, owned, held_elsewhere)
-        }
+        MemberState::Stable if member.member_epoch == towards.target_epoch => member.clone(),
+        MemberState::Stable | MemberState::UnreleasedPartitions => next_assignment(member, towards),
         // Once it no longer reports what it was revoking, it is reconciled like any other
         // member: if the newest target takes more away, it revokes that too, still at its own
         // epoch (Kafka's `CurrentAssignmentBuilderTest
@@ -30,7 +35,7 @@ pub fn reconcile(
             if still_owns(owned, &member.pending_revocation) {
                 return member.clone();
             }
-            next_assignment(member, target_epoch, target, owned, held_elsewhere)
+            next_assignment(member, towards)
         }
     }
 }
@@ -45,18 +50,23 @@ fn still_owns(owned: Option<&Partitions>, revoking: &AssignmentEpochs) -> bool {
 
 /// `computeNextAssignment`: keep = current ∩ target, revoke = current - keep, assign = target -
 /// keep - what others still hold. A member with something to revoke stays at its epoch (the
-/// epoch becomes its previous one too); otherwise it moves to the target epoch.
-fn next_assignment(
-    member: &ConsumerMember,
-    target_epoch: i32,
-    target: &Partitions,
-    owned: Option<&Partitions>,
-    held_elsewhere: &dyn Fn(TopicPartition) -> bool,
-) -> ConsumerMember {
+/// epoch becomes its previous one too); otherwise it moves to the target epoch. The target of a
+/// topic the member no longer subscribes to counts as empty: a target computed before it
+/// dropped the topic (the assignment interval not passed yet) neither keeps nor hands it that
+/// topic's partitions.
+fn next_assignment(member: &ConsumerMember, towards: &Towards) -> ConsumerMember {
+    let Towards {
+        target_epoch,
+        target,
+        owned,
+        held_elsewhere,
+        subscribed,
+    } = *towards;
+    let in_target = |tp: &TopicPartition| subscribed(tp.topic) && target.contains(tp);
     let keep: Partitions = member
         .assigned
         .keys()
-        .filter(|tp| target.contains(tp))
+        .filter(|tp| in_target(tp))
         .copied()
         .collect();
     // Pending revocation, each keeps the epoch it was assigned at.
@@ -69,7 +79,7 @@ fn next_assignment(
     let mut unreleased = false;
     let assign: Partitions = target
         .iter()
-        .filter(|tp| !keep.contains(tp))
+        .filter(|tp| subscribed(tp.topic) && !keep.contains(tp))
         .filter(|&&tp| {
             let held = held_elsewhere(tp);
             unreleased |= held;

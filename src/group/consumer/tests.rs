@@ -1470,7 +1470,6 @@ fn a_static_member_away_at_epoch_minus_2_is_not_fenced_by_its_rebalance_timer() 
 /// to as empty. So when the member acknowledges the revocation it stays with `orders` only, at
 /// its epoch, and nothing changes in the response.
 #[test]
-#[ignore = "cgsim's reconcile.rs reconciles towards the stale target unfiltered and hands payments 0-2 back to the member that just unsubscribed from it"]
 fn after_dropping_a_topic_the_stale_target_does_not_hand_its_partitions_back() {
     use k01::A;
     let mut g = Group::new(
