@@ -579,35 +579,9 @@ impl ConsumerGroup {
             updated.server_assignor = Some(a.clone());
         }
         if let Some(topics) = &request.subscribed_topic_names {
+            // A dropped topic's partitions leave the current assignment in the reconciliation
+            // (`reconcile.rs`), in this same heartbeat.
             updated.subscribed_topic_names = topics.clone();
-            // `updateCurrentAssignment`: a dropped topic's partitions leave the current
-            // assignment at once, before any new target, but stay held, pending revocation,
-            // until the member's heartbeat no longer reports them (UNREVOKED_PARTITIONS):
-            // handing them on before would give them two owners. What is already pending
-            // revocation stays so whatever the subscription: only the member's report that it
-            // no longer owns them releases them (reconciliation).
-            // Each topic's subscription looked up once, not for each assigned partition.
-            let wanted: BTreeSet<&str> = topics.iter().map(String::as_str).collect();
-            let by_index: Vec<bool> = self
-                .topics
-                .iter()
-                .map(|t| wanted.contains(t.name.as_str()))
-                .collect();
-            let subscribed =
-                |tp: &TopicPartition| by_index.get(tp.topic as usize).copied().unwrap_or(false);
-            let dropped: AssignmentEpochs = updated
-                .assigned
-                .iter()
-                .filter(|(tp, _)| !subscribed(tp))
-                .map(|(&tp, &epoch)| (tp, epoch))
-                .collect();
-            updated.assigned.retain(|tp, _| subscribed(tp));
-            let owned = request.owned.as_ref();
-            let still_owned = |tp: &TopicPartition| owned.is_none_or(|o| o.contains(tp));
-            if dropped.keys().any(still_owned) {
-                updated.pending_revocation.extend(dropped);
-                updated.state = MemberState::UnrevokedPartitions;
-            }
         }
         let reconciled = self.update_and_reconcile(
             &mut cx,
@@ -688,9 +662,12 @@ impl ConsumerGroup {
         if self.group_epoch > self.assignment_epoch && self.may_assign(cx.now) {
             self.compute_target(cx);
         }
-        // 3. Reconcile the member towards its target.
+        // 3. Reconcile the member towards its target, or with its new subscription
+        // (`maybeReconcile`: a member reconciled to the target is left alone unless its
+        // subscription changed).
         let target = self.target_of(&updated.member_id);
-        let reconciled = if updated.is_reconciled_to(self.assignment_epoch) {
+        let reconciled = if !subscription_changed && updated.is_reconciled_to(self.assignment_epoch)
+        {
             updated.clone()
         } else {
             let id = updated.member_id.clone();
@@ -710,6 +687,7 @@ impl ConsumerGroup {
                 owned,
                 held_elsewhere: &held_elsewhere,
                 subscribed: &|t| subscribed.get(t as usize).copied().unwrap_or(false),
+                subscription_changed,
             };
             reconcile::reconcile(&updated, &towards)
         };

@@ -19,25 +19,70 @@ pub struct Towards<'a> {
     pub held_elsewhere: &'a dyn Fn(TopicPartition) -> bool,
     /// Whether the member subscribes to a topic that exists (its subscription's `TopicIds`).
     pub subscribed: &'a dyn Fn(TopicIdx) -> bool,
+    /// Whether this heartbeat changed the member's subscription.
+    pub subscription_changed: bool,
 }
 
-/// The member after one reconciliation step.
+/// The member after one reconciliation step (`CurrentAssignmentBuilder.build`).
 pub fn reconcile(member: &ConsumerMember, towards: &Towards) -> ConsumerMember {
     let owned = towards.owned;
     match member.state {
-        MemberState::Stable if member.member_epoch == towards.target_epoch => member.clone(),
+        MemberState::Stable if member.member_epoch == towards.target_epoch => {
+            if towards.subscription_changed {
+                drop_unsubscribed(member, towards)
+            } else {
+                member.clone()
+            }
+        }
         MemberState::Stable | MemberState::UnreleasedPartitions => next_assignment(member, towards),
         // Once it no longer reports what it was revoking, it is reconciled like any other
         // member: if the newest target takes more away, it revokes that too, still at its own
         // epoch (Kafka's `CurrentAssignmentBuilderTest
         // .testUnrevokedPartitionsToUnrevokedPartitions`).
         MemberState::UnrevokedPartitions => {
-            if still_owns(owned, &member.pending_revocation) {
-                return member.clone();
+            if !still_owns(owned, &member.pending_revocation) {
+                next_assignment(member, towards)
+            } else if towards.subscription_changed {
+                drop_unsubscribed(member, towards)
+            } else {
+                member.clone()
             }
-            next_assignment(member, towards)
         }
     }
+}
+
+/// `updateCurrentAssignment`, for a member whose subscription changed while it has no newer
+/// target to reach: the partitions of topics it no longer subscribes to leave its assignment at
+/// once, without waiting for a new target. They stay held, pending revocation, while its
+/// heartbeat still reports them (UNREVOKED_PARTITIONS): handing them on before would give them
+/// two owners. What it was revoking already stays pending whatever the subscription. Either way
+/// the member stays at its epoch, which becomes its previous one too (`updateMemberEpoch`).
+fn drop_unsubscribed(member: &ConsumerMember, towards: &Towards) -> ConsumerMember {
+    // An empty subscription (Kafka's `subscribedTopicIds.isEmpty()` counts names) with nothing
+    // pending drops everything and always makes a new member: Kafka compares the assignment
+    // maps by identity, and a fresh empty map is never the member's own (every member's
+    // assignment comes from a replayed record).
+    let drop_all = member.subscribed_topic_names.is_empty() && member.pending_revocation.is_empty();
+    let dropped: AssignmentEpochs = member
+        .assigned
+        .iter()
+        .filter(|(tp, _)| drop_all || !(towards.subscribed)(tp.topic))
+        .map(|(&tp, &epoch)| (tp, epoch))
+        .collect();
+    if dropped.is_empty() && !drop_all {
+        return member.clone();
+    }
+    let mut next = member.clone();
+    next.assigned.retain(|tp, _| !dropped.contains_key(tp));
+    next.set_epoch(member.member_epoch);
+    let mut pending = member.pending_revocation.clone();
+    pending.extend(dropped);
+    if !pending.is_empty() && still_owns(towards.owned, &pending) {
+        next.state = MemberState::UnrevokedPartitions;
+        next.pending_revocation = pending;
+    }
+    // Otherwise it had revoked them already: only its assignment shrinks.
+    next
 }
 
 /// Whether the member still reports any of `revoking` (a heartbeat without `owned` does).
@@ -61,6 +106,7 @@ fn next_assignment(member: &ConsumerMember, towards: &Towards) -> ConsumerMember
         owned,
         held_elsewhere,
         subscribed,
+        ..
     } = *towards;
     let in_target = |tp: &TopicPartition| subscribed(tp.topic) && target.contains(tp);
     let keep: Partitions = member

@@ -1502,7 +1502,6 @@ fn after_dropping_a_topic_the_stale_target_does_not_hand_its_partitions_back() {
 /// its current epoch its previous one too (`CurrentAssignmentBuilder.updateCurrentAssignment`;
 /// A joined at epoch 2 with previous epoch 0).
 #[test]
-#[ignore = "cgsim trims the assignment before reconciling and leaves previous_member_epoch at 0; Kafka sets it to the member epoch (2)"]
 fn dropping_a_topic_still_owned_makes_the_member_epoch_the_previous_one() {
     use k01::A;
     let mut g = Group::new(
