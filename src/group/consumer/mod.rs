@@ -982,6 +982,10 @@ impl ConsumerGroup {
             });
             return;
         }
+        // The epoch record carries the metadata hash recomputed without the departed member
+        // (`consumerGroupFenceMembers`: `computeSubscribedTopicNamesWithoutDeletedMembers`), so
+        // a later change to a topic only it subscribed to bumps nothing.
+        self.metadata_seen = self.subscribed_metadata();
         self.bump_epoch(cx, cause, Some(member_id));
         cx.out.push(GroupEffect::Removed {
             member_id: member_id.to_string(),

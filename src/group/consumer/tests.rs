@@ -1526,7 +1526,6 @@ fn dropping_a_topic_still_owned_makes_the_member_epoch_the_previous_one() {
 /// replayed by `setMetadataHash`), so a later change to a topic only the departed member
 /// subscribed to bumps nothing.
 #[test]
-#[ignore = "cgsim's fence() leaves metadata_seen with the departed member's topics, so the next metadata change recomputes it and bumps the epoch (MetadataChanged) for a topic nobody subscribes to"]
 fn a_departed_members_topics_leave_the_metadata_hash() {
     use k01::{A, B};
     let mut g = Group::new(
