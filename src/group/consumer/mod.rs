@@ -726,11 +726,11 @@ impl ConsumerGroup {
     ) -> Result<ConsumerMember, ConsumerHeartbeatResponse> {
         let id = &request.member_id;
         if let Some(instance) = &request.instance_id {
-            let holder = self.static_member(instance).cloned();
-            if let Some(old) = holder.filter(|old| &old.member_id != id) {
+            if let Some(old) = self.static_member(instance).cloned() {
                 // Past its first heartbeat a member whose instance id another member holds
-                // was replaced: fenced (`throwIfInstanceIdIsFenced`).
-                if request.member_epoch != 0 {
+                // was replaced: fenced (`throwIfInstanceIdIsFenced`). The holder itself goes on
+                // to the epoch checks below.
+                if request.member_epoch != 0 && &old.member_id != id {
                     return Err(ConsumerHeartbeatResponse::error(
                         ErrorCode::FencedInstanceId,
                         format!(
@@ -739,20 +739,25 @@ impl ConsumerGroup {
                         ),
                     ));
                 }
-                // A joining one takes over only an instance its holder released with a
-                // leave (epoch -2), unless the holder speaks the classic protocol
-                // (`getOrMaybeSubscribeStaticConsumerGroupMember` checks the release only
-                // between two consumer-protocol members: `throwIfInstanceIdIsUnreleased`).
-                if old.classic.is_none() && old.member_epoch != STATIC_LEAVE_EPOCH {
-                    return Err(ConsumerHeartbeatResponse::error(
-                        ErrorCode::UnreleasedInstanceId,
-                        format!(
-                            "Static member {} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
-                            id, old.member_id
-                        ),
-                    ));
+                // A static member's epoch 0 always goes through
+                // `getOrMaybeSubscribeStaticConsumerGroupMember`: it takes over only an instance
+                // its holder released with a leave (epoch -2), whatever the holder's member id,
+                // its own included (a static member fenced by its epoch cannot rejoin until its
+                // session ends), unless the holder speaks the classic protocol
+                // (`throwIfInstanceIdIsUnreleased` is checked only between two consumer-protocol
+                // members).
+                if request.member_epoch == 0 {
+                    if old.classic.is_none() && old.member_epoch != STATIC_LEAVE_EPOCH {
+                        return Err(ConsumerHeartbeatResponse::error(
+                            ErrorCode::UnreleasedInstanceId,
+                            format!(
+                                "Static member {id} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
+                                old.member_id
+                            ),
+                        ));
+                    }
+                    return Ok(self.replace_static(cx, old, id));
                 }
-                return Ok(self.replace_static(cx, old, id));
             }
         }
         match self.members.get(id) {
@@ -791,8 +796,10 @@ impl ConsumerGroup {
         }
     }
 
-    /// KIP-345 under KIP-848: a static member's new process (a new member id) takes over the
-    /// old member's epoch and assignment, without a group epoch bump.
+    /// KIP-345 under KIP-848: a static member's new process takes over the old member's
+    /// assignment at epoch 0, without a group epoch bump. Its member id is usually a new one;
+    /// a member that left with epoch -2 and rejoins with its own id is replaced by itself
+    /// the same way (`replaceMember`).
     fn replace_static(&mut self, cx: &mut Cx, old: ConsumerMember, new_id: &str) -> ConsumerMember {
         let target = self.target.remove(&old.member_id).unwrap_or_default();
         self.remove_member(cx, &old.member_id);

@@ -1070,6 +1070,25 @@ fn a_new_member_id_with_the_same_instance_id_takes_over_without_a_bump() {
     assert_eq!(g.records(), Vec::<String>::new());
 }
 
+/// COORDINATOR.md §5.3 Leaves: a static member that left with epoch -2 and rejoins with its
+/// own member id is replaced by itself like a new process (`getOrMaybeSubscribeStaticConsumer
+/// GroupMember` copies it at epoch 0, `replaceMember`): it gets its epoch back with previous
+/// epoch 0, without a bump, not epoch -2 kept as a dynamic rejoin would.
+#[test]
+fn a_static_member_rejoining_with_its_own_id_after_releasing_replaces_itself() {
+    use k09::B;
+    let mut g = k09_until_5010();
+    g.send(6000, with_instance(light(B, STATIC_LEAVE_EPOCH), "pod-b"));
+    let response = g.send(8000, with_instance(full(B, &["orders"]), "pod-b"));
+    assert_eq!(response, ok(B, 3, Some(orders(&[3, 4, 5]))));
+    assert_eq!(g.bumps(), []);
+    let b = g.member(B);
+    assert_eq!((b.member_epoch, b.previous_member_epoch), (3, 0));
+    assert_eq!(b.state, MemberState::Stable);
+    assert_eq!(b.assigned, orders_at(&[(3, 0), (4, 0), (5, 0)]));
+    assert_eq!(g.group.target_of(B), orders(&[3, 4, 5]));
+}
+
 /// COORDINATOR.md §5.3 Leaves, the take-over's limits: a new process may take an instance id
 /// only once its holder released it with epoch -2 (`throwIfInstanceIdIsUnreleased`), and the
 /// replaced process is fenced by the instance id from then on (`throwIfInstanceIdIsFenced`).
@@ -1552,7 +1571,6 @@ fn a_departed_members_topics_leave_the_metadata_hash() {
 /// the instance id, throws UNRELEASED_INSTANCE_ID unless that holder left with epoch -2
 /// (`throwIfInstanceIdIsUnreleased`), whatever its member id, its own included.
 #[test]
-#[ignore = "cgsim's member_for() skips the instance check when the holder has the request's own member id and treats the request as a dynamic rejoin; Kafka answers UNRELEASED_INSTANCE_ID"]
 fn a_static_member_rejoining_with_its_own_id_before_releasing_is_unreleased_instance_id() {
     use k09::A;
     let mut g = k09_until_5010();
