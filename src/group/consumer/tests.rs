@@ -1584,7 +1584,6 @@ fn a_static_member_rejoining_with_its_own_id_before_releasing_is_unreleased_inst
 /// member's topics through `TopicIds`, which skips names missing from the metadata image, and
 /// assigns the topics that exist.
 #[test]
-#[ignore = "cgsim panics in assignor/uniform/homogeneous.rs:207 ('subscribed topics have ids (checked)'): subscribed_topic_set resolves the 0-partition topic by name, but target::compute left it out of the member's topics, so topic_ids gave it no id"]
 fn a_member_may_subscribe_to_a_topic_not_created_yet_under_the_uniform_assignor() {
     use k01::A;
     let mut g = Group::new(
@@ -1597,4 +1596,20 @@ fn a_member_may_subscribe_to_a_topic_not_created_yet_under_the_uniform_assignor(
     let response = g.hb(500, A, 2);
     let all = union(orders(&[0, 1, 2, 3, 4, 5]), payments(&[0, 1]));
     assert_eq!(response, ok(A, 3, Some(all)));
+}
+
+/// The same with subscriptions that differ (the uniform assignor's heterogeneous path): the
+/// topic not created yet is assigned to nobody, the other one is shared.
+#[test]
+fn a_topic_not_created_yet_in_differing_subscriptions_is_assigned_to_nobody() {
+    use k01::{A, B};
+    let mut g = Group::new(
+        config(0),
+        &[("orders", ORDERS_ID, 6), ("payments", PAYMENTS_ID, 0)],
+    );
+    g.join(0, A, &["orders", "payments"]);
+    g.join(100, B, &["orders"]);
+    let (a, b) = (g.group.target_of(A), g.group.target_of(B));
+    assert_eq!((a.len(), b.len()), (3, 3));
+    assert_eq!(union(a, b), orders(&[0, 1, 2, 3, 4, 5]));
 }
