@@ -3,7 +3,10 @@
 //! unreleased-partition rule: a partition moves only after its owner's heartbeat no longer
 //! lists it). Fed by what the heartbeats said (`OwnedReported`) and what the answers gave
 //! (`AssignmentSent`), as the coordinator saw them; a member that leaves or is fenced releases
-//! everything (the broker frees its partitions at once).
+//! everything (the broker frees its partitions at once), and a static member's temporary leave
+//! (its current assignment recorded at epoch -2) releases what it was revoking: Kafka's
+//! `consumerGroupStaticMemberGroupLeave` keeps its assigned partitions for its next process and
+//! drops those pending revocation, free at once.
 //!
 //! A report counts only for what the coordinator's books still give the member: its
 //! assignment as last sent, or a partition pending revocation (taken out of its assignment
@@ -15,7 +18,8 @@
 
 use super::{Findings, Property};
 use crate::cluster::PartitionLookup;
-use crate::facts::Fact;
+use crate::facts::{ConsumerRecord, Fact};
+use crate::group::consumer::STATIC_LEAVE_EPOCH;
 use crate::sim::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,6 +33,9 @@ pub struct Handover {
     /// Each member's partitions pending revocation: taken out of its assignment while it
     /// reported them, held until a report leaves them out.
     pending: BTreeMap<usize, BTreeSet<usize>>,
+    /// The member behind each member id the coordinator added or put in a static member's
+    /// place (a record names the member id only).
+    member_of: BTreeMap<String, usize>,
 }
 
 impl Handover {
@@ -66,10 +73,25 @@ impl Handover {
                     }
                 }
             }
+            Fact::MemberAdded {
+                member, member_id, ..
+            }
+            | Fact::MemberReplaced { member, member_id } => {
+                self.member_of.insert(member_id.clone(), *member);
+            }
             Fact::MemberRemoved { member, .. } => {
                 self.reported.remove(member);
                 self.sent.remove(member);
                 self.pending.remove(member);
+            }
+            Fact::ConsumerGroupRecorded(ConsumerRecord::CurrentAssignment {
+                member_id,
+                member_epoch: STATIC_LEAVE_EPOCH,
+                ..
+            }) => {
+                if let Some(member) = self.member_of.get(member_id) {
+                    self.pending.remove(member);
+                }
             }
             _ => {}
         }

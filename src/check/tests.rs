@@ -435,6 +435,41 @@ fn assigned_before_released_fires_only_while_another_member_still_reports_the_pa
     );
 }
 
+/// KIP-848, KIP-345: a static member's temporary leave (epoch -2) keeps its assignment for its
+/// next process but drops what it was revoking (`consumerGroupStaticMemberGroupLeave`), free
+/// at once like everything of a member that leaves for good; what it keeps is not.
+#[test]
+fn assigned_before_released_frees_what_a_static_member_was_revoking_when_it_leaves() {
+    use crate::facts::ConsumerRecord;
+    let mut c = checks();
+    c.observe(
+        at(1),
+        &Fact::MemberAdded {
+            member: 0,
+            incarnation: 0,
+            member_id: "c1-id".into(),
+        },
+    );
+    c.observe(at(1), &sent(0, &[0, 1]));
+    c.observe(at(2), &reported(0, &[0, 1]));
+    // t-1 leaves c1's assignment while c1 reports it: pending revocation.
+    c.observe(at(3), &sent(0, &[0]));
+    c.observe(
+        at(4),
+        &Fact::ConsumerGroupRecorded(ConsumerRecord::CurrentAssignment {
+            member_id: "c1-id".into(),
+            member_epoch: crate::group::consumer::STATIC_LEAVE_EPOCH,
+            stable: false,
+            assigned: vec![0],
+        }),
+    );
+    c.observe(at(5), &sent(1, &[1]));
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    // t-0 is still c1's, kept for its next process.
+    c.observe(at(6), &sent(1, &[0, 1]));
+    assert_eq!(kinds(&c.finish()), [(6, "assigned_before_released")]);
+}
+
 #[test]
 fn committed_offset_lost_fires_when_a_read_is_below_the_last_commit() {
     let mut c = checks();

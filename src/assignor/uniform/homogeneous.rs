@@ -190,16 +190,22 @@ impl Unassigned {
 /// iterates the member's subscribed-name `HashSet<String>` (a `new HashSet<>(list)`), skipping
 /// names missing from the metadata, but reports the size of the name set, which sizes the copy.
 /// Returns topic indexes in the copy's iteration order.
+///
+/// A name is in the metadata when the member's `topics` has it: a topic the spec lists but the
+/// member's topics leave out (the KIP-848 group's topic not created yet, 0 partitions) is
+/// missing, as `TopicIds` skips a name the metadata image cannot resolve.
 pub(super) fn subscribed_topic_set(
     group: &GroupSpec,
     ids: &[Option<Uuid>],
     first_member: usize,
 ) -> Vec<TopicIdx> {
-    let names = &group.members[first_member].subscription;
+    let member = &group.members[first_member];
+    let names = &member.subscription;
     let name_hashes: Vec<i32> = names.iter().map(|n| string_hash(n)).collect();
     let resolved: Vec<TopicIdx> = iteration_order(&name_hashes, Capacity::CopyOfSet(names.len()))
         .into_iter()
         .filter_map(|i| group.topic_index(&names[i]))
+        .filter(|&t| member.subscribes(t))
         .collect();
     let capacity = Capacity::CopyOfSet(names.len()).after_inserts(resolved.len());
     let mut order: Vec<usize> = (0..resolved.len()).collect();

@@ -388,6 +388,9 @@ pub struct ConsumerGroup {
     metadata_version_seen: u64,
     /// Classic members whose join timer is armed (Kafka schedules it only if absent).
     classic_join_armed: BTreeSet<String>,
+    /// The member epoch each armed rebalance timer was armed at: it fences only a member still
+    /// at that epoch (`scheduleConsumerGroupRebalanceTimeout` keeps it in the timer's task).
+    rebalance_armed_at: BTreeMap<String, i32>,
 }
 
 /// One handler call: the time and where effects go.
@@ -417,6 +420,7 @@ impl ConsumerGroup {
             metadata_version: 0,
             metadata_version_seen: 0,
             classic_join_armed: BTreeSet::new(),
+            rebalance_armed_at: BTreeMap::new(),
         }
     }
 
@@ -575,35 +579,9 @@ impl ConsumerGroup {
             updated.server_assignor = Some(a.clone());
         }
         if let Some(topics) = &request.subscribed_topic_names {
+            // A dropped topic's partitions leave the current assignment in the reconciliation
+            // (`reconcile.rs`), in this same heartbeat.
             updated.subscribed_topic_names = topics.clone();
-            // `updateCurrentAssignment`: a dropped topic's partitions leave the current
-            // assignment at once, before any new target, but stay held, pending revocation,
-            // until the member's heartbeat no longer reports them (UNREVOKED_PARTITIONS):
-            // handing them on before would give them two owners. What is already pending
-            // revocation stays so whatever the subscription: only the member's report that it
-            // no longer owns them releases them (reconciliation).
-            // Each topic's subscription looked up once, not for each assigned partition.
-            let wanted: BTreeSet<&str> = topics.iter().map(String::as_str).collect();
-            let by_index: Vec<bool> = self
-                .topics
-                .iter()
-                .map(|t| wanted.contains(t.name.as_str()))
-                .collect();
-            let subscribed =
-                |tp: &TopicPartition| by_index.get(tp.topic as usize).copied().unwrap_or(false);
-            let dropped: AssignmentEpochs = updated
-                .assigned
-                .iter()
-                .filter(|(tp, _)| !subscribed(tp))
-                .map(|(&tp, &epoch)| (tp, epoch))
-                .collect();
-            updated.assigned.retain(|tp, _| subscribed(tp));
-            let owned = request.owned.as_ref();
-            let still_owned = |tp: &TopicPartition| owned.is_none_or(|o| o.contains(tp));
-            if dropped.keys().any(still_owned) {
-                updated.pending_revocation.extend(dropped);
-                updated.state = MemberState::UnrevokedPartitions;
-            }
         }
         let reconciled = self.update_and_reconcile(
             &mut cx,
@@ -684,9 +662,14 @@ impl ConsumerGroup {
         if self.group_epoch > self.assignment_epoch && self.may_assign(cx.now) {
             self.compute_target(cx);
         }
-        // 3. Reconcile the member towards its target.
+        // 3. Reconcile the member towards its target, or with its new subscription
+        // (`maybeReconcile`: a member reconciled to the target is left alone unless its
+        // subscription changed).
         let target = self.target_of(&updated.member_id);
-        let reconciled = {
+        let reconciled = if !subscription_changed && updated.is_reconciled_to(self.assignment_epoch)
+        {
+            updated.clone()
+        } else {
             let id = updated.member_id.clone();
             let members = &self.members;
             // Kafka's `currentPartitionEpoch != -1`: another member still holds it (a static
@@ -697,17 +680,16 @@ impl ConsumerGroup {
             let held_elsewhere = |tp: TopicPartition| {
                 !early && members.values().any(|m| m.member_id != id && m.holds(&tp))
             };
-            if updated.is_reconciled_to(self.assignment_epoch) {
-                updated.clone()
-            } else {
-                reconcile::reconcile(
-                    &updated,
-                    self.assignment_epoch,
-                    &target,
-                    owned,
-                    &held_elsewhere,
-                )
-            }
+            let subscribed = self.subscribed_topics(&updated);
+            let towards = reconcile::Towards {
+                target_epoch: self.assignment_epoch,
+                target: &target,
+                owned,
+                held_elsewhere: &held_elsewhere,
+                subscribed: &|t| subscribed.get(t as usize).copied().unwrap_or(false),
+                subscription_changed,
+            };
+            reconcile::reconcile(&updated, &towards)
         };
         if !same_assignment(&reconciled, member) {
             cx.record(ConsumerGroupRecord::CurrentMemberAssignment {
@@ -722,8 +704,11 @@ impl ConsumerGroup {
             } else if reconciled.state == MemberState::UnrevokedPartitions {
                 let at =
                     cx.now + Duration::from_millis(reconciled.rebalance_timeout_ms.max(0) as u64);
+                self.rebalance_armed_at
+                    .insert(reconciled.member_id.clone(), reconciled.member_epoch);
                 cx.out.push(GroupEffect::SetTimer { timer, at });
             } else {
+                self.rebalance_armed_at.remove(&reconciled.member_id);
                 cx.out.push(GroupEffect::CancelTimer(timer));
             }
         }
@@ -741,11 +726,11 @@ impl ConsumerGroup {
     ) -> Result<ConsumerMember, ConsumerHeartbeatResponse> {
         let id = &request.member_id;
         if let Some(instance) = &request.instance_id {
-            let holder = self.static_member(instance).cloned();
-            if let Some(old) = holder.filter(|old| &old.member_id != id) {
+            if let Some(old) = self.static_member(instance).cloned() {
                 // Past its first heartbeat a member whose instance id another member holds
-                // was replaced: fenced (`throwIfInstanceIdIsFenced`).
-                if request.member_epoch != 0 {
+                // was replaced: fenced (`throwIfInstanceIdIsFenced`). The holder itself goes on
+                // to the epoch checks below.
+                if request.member_epoch != 0 && &old.member_id != id {
                     return Err(ConsumerHeartbeatResponse::error(
                         ErrorCode::FencedInstanceId,
                         format!(
@@ -754,20 +739,25 @@ impl ConsumerGroup {
                         ),
                     ));
                 }
-                // A joining one takes over only an instance its holder released with a
-                // leave (epoch -2), unless the holder speaks the classic protocol
-                // (`getOrMaybeSubscribeStaticConsumerGroupMember` checks the release only
-                // between two consumer-protocol members: `throwIfInstanceIdIsUnreleased`).
-                if old.classic.is_none() && old.member_epoch != STATIC_LEAVE_EPOCH {
-                    return Err(ConsumerHeartbeatResponse::error(
-                        ErrorCode::UnreleasedInstanceId,
-                        format!(
-                            "Static member {} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
-                            id, old.member_id
-                        ),
-                    ));
+                // A static member's epoch 0 always goes through
+                // `getOrMaybeSubscribeStaticConsumerGroupMember`: it takes over only an instance
+                // its holder released with a leave (epoch -2), whatever the holder's member id,
+                // its own included (a static member fenced by its epoch cannot rejoin until its
+                // session ends), unless the holder speaks the classic protocol
+                // (`throwIfInstanceIdIsUnreleased` is checked only between two consumer-protocol
+                // members).
+                if request.member_epoch == 0 {
+                    if old.classic.is_none() && old.member_epoch != STATIC_LEAVE_EPOCH {
+                        return Err(ConsumerHeartbeatResponse::error(
+                            ErrorCode::UnreleasedInstanceId,
+                            format!(
+                                "Static member {id} with instance id {instance} cannot join the group because the instance id is owned by {} member.",
+                                old.member_id
+                            ),
+                        ));
+                    }
+                    return Ok(self.replace_static(cx, old, id));
                 }
-                return Ok(self.replace_static(cx, old, id));
             }
         }
         match self.members.get(id) {
@@ -779,10 +769,12 @@ impl ConsumerGroup {
             Some(m) if request.member_epoch == 0 => Ok(m.clone()),
             Some(m) => {
                 let epoch = request.member_epoch;
+                // `isSubset`: a heartbeat that reports nothing (`owned` null) proves nothing,
+                // so the previous epoch is accepted only with an `owned` inside the assignment.
                 let subset = request
                     .owned
                     .as_ref()
-                    .is_none_or(|owned| owned.iter().all(|tp| m.assigned.contains_key(tp)));
+                    .is_some_and(|owned| owned.iter().all(|tp| m.assigned.contains_key(tp)));
                 let fenced = epoch > m.member_epoch
                     || (epoch < m.member_epoch && (epoch != m.previous_member_epoch || !subset));
                 if fenced {
@@ -804,8 +796,10 @@ impl ConsumerGroup {
         }
     }
 
-    /// KIP-345 under KIP-848: a static member's new process (a new member id) takes over the
-    /// old member's epoch and assignment, without a group epoch bump.
+    /// KIP-345 under KIP-848: a static member's new process takes over the old member's
+    /// assignment at epoch 0, without a group epoch bump. Its member id is usually a new one;
+    /// a member that left with epoch -2 and rejoins with its own id is replaced by itself
+    /// the same way (`replaceMember`).
     fn replace_static(&mut self, cx: &mut Cx, old: ConsumerMember, new_id: &str) -> ConsumerMember {
         let target = self.target.remove(&old.member_id).unwrap_or_default();
         self.remove_member(cx, &old.member_id);
@@ -841,14 +835,15 @@ impl ConsumerGroup {
             );
         };
         let epoch = if request.member_epoch == STATIC_LEAVE_EPOCH && member.instance_id.is_some() {
-            // It keeps its partitions (at epoch 0) until it comes back or its session ends.
+            // `consumerGroupStaticMemberGroupLeave`: it keeps its assigned partitions (at
+            // epoch 0, so they count as its new process's from the start) until it comes back
+            // or its session ends. Only its epoch changes (`setMemberEpoch`: the previous epoch
+            // stays), and what it was revoking is dropped: the process has stopped, so those
+            // partitions are free at once for the members waiting for them.
             let mut left = member;
-            left.set_epoch(STATIC_LEAVE_EPOCH);
-            for e in left
-                .assigned
-                .values_mut()
-                .chain(left.pending_revocation.values_mut())
-            {
+            left.member_epoch = STATIC_LEAVE_EPOCH;
+            left.pending_revocation.clear();
+            for e in left.assigned.values_mut() {
                 *e = 0;
             }
             cx.record(ConsumerGroupRecord::CurrentMemberAssignment {
@@ -888,12 +883,16 @@ impl ConsumerGroup {
                     });
                 }
             }
+            // It fences the member only if it is still at the epoch the timer was armed at
+            // (GMM `scheduleConsumerGroupRebalanceTimeout`): not one that has moved on, nor a
+            // static member away at epoch -2, whose session timer decides.
             ConsumerGroupTimer::Rebalance { member_id } => {
-                let revoking = self
+                let armed_at = self.rebalance_armed_at.remove(member_id);
+                let stuck = self
                     .members
                     .get(member_id)
-                    .is_some_and(|m| m.state == MemberState::UnrevokedPartitions);
-                if revoking {
+                    .is_some_and(|m| armed_at == Some(m.member_epoch));
+                if stuck {
                     self.fence(&mut cx, member_id, EpochCause::MemberFenced);
                     cx.out.push(GroupEffect::Fenced {
                         member_id: member_id.clone(),
@@ -969,6 +968,7 @@ impl ConsumerGroup {
             .is_some_and(|m| m.classic.is_some());
         self.remove_member(cx, member_id);
         self.target.remove(member_id);
+        self.rebalance_armed_at.remove(member_id);
         cx.out
             .push(GroupEffect::CancelTimer(ConsumerGroupTimer::Session {
                 member_id: member_id.to_string(),
@@ -989,6 +989,10 @@ impl ConsumerGroup {
             });
             return;
         }
+        // The epoch record carries the metadata hash recomputed without the departed member
+        // (`consumerGroupFenceMembers`: `computeSubscribedTopicNamesWithoutDeletedMembers`), so
+        // a later change to a topic only it subscribed to bumps nothing.
+        self.metadata_seen = self.subscribed_metadata();
         self.bump_epoch(cx, cause, Some(member_id));
         cx.out.push(GroupEffect::Removed {
             member_id: member_id.to_string(),
@@ -1026,6 +1030,20 @@ impl ConsumerGroup {
             cause,
             member_id: member_id.map(str::to_string),
         });
+    }
+
+    /// Whether `member` subscribes to each topic, by topic index, of those that exist (Kafka's
+    /// `TopicIds` of its subscription): each name looked up once, not once for each partition.
+    fn subscribed_topics(&self, member: &ConsumerMember) -> Vec<bool> {
+        let wanted: BTreeSet<&str> = member
+            .subscribed_topic_names
+            .iter()
+            .map(String::as_str)
+            .collect();
+        self.topics
+            .iter()
+            .map(|t| t.partitions > 0 && wanted.contains(t.name.as_str()))
+            .collect()
     }
 
     /// Partition counts of every topic a member subscribes to (0: not created yet).

@@ -1070,6 +1070,25 @@ fn a_new_member_id_with_the_same_instance_id_takes_over_without_a_bump() {
     assert_eq!(g.records(), Vec::<String>::new());
 }
 
+/// COORDINATOR.md §5.3 Leaves: a static member that left with epoch -2 and rejoins with its
+/// own member id is replaced by itself like a new process (`getOrMaybeSubscribeStaticConsumer
+/// GroupMember` copies it at epoch 0, `replaceMember`): it gets its epoch back with previous
+/// epoch 0, without a bump, not epoch -2 kept as a dynamic rejoin would.
+#[test]
+fn a_static_member_rejoining_with_its_own_id_after_releasing_replaces_itself() {
+    use k09::B;
+    let mut g = k09_until_5010();
+    g.send(6000, with_instance(light(B, STATIC_LEAVE_EPOCH), "pod-b"));
+    let response = g.send(8000, with_instance(full(B, &["orders"]), "pod-b"));
+    assert_eq!(response, ok(B, 3, Some(orders(&[3, 4, 5]))));
+    assert_eq!(g.bumps(), []);
+    let b = g.member(B);
+    assert_eq!((b.member_epoch, b.previous_member_epoch), (3, 0));
+    assert_eq!(b.state, MemberState::Stable);
+    assert_eq!(b.assigned, orders_at(&[(3, 0), (4, 0), (5, 0)]));
+    assert_eq!(g.group.target_of(B), orders(&[3, 4, 5]));
+}
+
 /// COORDINATOR.md §5.3 Leaves, the take-over's limits: a new process may take an instance id
 /// only once its holder released it with epoch -2 (`throwIfInstanceIdIsUnreleased`), and the
 /// replaced process is fenced by the instance id from then on (`throwIfInstanceIdIsFenced`).
@@ -1360,7 +1379,6 @@ fn a_change_to_a_topic_nobody_subscribes_to_bumps_nothing() {
 /// partitions that are a subset of the assignment, and a null `owned` is not one
 /// (`GroupMetadataManager.isSubset`: `if (ownedTopicPartitions == null) return false;`).
 #[test]
-#[ignore = "cgsim takes a null owned as a subset and accepts the previous epoch; Kafka 4.3.1's isSubset(null) is false (GroupMetadataManager.java:1491), so it answers FENCED_MEMBER_EPOCH"]
 fn the_previous_epoch_without_owned_partitions_is_fenced() {
     use k01::A;
     let mut g = k01_until_1850();
@@ -1377,7 +1395,6 @@ fn the_previous_epoch_without_owned_partitions_is_fenced() {
 /// stays 10 towards a target at 12). Here: k01 with C joining before A acknowledged its first
 /// revocation.
 #[test]
-#[ignore = "cgsim's reconcile.rs moves such a member to member_epoch + 1 (3); Kafka keeps member.memberEpoch() (2)"]
 fn a_member_with_more_to_revoke_after_revoking_stays_at_its_epoch() {
     use k01::{A, B, C};
     let mut g = Group::orders(0);
@@ -1405,7 +1422,6 @@ fn a_member_with_more_to_revoke_after_revoking_stays_at_its_epoch() {
 /// once (`ConsumerGroup.maybeUpdatePartitionEpoch`) and the receiving member gets them on its
 /// next heartbeat.
 #[test]
-#[ignore = "cgsim's leave() keeps pending_revocation (still held, so B waits) and sets previous_member_epoch to the old epoch; Kafka clears the pending partitions and keeps the previous epoch"]
 fn a_static_leave_frees_partitions_pending_revocation_and_keeps_the_previous_epoch() {
     use k09::{A, B};
     // A (epoch 3, previous 2) leaves: its previous epoch stays 2.
@@ -1441,7 +1457,6 @@ fn a_static_leave_frees_partitions_pending_revocation_and_keeps_the_previous_epo
 /// that left with epoch -2 while revoking is at -2, so the timer does nothing and only its
 /// session timer (not re-armed by the leave) removes it.
 #[test]
-#[ignore = "cgsim's on_timer fences on state == UnrevokedPartitions, which a static member at epoch -2 keeps; Kafka compares the member epoch with the one the timer was armed at"]
 fn a_static_member_away_at_epoch_minus_2_is_not_fenced_by_its_rebalance_timer() {
     use k09::{A, B};
     let mut g = Group::orders(0);
@@ -1474,7 +1489,6 @@ fn a_static_member_away_at_epoch_minus_2_is_not_fenced_by_its_rebalance_timer() 
 /// to as empty. So when the member acknowledges the revocation it stays with `orders` only, at
 /// its epoch, and nothing changes in the response.
 #[test]
-#[ignore = "cgsim's reconcile.rs reconciles towards the stale target unfiltered and hands payments 0-2 back to the member that just unsubscribed from it"]
 fn after_dropping_a_topic_the_stale_target_does_not_hand_its_partitions_back() {
     use k01::A;
     let mut g = Group::new(
@@ -1507,7 +1521,6 @@ fn after_dropping_a_topic_the_stale_target_does_not_hand_its_partitions_back() {
 /// its current epoch its previous one too (`CurrentAssignmentBuilder.updateCurrentAssignment`;
 /// A joined at epoch 2 with previous epoch 0).
 #[test]
-#[ignore = "cgsim trims the assignment before reconciling and leaves previous_member_epoch at 0; Kafka sets it to the member epoch (2)"]
 fn dropping_a_topic_still_owned_makes_the_member_epoch_the_previous_one() {
     use k01::A;
     let mut g = Group::new(
@@ -1532,7 +1545,6 @@ fn dropping_a_topic_still_owned_makes_the_member_epoch_the_previous_one() {
 /// replayed by `setMetadataHash`), so a later change to a topic only the departed member
 /// subscribed to bumps nothing.
 #[test]
-#[ignore = "cgsim's fence() leaves metadata_seen with the departed member's topics, so the next metadata change recomputes it and bumps the epoch (MetadataChanged) for a topic nobody subscribes to"]
 fn a_departed_members_topics_leave_the_metadata_hash() {
     use k01::{A, B};
     let mut g = Group::new(
@@ -1559,7 +1571,6 @@ fn a_departed_members_topics_leave_the_metadata_hash() {
 /// the instance id, throws UNRELEASED_INSTANCE_ID unless that holder left with epoch -2
 /// (`throwIfInstanceIdIsUnreleased`), whatever its member id, its own included.
 #[test]
-#[ignore = "cgsim's member_for() skips the instance check when the holder has the request's own member id and treats the request as a dynamic rejoin; Kafka answers UNRELEASED_INSTANCE_ID"]
 fn a_static_member_rejoining_with_its_own_id_before_releasing_is_unreleased_instance_id() {
     use k09::A;
     let mut g = k09_until_5010();
@@ -1573,7 +1584,6 @@ fn a_static_member_rejoining_with_its_own_id_before_releasing_is_unreleased_inst
 /// member's topics through `TopicIds`, which skips names missing from the metadata image, and
 /// assigns the topics that exist.
 #[test]
-#[ignore = "cgsim panics in assignor/uniform/homogeneous.rs:207 ('subscribed topics have ids (checked)'): subscribed_topic_set resolves the 0-partition topic by name, but target::compute left it out of the member's topics, so topic_ids gave it no id"]
 fn a_member_may_subscribe_to_a_topic_not_created_yet_under_the_uniform_assignor() {
     use k01::A;
     let mut g = Group::new(
@@ -1586,4 +1596,20 @@ fn a_member_may_subscribe_to_a_topic_not_created_yet_under_the_uniform_assignor(
     let response = g.hb(500, A, 2);
     let all = union(orders(&[0, 1, 2, 3, 4, 5]), payments(&[0, 1]));
     assert_eq!(response, ok(A, 3, Some(all)));
+}
+
+/// The same with subscriptions that differ (the uniform assignor's heterogeneous path): the
+/// topic not created yet is assigned to nobody, the other one is shared.
+#[test]
+fn a_topic_not_created_yet_in_differing_subscriptions_is_assigned_to_nobody() {
+    use k01::{A, B};
+    let mut g = Group::new(
+        config(0),
+        &[("orders", ORDERS_ID, 6), ("payments", PAYMENTS_ID, 0)],
+    );
+    g.join(0, A, &["orders", "payments"]);
+    g.join(100, B, &["orders"]);
+    let (a, b) = (g.group.target_of(A), g.group.target_of(B));
+    assert_eq!((a.len(), b.len()), (3, 3));
+    assert_eq!(union(a, b), orders(&[0, 1, 2, 3, 4, 5]));
 }

@@ -1221,47 +1221,44 @@ fn a_partition_pending_revocation_stays_held_when_its_owner_drops_the_topic() {
     assert_eq!(b_assignment, Some(vec![revoking]));
 }
 
-/// KIP-1251 (`ConsumerGroup.validateOffsetCommit` with assignment epochs): a member whose
-/// revocation ack moved it one epoch on while the newer target revokes more commits what it is
-/// still revoking at the epoch it knows. The commit is written: the partitions are still held,
-/// pending revocation, since that epoch. A partition assigned after the commit's epoch, or one
-/// it does not hold, is STALE_MEMBER_EPOCH, as is an epoch ahead of the member's. The model had
-/// refused the first (fuzz seed 339: a commit after a batch, racing the epoch bump), and the
-/// next owner reprocessed what had been committed nowhere.
+/// KIP-1251 (`ConsumerGroup.validateOffsetCommit` with assignment epochs): a member asked to
+/// revoke at an epoch it reached without giving anything up commits what it is revoking at the
+/// epoch before, sent before the answer that moved it on arrived. The commit is written: the
+/// partitions are still held, pending revocation, since that epoch. A partition assigned after
+/// the commit's epoch, or one it does not hold, is STALE_MEMBER_EPOCH, as is an epoch ahead of
+/// the member's. The model had refused the first (fuzz seed 339: a commit after a batch, racing
+/// the epoch bump), and the next owner reprocessed what had been committed nowhere.
 #[test]
 fn a_lagging_commit_of_partitions_pending_revocation_is_written() {
-    let mut h = assigning_at_once(vec![topic("orders", 7, 3, 0)]);
-    let topics: &[&str] = &["orders"];
+    let mut h = assigning_at_once(vec![topic("orders", 7, 3, 0), topic("audit", 8, 1, 3)]);
     let all = vec![0, 1, 2];
     let (e1, a) = epoch_and_assignment(&h.ask(
         10,
         0,
-        consumer_heartbeat("a", 0, Some(topics), Some(vec![])),
+        consumer_heartbeat("a", 0, Some(&["orders"]), Some(vec![])),
     ));
     assert_eq!(a, Some(all.clone()));
-    // b joins: a must give one partition up, and stays at e1 until it has.
+    // c joins for `audit` alone: a new epoch that takes nothing from a, which moves on to it
+    // with the partitions it had, still assigned at e1.
     h.ask(
         20,
-        1,
-        consumer_heartbeat("b", 0, Some(topics), Some(vec![])),
+        2,
+        consumer_heartbeat("c", 0, Some(&["audit"]), Some(vec![])),
     );
-    let (epoch, kept) =
+    let (e2, unchanged) =
         epoch_and_assignment(&h.ask(30, 0, consumer_heartbeat("a", e1, None, Some(all.clone()))));
-    let kept = kept.expect("a smaller assignment");
-    assert_eq!((epoch, kept.len()), (e1, 2));
-    // d joins before a has revoked: the new target leaves a one partition.
+    assert_eq!((e2, unchanged), (e1 + 1, None));
+    // b joins for `orders`: a must give one partition up, and stays at e2 until it has.
     h.ask(
         40,
-        2,
-        consumer_heartbeat("d", 0, Some(topics), Some(vec![])),
+        1,
+        consumer_heartbeat("b", 0, Some(&["orders"]), Some(vec![])),
     );
-    // a reports the first revocation done: it moves to e1 + 1, and must now revoke one more.
-    let (e2, left) =
-        epoch_and_assignment(&h.ask(50, 0, consumer_heartbeat("a", e1, None, Some(kept.clone()))));
-    let left = left.expect("a smaller assignment");
-    assert_eq!((e2, left.len()), (e1 + 1, 1));
-    let revoking = *kept.iter().find(|p| !left.contains(p)).unwrap();
-    let not_held = *all.iter().find(|p| !kept.contains(p)).unwrap();
+    let (epoch, kept) =
+        epoch_and_assignment(&h.ask(50, 0, consumer_heartbeat("a", e2, None, Some(all.clone()))));
+    let kept = kept.expect("a smaller assignment");
+    assert_eq!((epoch, kept.len()), (e2, 2));
+    let revoking = *all.iter().find(|p| !kept.contains(p)).unwrap();
     let commit = |epoch: i32, partition: usize| Request::OffsetCommit {
         member_id: "a".into(),
         generation: epoch,
@@ -1273,11 +1270,12 @@ fn a_lagging_commit_of_partitions_pending_revocation_is_written() {
         ErrorCode::None
     );
     assert_eq!(
-        error_of(&h.ask(61, 0, commit(e1, left[0]))),
+        error_of(&h.ask(61, 0, commit(e1, kept[0]))),
         ErrorCode::None
     );
     assert_eq!(h.offsets.committed(revoking), Some(5));
-    for (epoch, partition) in [(e1, not_held), (e2 + 1, left[0]), (e1 - 1, revoking)] {
+    // `audit`-0 (global 3) is c's; e2 + 1 is ahead of a; e1 - 1 is before a held anything.
+    for (epoch, partition) in [(e1, 3), (e2 + 1, kept[0]), (e1 - 1, revoking)] {
         assert_eq!(
             error_of(&h.ask(70, 0, commit(epoch, partition))),
             ErrorCode::StaleMemberEpoch,
@@ -1285,7 +1283,6 @@ fn a_lagging_commit_of_partitions_pending_revocation_is_written() {
         );
     }
 }
-
 /// A ConsumerGroupHeartbeat of a static member (`group.instance.id` = "pod-1").
 fn static_heartbeat(member_id: &str, member_epoch: i32, owned: Option<Vec<usize>>) -> Request {
     let mut request = consumer_heartbeat(
