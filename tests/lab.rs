@@ -324,6 +324,29 @@ fn runs_are_the_cli_runs() {
     assert_eq!(v["window_ms"], serde_json::json!([59460, 66064]));
 }
 
+/// A KIP-848 member is RECONCILING from the heartbeat answer that brings its new target until
+/// its poll loop has run both callbacks, then ACKNOWLEDGING until the answer to its
+/// acknowledgement (issue 70): on `scale-out`, c2 hears of the new target at 60.413 s, revokes
+/// at 60.524 s, assigns and acknowledges at 60.610 s, and is answered at 60.617 s.
+#[test]
+fn the_instant_view_shows_a_kip_848_members_reconciliation() {
+    let lab = Lab::start();
+    let state_of = |at: u64, member: &str| -> String {
+        let (status, v) = lab.json(&format!(
+            "/api/instant?scenario=scale-out&variants=consumer&at={at}"
+        ));
+        assert_eq!(status, 200, "{v}");
+        let members = v["variants"][0]["state"]["members"].as_array().unwrap();
+        let m = members.iter().find(|m| m["name"] == member).unwrap();
+        m["state"].as_str().unwrap().to_string()
+    };
+    assert_eq!(state_of(60_400, "c2"), "STABLE");
+    assert_eq!(state_of(60_450, "c2"), "RECONCILING");
+    assert_eq!(state_of(60_600, "c2"), "RECONCILING");
+    assert_eq!(state_of(60_612, "c2"), "ACKNOWLEDGING");
+    assert_eq!(state_of(60_700, "c2"), "STABLE");
+}
+
 #[test]
 fn the_state_at_an_instant_shows_the_owners_the_trace_shows() {
     let lab = Lab::start();
