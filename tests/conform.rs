@@ -472,3 +472,23 @@ fn a_difference_makes_conform_exit_1() {
         "{stdout}"
     );
 }
+
+/// `AbstractCoordinator`'s Heartbeat and SyncGroup handlers reset the generation on
+/// ILLEGAL_GENERATION only `if (generationUnchanged())`: the answer to a request sent with an
+/// older generation than the consumer now holds is ignored. A's heartbeat with generation 0
+/// (stale: it holds 1) is refused; A keeps generation 1, so its next heartbeat, at its own
+/// generation, is answered NONE (reset, it would have carried -1 and been refused again).
+#[test]
+fn a_stale_requests_illegal_generation_keeps_the_generation_the_member_holds() {
+    let steps = format!(
+        r#"[{FORM_AB},
+        {{"at": 7000, "op": "heartbeat", "member": "A", "generation": 0}},
+        {{"at": 7010, "op": "heartbeat", "member": "A"}}]"#
+    );
+    let events = run(script(&["A", "B"], &steps));
+    let stale = at(&events, 7000, "request");
+    assert_eq!(stale["response"]["error"], "ILLEGAL_GENERATION", "{stale}");
+    let next = at(&events, 7010, "request");
+    assert_eq!(next["request"]["generation_id"], 1, "{next}");
+    assert_eq!(next["response"]["error"], "NONE", "{next}");
+}

@@ -69,6 +69,9 @@ struct Outstanding {
     alias: String,
     op: &'static str,
     no_update: bool,
+    /// The member id and generation the request went out with (Kafka's `sentGeneration`):
+    /// a SyncGroup's or Heartbeat's own fields, else the alias's when it was sent.
+    sent: (String, i32),
 }
 
 pub struct Replay<'s> {
@@ -488,6 +491,22 @@ impl<'s> Replay<'s> {
     ) {
         let seq = self.next_seq();
         let number = self.aliases.get(alias).map_or(0, |a| a.number);
+        let sent = match &request {
+            Request::SyncGroup {
+                member_id,
+                generation,
+                ..
+            }
+            | Request::Heartbeat {
+                member_id,
+                generation,
+                ..
+            } => (member_id.clone(), *generation),
+            _ => self
+                .aliases
+                .get(alias)
+                .map_or((String::new(), -1), |a| (a.member_id.clone(), a.generation)),
+        };
         let from = ClientRef {
             member: number,
             incarnation: seq as u32,
@@ -499,6 +518,7 @@ impl<'s> Replay<'s> {
                 alias: alias.to_string(),
                 op,
                 no_update,
+                sent,
             },
         );
         let mut out = Out::new(false);
@@ -578,7 +598,7 @@ impl<'s> Replay<'s> {
             };
             let rendered = self.render_response(&response);
             if !outstanding.no_update {
-                self.remember(&outstanding.alias, &response);
+                self.remember(&outstanding.alias, &response, &outstanding.sent);
             }
             if Some(seq) == this_seq {
                 own = Some(rendered);
@@ -662,10 +682,19 @@ impl<'s> Replay<'s> {
         }
     }
 
-    /// A Java consumer's memory of its answers.
-    fn remember(&mut self, alias: &str, response: &Response) {
+    /// A Java consumer's memory of its answers. An error that resets it does so only if the
+    /// request went out with the member id and generation the consumer still holds
+    /// (`AbstractCoordinator`'s response handlers: `if (generationUnchanged())`); an answer to
+    /// a request of an older generation is ignored.
+    fn remember(&mut self, alias: &str, response: &Response, sent: &(String, i32)) {
         let Some(a) = self.aliases.get_mut(alias) else {
             return;
+        };
+        let unchanged = a.member_id == sent.0 && a.generation == sent.1;
+        let forget = |a: &mut Alias, error: ErrorCode| {
+            if unchanged {
+                forget(a, error);
+            }
         };
         match response {
             Response::JoinGroup {
