@@ -475,7 +475,10 @@ fn the_command_line_exits_2_on_a_limit_and_on_each_bad_assign_line() {
     let input = [
         line(r#"{"member_id":"a","topics":["t"]}"#, r#"{"t":2}"#),
         line(r#"{"member_id":"a","topics":["t"],"owned":{"u":[0]}}"#, r#"{"t":2}"#),
-        line(r#"{"member_id":"a","topics":["t"],"generation":-5}"#, r#"{"t":2}"#),
+        line(
+            r#"{"member_id":"a","topics":["t"],"generation":-3000000000}"#,
+            r#"{"t":2}"#,
+        ),
         line(r#"{"member_id":"a","topics":["t"],"owned":{"t":[-1]}}"#, r#"{"t":2}"#),
         line(
             r#"{"member_id":"a","group_instance_id":"p","topics":["t"]},{"member_id":"b","group_instance_id":"p","topics":["t"]}"#,
@@ -489,7 +492,7 @@ fn the_command_line_exits_2_on_a_limit_and_on_each_bad_assign_line() {
     assert_eq!(out.lines().count(), 1, "the good line is still answered");
     let want = [
         r#"line 2: member "a": owned names topic "u", which is not in topics"#,
-        r#"line 3: member "a": generation -5 is negative (-1, Kafka's default, means none)"#,
+        r#"line 3: member "a": generation -3000000000 is outside Java's int range (-2147483648..=2147483647)"#,
         r#"line 4: member "a": owned["t"] holds -1; partitions are numbered from 0"#,
         r#"line 5: duplicate group_instance_id "p" (member "b"): a static id belongs to one member"#,
         r#"line 6: topic "t": partition count 1000000000 makes 1000000000 partitions in all, above the limit of 10000000"#,

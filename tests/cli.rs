@@ -605,3 +605,58 @@ fn the_lab_says_when_it_finds_no_scenarios() {
     assert!(err.contains("--scenarios DIR"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A negative generation other than -1 is accepted and fed where Kafka feeds it (issue 67):
+/// the Subscription drops it (`ConsumerPartitionAssignor.Subscription`: negative is
+/// `Optional.empty()`), each sticky assignor's userData keeps it, and `memberData` reads it
+/// from there (`CooperativeStickyAssignor.memberData` falls back to the userData;
+/// `StickyAssignor` reads only its userData). In `AbstractStickyAssignor.allSubscriptionsEqual`
+/// b, met after a, claims t-0 with generation -2 against a's Subscription generation (none:
+/// -1): -2 < -1, so a keeps it. Without a generation, b's -1 equals a's and t-0 is taken from
+/// both (`partitionsWithMultiplePreviousOwners`): withheld from a under COOPERATIVE, handed to
+/// b by the sticky (EAGER) assignor.
+#[test]
+fn a_generation_of_minus_2_is_weighed_as_kafkas_sticky_assignors_weigh_it() {
+    let line = |assignor: &str, protocol: &str, owned_a: &str, owned_b: &str, generation: &str| {
+        format!(
+            r#"{{"id":"x","assignor":"{assignor}"{protocol},"topics":{{"t":4}},"members":[{{"member_id":"a","topics":["t"],"owned":{{"t":{owned_a}}}}},{{"member_id":"b","topics":["t"],"owned":{{"t":{owned_b}}}{generation}}}]}}"#
+        )
+    };
+    let assign = |input: String| -> serde_json::Value {
+        let out = cgsim(&["assign"], &input);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let coop = r#","protocol":"cooperative""#;
+    let minus_2 = assign(line(
+        "cooperative-sticky",
+        coop,
+        "[0,1]",
+        "[0,2]",
+        r#","generation":-2"#,
+    ));
+    assert_eq!(minus_2["assignment"]["a"]["t"], serde_json::json!([0, 1]));
+    assert_eq!(minus_2["cooperative"]["withheld_count"], 0);
+    let none = assign(line("cooperative-sticky", coop, "[0,1]", "[0,2]", ""));
+    assert_eq!(none["assignment"]["a"]["t"], serde_json::json!([1]));
+    assert_eq!(
+        none["cooperative"]["withheld"]["a"]["t"],
+        serde_json::json!([0])
+    );
+    let minus_2 = assign(line(
+        "sticky",
+        "",
+        "[0,1,2]",
+        "[0,3]",
+        r#","generation":-2"#,
+    ));
+    assert_eq!(
+        minus_2["assignment"],
+        serde_json::json!({"a": {"t": [0, 1]}, "b": {"t": [2, 3]}})
+    );
+    let none = assign(line("sticky", "", "[0,1,2]", "[0,3]", ""));
+    assert_eq!(
+        none["assignment"],
+        serde_json::json!({"a": {"t": [1, 2]}, "b": {"t": [0, 3]}})
+    );
+}

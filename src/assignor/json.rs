@@ -274,18 +274,22 @@ fn parse_member(
             owned.push(tp);
         }
     }
+    // -1 is Kafka's DEFAULT_GENERATION: no generation. Any other negative value is fed where
+    // Kafka feeds it (reference README, "How inputs are fed"): the Subscription turns it into
+    // `Optional.empty()`, but each sticky assignor's userData keeps it, and `memberData` reads
+    // it from there (`CooperativeStickyAssignor.memberData` falls back to the userData when the
+    // Subscription has none; `StickyAssignor` reads only its userData). So a present -2 is
+    // weighed as -2 against others' claims (`allSubscriptionsEqual`) and goes into
+    // `prevAssignment` (`generation.get() < maxGeneration`), where an absent one would not.
     let generation = match raw.generation {
-        // -1 is Kafka's DEFAULT_GENERATION, which it reads as Optional.empty(); no other
-        // negative generation exists.
         None | Some(-1) => None,
-        Some(g) if g < 0 => {
-            return Err(format!(
-                "member {who:?}: generation {g} is negative (-1, Kafka's default, means none)"
-            ))
-        }
-        Some(g) => Some(
-            i32::try_from(g).map_err(|_| format!("member {who:?}: generation {g} is too large"))?,
-        ),
+        Some(g) => Some(i32::try_from(g).map_err(|_| {
+            format!(
+                "member {who:?}: generation {g} is outside Java's int range ({}..={})",
+                i32::MIN,
+                i32::MAX
+            )
+        })?),
     };
     Ok(Member {
         member_id: raw.member_id,
@@ -294,8 +298,9 @@ fn parse_member(
         topics,
         owned,
         generation,
-        // The reference cases send one generation both ways.
-        subscription_generation: generation,
+        // The Subscription's own: `ConsumerPartitionAssignor.Subscription` keeps only a
+        // non-negative one.
+        subscription_generation: generation.filter(|&g| g >= 0),
         rack: raw.rack,
     })
 }
@@ -464,8 +469,10 @@ mod tests {
             err(r#"{"member_id":"a","topics":["t"],"owned":{"t":[-1]}}"#),
             r#"member "a": owned["t"] holds -1; partitions are numbered from 0"#
         );
-        assert!(err(r#"{"member_id":"a","topics":["t"],"generation":-2}"#)
-            .contains("generation -2 is negative"));
+        assert!(
+            err(r#"{"member_id":"a","topics":["t"],"generation":-3000000000}"#)
+                .contains("generation -3000000000 is outside Java's int range")
+        );
         assert!(err(
             r#"{"member_id":"a","group_instance_id":"pod-1","topics":["t"]},
                {"member_id":"b","group_instance_id":"pod-1","topics":["t"]}"#
