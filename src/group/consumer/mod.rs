@@ -491,9 +491,9 @@ impl ConsumerGroup {
         &self.topics
     }
 
-    /// Members in the broker's map order.
+    /// Members in the broker's map order (Java's iteration order, not the order they joined in).
     pub fn members(&self) -> impl Iterator<Item = &ConsumerMember> {
-        self.members.values()
+        self.members.iter().map(|(_, m)| m)
     }
 
     pub fn member(&self, member_id: &str) -> Option<&ConsumerMember> {

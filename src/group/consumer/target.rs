@@ -49,9 +49,23 @@ pub(super) fn topics_by_name(topics: &[Topic]) -> BTreeMap<&str, usize> {
     by_name
 }
 
-/// The new target of every member. Members are given to the assignor in the broker's map
-/// order (the member-spec map is filled in that order, then the updated member, which the
-/// group holds already).
+/// The order the assignor meets the members in: `TargetAssignmentBuilder.build` puts them in a
+/// fresh `HashMap` (`memberSpecs`), filled in the group's map order, so they iterate in Java's
+/// hash order (not the order they joined in) for a HashMap sized for the members there are now,
+/// not for the most the group ever had (the group's own map never shrinks).
+fn member_spec_order<'m>(
+    members: &'m JavaHashMap<String, ConsumerMember>,
+) -> Vec<&'m ConsumerMember> {
+    let mut specs: JavaHashMap<String, &ConsumerMember> = JavaHashMap::new(Capacity::Default);
+    for (id, m) in members.iter() {
+        specs.insert(id.clone(), m);
+    }
+    specs.iter().map(|(_, &m)| m).collect()
+}
+
+/// The new target of every member. Members are given to the assignor in the order of the
+/// builder's member-spec map ([`member_spec_order`]; the updated member is in the group's map
+/// already).
 pub fn compute(
     topics: &[Topic],
     members: &JavaHashMap<String, ConsumerMember>,
@@ -60,8 +74,8 @@ pub fn compute(
 ) -> BTreeMap<String, Partitions> {
     let name = preferred_assignor(members.values()).unwrap_or_else(|| default_assignor.to_string());
     let topic_index = topics_by_name(topics);
-    let spec_members: Vec<Member> = members
-        .values()
+    let spec_members: Vec<Member> = member_spec_order(members)
+        .into_iter()
         .map(|m| {
             let mut subscription = m.subscribed_topic_names.clone();
             subscription.sort_by(|a, b| string_compare(a, b));
@@ -111,4 +125,33 @@ pub fn compute(
         .zip(result.assignment)
         .map(|(m, parts)| (m.member_id.clone(), parts.into_iter().collect()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `TargetAssignmentBuilder.build` hands the assignor a fresh `HashMap` of member specs: a
+    /// group that once had 13 members (its map grown to 32 buckets, which it keeps) and now has
+    /// "q" (hash 113) and "b" (98) gives them in a 16-bucket map's order, q (bucket 1) before
+    /// b (bucket 2), where the group's own map has b (bucket 2) before q (bucket 17).
+    #[test]
+    fn members_reach_the_assignor_in_a_fresh_hash_maps_order() {
+        let mut members: JavaHashMap<String, ConsumerMember> = JavaHashMap::new(Capacity::Default);
+        let others: Vec<String> = (0..11).map(|i| format!("member-{i}")).collect();
+        for id in others.iter().map(String::as_str).chain(["q", "b"]) {
+            members.insert(id.to_string(), ConsumerMember::new(id.to_string()));
+        }
+        assert_eq!(members.capacity(), 32);
+        for id in &others {
+            members.remove(id.as_str());
+        }
+        let group_order: Vec<&str> = members.keys().map(String::as_str).collect();
+        assert_eq!(group_order, ["b", "q"]);
+        let spec_order: Vec<&str> = member_spec_order(&members)
+            .iter()
+            .map(|m| m.member_id.as_str())
+            .collect();
+        assert_eq!(spec_order, ["q", "b"]);
+    }
 }
