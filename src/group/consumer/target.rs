@@ -53,9 +53,7 @@ pub(super) fn topics_by_name(topics: &[Topic]) -> BTreeMap<&str, usize> {
 /// fresh `HashMap` (`memberSpecs`), filled in the group's map order, so they iterate in Java's
 /// hash order (not the order they joined in) for a HashMap sized for the members there are now,
 /// not for the most the group ever had (the group's own map never shrinks).
-fn member_spec_order<'m>(
-    members: &'m JavaHashMap<String, ConsumerMember>,
-) -> Vec<&'m ConsumerMember> {
+fn member_spec_order(members: &JavaHashMap<String, ConsumerMember>) -> Vec<&ConsumerMember> {
     let mut specs: JavaHashMap<String, &ConsumerMember> = JavaHashMap::new(Capacity::Default);
     for (id, m) in members.iter() {
         specs.insert(id.clone(), m);
