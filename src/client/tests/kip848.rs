@@ -59,13 +59,7 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
         panic!("{ack:?}")
     };
     assert_eq!(owned, &[0, 1, 2, 3]);
-    h.respond(305, consumer_heartbeat_ok(2, None));
-    h.respond(
-        306,
-        Response::OffsetFetch {
-            committed: (0..4).map(|p| (p, None)).collect(),
-        },
-    );
+    kip_848_acknowledged_and_fetched(&mut h, 4);
     assert!(!h.consumer.is_rebalancing());
     // The next heartbeat, an interval after the ack, carries nothing new.
     h.take_sent();
@@ -102,13 +96,7 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     };
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
     h.run_until(ASSIGNED_AT);
-    h.respond(305, consumer_heartbeat_ok(2, None));
-    h.respond(
-        306,
-        Response::OffsetFetch {
-            committed: (0..2).map(|p| (p, None)).collect(),
-        },
-    );
+    kip_848_acknowledged_and_fetched(&mut h, 2);
     h.take_sent();
     h.run_until(5_311);
     h.respond(
@@ -351,13 +339,7 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
     h.respond(0, Response::FindCoordinator { broker: 0 });
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1, 2, 3])));
     h.run_until(ASSIGNED_AT);
-    h.respond(305, consumer_heartbeat_ok(2, None));
-    h.respond(
-        306,
-        Response::OffsetFetch {
-            committed: (0..4).map(|p| (p, None)).collect(),
-        },
-    );
+    kip_848_acknowledged_and_fetched(&mut h, 4);
     h.run_until(5_311);
     // The answer to the interval's heartbeat takes t-2 and t-3 away: a 6 s revoke callback.
     h.respond(5_320, consumer_heartbeat_ok(3, Some(vec![0, 1])));
@@ -598,13 +580,7 @@ fn without_auto_commit_an_addition_is_reconciled_in_the_background() {
 fn a_kip_848_revocation_and_its_assignment_run_at_separate_passes() {
     let mut h = Harness::new("protocol = \"consumer\"\nenable_auto_commit = false", "");
     kip_848_member_given(&mut h, vec![0, 1, 2, 3]);
-    h.respond(305, consumer_heartbeat_ok(2, None));
-    h.respond(
-        306,
-        Response::OffsetFetch {
-            committed: (0..4).map(|p| (p, None)).collect(),
-        },
-    );
+    kip_848_acknowledged_and_fetched(&mut h, 4);
     let before = h.facts.len();
     h.run_until(5_311);
     h.take_sent();

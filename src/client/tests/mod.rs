@@ -396,6 +396,18 @@ fn kip_848_member_given(h: &mut Harness, partitions: Vec<usize>) {
     h.run_until(ASSIGNED_AT);
 }
 
+/// After [`kip_848_member_given`] `n` partitions: its acknowledgement is answered at 305 ms and
+/// the committed offsets of orders-0..n at 306 ms, so its poll loop goes on processing.
+fn kip_848_acknowledged_and_fetched(h: &mut Harness, n: usize) {
+    h.respond(305, consumer_heartbeat_ok(2, None));
+    h.respond(
+        306,
+        Response::OffsetFetch {
+            committed: (0..n).map(|p| (p, None)).collect(),
+        },
+    );
+}
+
 /// What each KIP-848 heartbeat sent since the last look reported owned (`None`: unchanged).
 fn heartbeats_owned(h: &mut Harness) -> Vec<Option<Vec<usize>>> {
     h.take_sent()
@@ -427,13 +439,7 @@ fn kip_848_member_stalled_past_its_poll_interval() -> Harness {
     h.respond(0, Response::FindCoordinator { broker: 0 });
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
     h.run_until(ASSIGNED_AT);
-    h.respond(305, consumer_heartbeat_ok(2, None));
-    h.respond(
-        306,
-        Response::OffsetFetch {
-            committed: (0..2).map(|p| (p, None)).collect(),
-        },
-    );
+    kip_848_acknowledged_and_fetched(&mut h, 2);
     h.run_until(1_000);
     h.call(|c, env| c.stall(env, Duration::from_millis(20_000)));
     h.run_until(5_311);

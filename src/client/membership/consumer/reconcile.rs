@@ -12,6 +12,7 @@ use super::super::MembershipStep;
 use super::{ConsumerMemberState, QueuedCallback};
 use crate::client::poll::Listener;
 use crate::client::*;
+use crate::facts::Callback;
 
 /// What a reconciliation from `owned` towards `target` takes away and adds, in partition order.
 pub(in crate::client) fn diff(owned: &[usize], target: &[usize]) -> (Vec<usize>, Vec<usize>) {
@@ -82,37 +83,32 @@ impl Consumer {
 
     /// `revokePartitions`: `onPartitionsRevoked` is queued for the application thread.
     pub(in crate::client) fn queue_revocation(&mut self, env: &mut ClientEnv, revoked: Vec<usize>) {
-        log!(
-            env,
-            "{} queues onPartitionsRevoked {}",
-            self.name(),
-            env.partitions.list(&revoked)
-        );
-        env.fact(Fact::CallbackQueued {
-            member: self.idx,
-            callback: crate::facts::Callback::Revoked,
-        });
-        self.kip848()
-            .queued
-            .push_back(QueuedCallback::Revoke(revoked));
+        self.queue_callback(env, QueuedCallback::Revoke(revoked));
     }
 
     /// `assignPartitions`, chained after the revocation: `onPartitionsAssigned` is queued.
     pub(in crate::client) fn queue_assignment(&mut self, env: &mut ClientEnv) {
         let added = std::mem::take(&mut self.kip848().assigning);
+        self.queue_callback(env, QueuedCallback::Assign(added));
+    }
+
+    /// A callback queued for the application thread's next pass: its trace line and fact.
+    fn queue_callback(&mut self, env: &mut ClientEnv, queued: QueuedCallback) {
+        let (name, callback, partitions) = match &queued {
+            QueuedCallback::Revoke(p) => ("onPartitionsRevoked", Callback::Revoked, p),
+            QueuedCallback::Assign(p) => ("onPartitionsAssigned", Callback::Assigned, p),
+        };
         log!(
             env,
-            "{} queues onPartitionsAssigned {}",
+            "{} queues {name} {}",
             self.name(),
-            env.partitions.list(&added)
+            env.partitions.list(partitions)
         );
         env.fact(Fact::CallbackQueued {
             member: self.idx,
-            callback: crate::facts::Callback::Assigned,
+            callback,
         });
-        self.kip848()
-            .queued
-            .push_back(QueuedCallback::Assign(added));
+        self.kip848().queued.push_back(queued);
     }
 
     /// The application thread runs a queued callback (`processBackgroundEvents`); its
