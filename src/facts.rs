@@ -7,7 +7,7 @@
 
 use crate::app::join::Miss;
 use crate::cluster::PartitionLookup;
-use crate::group::messages::{ErrorCode, RequestKind, Trigger};
+use crate::messages::{ErrorCode, RequestKind, Trigger};
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
 
@@ -185,7 +185,7 @@ pub enum Fact {
     /// for it again.
     CoordinatorUnknown {
         member: usize,
-        error: crate::group::messages::ErrorCode,
+        error: crate::messages::ErrorCode,
     },
     /// The client found its coordinator again.
     CoordinatorFound { member: usize, broker: u32 },

@@ -17,6 +17,7 @@ pub mod fuzz;
 pub mod group;
 pub mod java;
 pub mod lab;
+pub mod messages;
 pub mod metrics;
 pub mod report;
 pub mod scenario;

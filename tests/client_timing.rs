@@ -2,7 +2,7 @@
 //! checker that flags only what Kafka could really do: each repro of issue 18 run as written.
 
 use cgsim::facts::Fact;
-use cgsim::group::messages::RequestKind;
+use cgsim::messages::RequestKind;
 use cgsim::report::Report;
 use cgsim::scenario::expect::Comparison;
 use cgsim::scenario::{load, load_str, LoadOptions, Scenario};

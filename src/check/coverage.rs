@@ -5,7 +5,7 @@
 
 use super::Findings;
 use crate::facts::Fact;
-use crate::group::messages::{RequestKind, Trigger};
+use crate::messages::{RequestKind, Trigger};
 use std::collections::BTreeSet;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

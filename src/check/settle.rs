@@ -9,7 +9,7 @@
 
 use super::{Findings, Property};
 use crate::facts::Fact;
-use crate::group::messages::RequestKind;
+use crate::messages::RequestKind;
 use crate::sim::SimTime;
 
 /// When the property looks, in simulated time.

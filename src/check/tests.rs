@@ -1,7 +1,7 @@
 //! Each property fed facts directly, without a run: it fires when it should and only then.
 
 use super::*;
-use crate::group::messages::Trigger;
+use crate::messages::Trigger;
 
 /// The last fault ends at 50 ms; settled by 100 ms and through 200 ms.
 fn checks() -> Checks {

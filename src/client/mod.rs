@@ -34,11 +34,11 @@ use crate::assignor::RebalanceProtocol;
 use crate::cluster::{PartitionLookup, PartitionSpace, Replicas};
 use crate::facts::Fact;
 use crate::group::leader;
-use crate::group::messages::{
+use crate::log;
+use crate::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request,
     RequestKind, Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
 };
-use crate::log;
 use crate::scenario::{
     ClientSettings, CommitAfterBatch, MemberSpec, Mutant, OffsetReset, Protocol, Scenario,
 };

@@ -15,12 +15,12 @@ use crate::cluster::OffsetsStore;
 use crate::group::classic::ClassicGroup;
 use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::leader;
-use crate::group::messages::{
+use crate::group::Coordinator;
+use crate::java::string_compare;
+use crate::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, JoinedMember, LeaveReason, LeavingMember,
     Request, Response, Subscription,
 };
-use crate::group::Coordinator;
-use crate::java::string_compare;
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
 use base64::Engine;

@@ -11,8 +11,8 @@ use crate::group::consumer::{
     ConsumerGroup, ConsumerGroupConfig, ConsumerGroupTimer, ConsumerHeartbeat,
     ConsumerHeartbeatResponse, GroupEffect, Partitions, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
-use crate::group::messages::ErrorCode;
 use crate::java::{string_compare, Uuid};
+use crate::messages::ErrorCode;
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
 use serde_json::{json, Map, Value};

@@ -5,7 +5,7 @@
 
 use super::story::{Event, Record};
 use super::{at, ms_between, Clause, Ctx, Rebalance, Wait};
-use crate::group::messages::Trigger;
+use crate::messages::Trigger;
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
 

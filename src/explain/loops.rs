@@ -3,7 +3,7 @@
 
 use super::story::{Event, Story};
 use super::{at, Ctx, Loop};
-use crate::group::messages::Trigger;
+use crate::messages::Trigger;
 use std::collections::BTreeMap;
 
 /// A member that starts this many rebalances (two round trips of leave and rejoin) is in a

@@ -4,7 +4,7 @@
 //! is inferred from settings: every field is a fact's, or a count of facts.
 
 use crate::facts::{Callback, Fact, RejoinCause};
-use crate::group::messages::{ErrorCode, RequestKind, Trigger};
+use crate::messages::{ErrorCode, RequestKind, Trigger};
 use crate::sim::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -484,7 +484,7 @@ pub fn withheld_for_a_follow_up_that_never_came(
             }
             Fact::SyncGroupAnswered {
                 generation: g,
-                error: crate::group::messages::ErrorCode::None,
+                error: crate::messages::ErrorCode::None,
                 assignment,
                 ..
             } if generation == Some(*g) => synced.extend(assignment.iter().copied()),
@@ -615,7 +615,7 @@ mod tests {
     /// One cooperative generation: member 0 owned t0-0 and t0-1 when the join completed, the
     /// assignor withheld t0-1 (it moves to member 1 in the follow-up), member 1 owns t1-0.
     fn withholding_generation() -> Vec<(SimTime, Fact)> {
-        use crate::group::messages::{ErrorCode, Trigger};
+        use crate::messages::{ErrorCode, Trigger};
         let synced = |member: usize, assignment: Vec<usize>| Fact::SyncGroupAnswered {
             member,
             generation: 2,
@@ -675,7 +675,7 @@ mod tests {
         facts.push(replaced(0));
         let next = Fact::RebalanceStarted {
             generation: 3,
-            trigger: crate::group::messages::Trigger::FollowUp,
+            trigger: crate::messages::Trigger::FollowUp,
             member: Some(0),
         };
         facts.push((SimTime::ZERO, next));
@@ -696,7 +696,7 @@ mod tests {
     /// other member, and its new process took over the instance in the Stable group.
     #[test]
     fn a_claim_in_a_joingroup_outlives_the_process_that_sent_it() {
-        use crate::group::messages::{ErrorCode, Trigger};
+        use crate::messages::{ErrorCode, Trigger};
         let s = scenario();
         let synced = |member: usize, assignment: Vec<usize>| Fact::SyncGroupAnswered {
             member,

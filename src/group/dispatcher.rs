@@ -24,11 +24,11 @@ use super::consumer::{
     ConsumerTopic, Downgrade,
 };
 use super::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect, Cx, MemberIds};
-use super::messages::{ClientRef, Request, Response};
 use super::migration;
 use super::records::GroupRecord;
 use crate::cluster::OffsetsStore;
 use crate::facts::Fact;
+use crate::messages::{ClientRef, Request, Response};
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
 use std::collections::BTreeMap;
@@ -287,7 +287,7 @@ impl Coordinator {
                             answers.push(answer);
                         }
                         Response::LeaveGroup {
-                            error: super::messages::ErrorCode::None,
+                            error: crate::messages::ErrorCode::None,
                             members: answers,
                         }
                     }

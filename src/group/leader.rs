@@ -2,11 +2,11 @@
 //! .onLeaderElected`): rebuild every member's subscription as the assignor sees it, in the
 //! broker's member order, and run the group's assignor.
 
-use super::messages::{JoinedMember, Subscription};
 use crate::assignor::racks::PartitionRacks;
 use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
 use crate::cluster::{PartitionSpace, Replicas};
 use crate::java::string_compare;
+use crate::messages::{JoinedMember, Subscription};
 use crate::scenario::Scenario;
 
 /// One member of a JoinGroup answer as the assignor sees it: its subscription in Java order and

@@ -21,9 +21,9 @@
 use super::classic::ClassicGroup;
 use super::consumer::{ConsumerHost, ConsumerSetup, Downgrade};
 use super::effects::{CoordTimer, CoordinatorConfig, Cx};
-use super::messages::{ClientRef, ErrorCode, Response};
 use crate::facts::Fact;
 use crate::log;
+use crate::messages::{ClientRef, ErrorCode, Response};
 
 /// A ConsumerGroupHeartbeat reached a classic group: the consumer group that takes its place,
 /// or `None` when the heartbeat has been answered (GROUP_ID_NOT_FOUND) and the classic group

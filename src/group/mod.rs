@@ -3,15 +3,14 @@
 //! type: a classic group (`classic/`) or a KIP-848 consumer group (`consumer/`), both writing the
 //! effects of `effects.rs`; the online migration that turns one into the other
 //! (`migration.rs`); what a classic group's elected leader runs (`leader.rs`, called by the
-//! client); the requests and responses between them (`messages.rs`); and the records the
-//! coordinator writes (`records.rs`).
+//! client); and the records the coordinator writes (`records.rs`). The requests and responses
+//! it answers are the crate's `messages`, which every side speaks.
 
 pub mod classic;
 pub mod consumer;
 pub mod dispatcher;
 pub mod effects;
 pub mod leader;
-pub mod messages;
 mod migration;
 pub mod records;
 

@@ -3,7 +3,7 @@
 //! group's vocabulary, so the cluster's offsets store can keep them without knowing the
 //! coordinator.
 
-use super::messages::Subscription;
+use crate::messages::Subscription;
 
 /// A group record, by Kafka's record name.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use super::runs::LabRun;
 use crate::client::{ClassicMemberState, ConsumerMemberState};
 use crate::facts::{Fact, RejoinCause};
 use crate::group::classic::ClassicGroupState;
-use crate::group::messages::ErrorCode;
+use crate::messages::ErrorCode;
 use crate::metrics::{ConsumerGroupReplay, Mark};
 use crate::scenario::{Protocol, TimelineAction};
 use serde::Serialize;

@@ -187,7 +187,7 @@ impl Metrics {
             Fact::SyncGroupAnswered {
                 member,
                 generation,
-                error: crate::group::messages::ErrorCode::None,
+                error: crate::messages::ErrorCode::None,
                 assignment,
             } => g.synced[*member] = Some((*generation, assignment.clone())),
             Fact::OffsetCommitted {

@@ -51,7 +51,7 @@
 
 use super::*;
 use crate::facts::Callback;
-use crate::group::messages::ErrorCode;
+use crate::messages::ErrorCode;
 use serde::Serialize;
 
 /// One sensor's samples over the run: `Avg`, `Max`, `CumulativeSum`, `CumulativeCount`.

@@ -32,7 +32,7 @@ pub use stats::{nearest_rank, Summary};
 
 use crate::app::join::Miss;
 use crate::facts::{Fact, MemberIds};
-use crate::group::messages::Trigger;
+use crate::messages::Trigger;
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::workload::producer::Logs;

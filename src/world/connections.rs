@@ -4,7 +4,7 @@
 //! everything on it fails with a disconnect, and what was still on its way is lost.
 
 use super::*;
-use crate::group::messages::{ErrorCode, RequestKind};
+use crate::messages::{ErrorCode, RequestKind};
 use crate::scenario::GroupSpec;
 
 /// A request on its way or waiting for its answer.

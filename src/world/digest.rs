@@ -6,10 +6,10 @@
 use super::Event;
 use crate::client::ClientTimer;
 use crate::group::effects::CoordTimer;
-use crate::group::messages::{
+use crate::messages::{
     ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
 };
-use crate::group::messages::{JoinProtocol, LeavingMember, LeftMember};
+use crate::messages::{JoinProtocol, LeavingMember, LeftMember};
 use crate::sim::{Digest, SimTime};
 
 pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {

@@ -14,7 +14,7 @@
 
 use super::connections::{disconnected, request_timeout, Setup};
 use super::*;
-use crate::group::messages::{ErrorCode, RequestKind};
+use crate::messages::{ErrorCode, RequestKind};
 use crate::scenario::Connections;
 
 /// When Linux sends a connection's SYN again while no answer comes: 1, 3, 7, 15, 31 and 63 s

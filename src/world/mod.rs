@@ -17,8 +17,8 @@ use crate::cluster::{Cluster, PartitionLookup, PartitionSpace};
 use crate::facts::Fact;
 use crate::group::consumer::{ConsumerGroupConfig, ConsumerTopic};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
-use crate::group::messages::{ClientRef, Request, Response};
 use crate::group::Coordinator;
+use crate::messages::{ClientRef, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
 use crate::scenario::{

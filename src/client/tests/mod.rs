@@ -10,7 +10,7 @@
 use super::*;
 use crate::app::standby::StandbyPlacement;
 use crate::facts::RejoinCause;
-use crate::group::messages::{JoinedMember, LeavingMember};
+use crate::messages::{JoinedMember, LeavingMember};
 use crate::scenario::{load_str, LoadOptions};
 use crate::sim::RngStreams;
 use membership::ConsumerMemberState;

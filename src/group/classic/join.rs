@@ -3,8 +3,8 @@
 //! `prepareRebalance`, `completeClassicGroupJoin`).
 
 use super::*;
-use crate::group::messages::JoinedMember;
 use crate::log;
+use crate::messages::JoinedMember;
 
 /// A JoinGroup's contents, once it is known which process sent it.
 pub(in crate::group) struct Join {

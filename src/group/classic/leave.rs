@@ -4,8 +4,8 @@
 //! session expires goes in `session.rs`.
 
 use super::*;
-use crate::group::messages::{LeaveReason, LeavingMember, LeftMember};
 use crate::log;
+use crate::messages::{LeaveReason, LeavingMember, LeftMember};
 
 impl ClassicGroup {
     /// LeaveGroup v3+: each member of the batch is removed (by id, or by instance id alone),

@@ -124,7 +124,7 @@ fn uncount(listed: &mut BTreeMap<String, usize>, protocols: &[JoinProtocol]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::group::messages::{ClientRef, Subscription};
+    use crate::messages::{ClientRef, Subscription};
 
     fn member(protocols: &[&str]) -> GroupMember {
         let client = ClientRef {

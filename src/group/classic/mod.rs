@@ -36,12 +36,12 @@ pub(super) use join::Join;
 pub(super) use sync::Sync;
 
 use super::effects::{CoordTimer, CoordinatorConfig, Cx};
-use super::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, Response, Subscription, Trigger,
-};
 use super::records::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
 use crate::facts::Fact;
 use crate::java::{Capacity, JavaHashMap, JavaHashSet};
+use crate::messages::{
+    ClientRef, ErrorCode, JoinProtocol, JoinReason, Response, Subscription, Trigger,
+};
 use crate::sim::SimTime;
 use std::collections::BTreeMap;
 

@@ -16,10 +16,10 @@ use crate::assignor::{Topic, TopicPartition};
 use crate::facts::{ConsumerRecord, Fact};
 use crate::group::classic::{ClassicAgain, HandedOver, Join, Sync, TakenBack};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, Cx};
-use crate::group::messages::{
+use crate::log;
+use crate::messages::{
     ClientRef, ErrorCode, LeavingMember, LeftMember, Request, Response, Trigger,
 };
-use crate::log;
 use crate::sim::Out;
 use std::collections::BTreeMap;
 

@@ -32,8 +32,8 @@ pub(super) use host::{ConsumerHost, ConsumerSetup, Downgrade};
 pub use target::SERVER_ASSIGNORS;
 
 use crate::assignor::{Topic, TopicPartition};
-use crate::group::messages::{ErrorCode, JoinProtocol};
 use crate::java::{Capacity, JavaHashMap};
+use crate::messages::{ErrorCode, JoinProtocol};
 use crate::scenario::MigrationPolicy;
 use crate::sim::time::Duration;
 use crate::sim::{Out, SimTime};

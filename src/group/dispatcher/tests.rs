@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::group::classic::ClassicGroupState;
-use crate::group::messages::{ErrorCode, JoinProtocol, JoinReason, Subscription, Trigger};
+use crate::messages::{ErrorCode, JoinProtocol, JoinReason, Subscription, Trigger};
 
 const SESSION_MS: u64 = 10_000;
 const REBALANCE_MS: u64 = 30_000;
@@ -180,7 +180,7 @@ fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> 
         rack_id: None,
     };
     Request::JoinGroup {
-        version: crate::group::messages::JOIN_GROUP_VERSION,
+        version: crate::messages::JOIN_GROUP_VERSION,
         member_id: member_id.to_string(),
         group_instance_id: instance.map(str::to_string),
         client_id: "consumer-grp".into(),

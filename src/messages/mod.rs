@@ -1,5 +1,9 @@
-//! Classic group protocol requests and responses, as much of them as the simulation needs.
-//! Partitions are global partition indexes.
+//! The Kafka protocol's group messages, as much of them as the simulation needs: the requests a
+//! client sends and the responses a broker gives (classic JoinGroup, SyncGroup, Heartbeat,
+//! LeaveGroup; KIP-848's ConsumerGroupHeartbeat; OffsetCommit, OffsetFetch, FindCoordinator),
+//! with their error codes. The vocabulary every side speaks (client, coordinator, network,
+//! facts, conformance replay), so it sits below all of them. Partitions are global partition
+//! indexes.
 
 /// Which process sent a request: the scenario member and its process incarnation (a restarted
 /// process is a new incarnation; responses to a dead one are dropped).
