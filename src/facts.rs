@@ -5,7 +5,6 @@
 //! Members are scenario member indexes, partitions global partition indexes
 //! (`cluster::PartitionSpace`).
 
-use crate::app::join::Miss;
 use crate::cluster::PartitionLookup;
 use crate::messages::{ErrorCode, RequestKind, Trigger};
 use crate::sim::SimTime;
@@ -281,6 +280,22 @@ pub enum Fact {
         records: u64,
         duration_us: u64,
     },
+}
+
+/// Why a notification of the partition-local join missed (`app/join.rs` decides it), in
+/// DESIGN.md's order of precedence. Recorded in [`Fact::Notification`]'s outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Miss {
+    /// The price partition is owned by another member.
+    NotCoLocated,
+    /// No price for the symbol was produced before the notification.
+    NoPriceYet,
+    /// The price is in the log but not yet processed here.
+    OutOfOrder,
+    /// This member's state for the price partition is being rebuilt.
+    Restoring,
+    /// The price is before this member's start position and was never restored.
+    StateEmpty,
 }
 
 /// How a classic member learned it must rejoin.

@@ -4,24 +4,10 @@
 //! not co-located, no price produced yet, out of order, restoring, state empty.
 
 use crate::cluster::PartitionLookup;
+use crate::facts::Miss;
 use crate::scenario::JoinApp;
 use crate::workload::producer::Logs;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Why a notification missed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Miss {
-    /// The price partition is owned by another member.
-    NotCoLocated,
-    /// No price for the symbol was produced before the notification.
-    NoPriceYet,
-    /// The price is in the log but not yet processed here.
-    OutOfOrder,
-    /// This member's state for the price partition is being rebuilt.
-    Restoring,
-    /// The price is before this member's start position and was never restored.
-    StateEmpty,
-}
 
 /// One member's join state: the latest price per symbol (key id -> price partition, offset).
 #[derive(Clone, Debug, Default)]

@@ -5,9 +5,10 @@
 //! where it stands; it answers what happened (join outcomes, a restore to time), and the
 //! consumer turns that into facts and timers.
 
-use super::join::{JoinState, MemberView, Miss};
+use super::join::{JoinState, MemberView};
 use super::standby::StandbyPlacement;
 use crate::cluster::PartitionSpace;
+use crate::facts::Miss;
 use crate::scenario::{JoinApp, Recovery, Scenario};
 use crate::workload::partitioner::default_partition;
 use crate::workload::producer::Logs;

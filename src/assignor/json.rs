@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Partitions in all on one input line: far above Kafka's largest groups (the 1,000,000 of the
-/// benchmarks), far below what would exhaust memory (the assignors keep a few words each).
-pub const MAX_PARTITIONS: u64 = 10_000_000;
+pub use super::MAX_PARTITIONS;
 
 /// One parsed input line.
 pub struct AssignCase {

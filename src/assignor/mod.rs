@@ -19,6 +19,7 @@ pub mod uniform;
 
 use crate::java::{str_order_is_java_order, string_compare, Uuid};
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Index of a topic in [`GroupSpec::topics`] (which is sorted by name, so index order is name
@@ -261,6 +262,35 @@ pub trait Assignor: Sync {
     fn assign(&self, group: &GroupSpec) -> Result<AssignResult, AssignError>;
 }
 
+/// Partitions (or a streams case's tasks) in all on one `cgsim assign` input line: far above
+/// Kafka's largest groups (the 1,000,000 of the benchmarks), far below what would exhaust memory
+/// (the assignors keep a few words each). Both line parsers (`json`, `streams::json`) hold to it.
+pub const MAX_PARTITIONS: u64 = 10_000_000;
+
+/// An assignment as Kafka's tools print it (`ConsumerGroupCommand.getAssignmentString`): per
+/// topic `topic:p,p,...` with partitions ascending, the topics' strings sorted (Java's
+/// `String.compareTo`) and joined by `;`; `-` when empty. Shared by `cgsim assign --table` and
+/// the report's `--describe` tables.
+pub fn assignment_text<'a>(parts: impl IntoIterator<Item = (&'a str, u32)>) -> String {
+    let mut by_topic: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for (topic, p) in parts {
+        by_topic.entry(topic).or_default().push(p);
+    }
+    if by_topic.is_empty() {
+        return "-".to_string();
+    }
+    let mut entries: Vec<String> = by_topic
+        .into_iter()
+        .map(|(topic, mut ps)| {
+            ps.sort_unstable();
+            let list: Vec<String> = ps.iter().map(u32::to_string).collect();
+            format!("{topic}:{}", list.join(","))
+        })
+        .collect();
+    entries.sort_by(|a, b| string_compare(a, b));
+    entries.join(";")
+}
+
 /// Every assignor name `cgsim` knows, built or not.
 pub const ASSIGNOR_NAMES: &[&str] = &[
     "range",
@@ -271,6 +301,19 @@ pub const ASSIGNOR_NAMES: &[&str] = &[
     "server-range",
     "co-partition",
 ];
+
+/// The server assignors a KIP-848 member may ask for (`group.consumer.assignors`' defaults), by
+/// the names members send in `ServerAssignor`.
+pub const SERVER_ASSIGNORS: &[&str] = &["uniform", "range"];
+
+/// The cgsim assignor for a server assignor's name (the server's `range` is cgsim's
+/// `server-range`, its own class in Kafka beside the client's `RangeAssignor`).
+pub fn server_assignor(remote: &str) -> &str {
+    match remote {
+        "range" => "server-range",
+        other => other,
+    }
+}
 
 static RANGE: range::RangeAssignor = range::RangeAssignor;
 static ROUNDROBIN: roundrobin::RoundRobinAssignor = roundrobin::RoundRobinAssignor;
@@ -452,6 +495,15 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn assignment_text_is_kafkas() {
+        let parts = [("orders", 8), ("orders", 0), ("audit", 2), ("orders", 12)];
+        assert_eq!(assignment_text(parts), "audit:2;orders:0,8,12");
+        // Entries sort as whole strings: `a-b:` before `a:` ('-' < ':').
+        assert_eq!(assignment_text([("a", 1), ("a-b", 0)]), "a-b:0;a:1");
+        assert_eq!(assignment_text([]), "-");
+    }
 
     #[test]
     fn static_members_sort_first() {

@@ -5,7 +5,7 @@
 //! group's own record (GROUP_METADATA) is kept beside them, as the compacted topic keeps the
 //! latest value of each key.
 
-use crate::group::records::GroupRecord;
+use crate::messages::records::GroupRecord;
 
 pub struct OffsetsStore {
     committed: Vec<Option<u64>>,

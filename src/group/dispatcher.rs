@@ -25,9 +25,9 @@ use super::consumer::{
 };
 use super::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect, Cx, MemberIds};
 use super::migration;
-use super::records::GroupRecord;
 use crate::cluster::OffsetsStore;
 use crate::facts::Fact;
+use crate::messages::records::GroupRecord;
 use crate::messages::{ClientRef, Request, Response};
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};

@@ -6,9 +6,9 @@
 //! [`CoordinatorEffect`]s; the caller (the world, a test, or `cgsim conform`'s replay) carries
 //! them out.
 
-use super::records::GroupRecord;
 use crate::facts::Fact;
 use crate::group::consumer::ConsumerGroupTimer;
+use crate::messages::records::GroupRecord;
 use crate::messages::{ClientRef, Response};
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;

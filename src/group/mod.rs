@@ -3,8 +3,8 @@
 //! type: a classic group (`classic/`) or a KIP-848 consumer group (`consumer/`), both writing the
 //! effects of `effects.rs`; the online migration that turns one into the other
 //! (`migration.rs`); what a classic group's elected leader runs (`leader.rs`, called by the
-//! client); and the records the coordinator writes (`records.rs`). The requests and responses
-//! it answers are the crate's `messages`, which every side speaks.
+//! client). The requests and responses it answers, and the records it writes, are the crate's
+//! `messages`, which every side speaks.
 
 pub mod classic;
 pub mod consumer;
@@ -12,6 +12,5 @@ pub mod dispatcher;
 pub mod effects;
 pub mod leader;
 mod migration;
-pub mod records;
 
 pub use dispatcher::Coordinator;

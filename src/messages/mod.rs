@@ -2,8 +2,11 @@
 //! client sends and the responses a broker gives (classic JoinGroup, SyncGroup, Heartbeat,
 //! LeaveGroup; KIP-848's ConsumerGroupHeartbeat; OffsetCommit, OffsetFetch, FindCoordinator),
 //! with their error codes. The vocabulary every side speaks (client, coordinator, network,
-//! facts, conformance replay), so it sits below all of them. Partitions are global partition
-//! indexes.
+//! facts, conformance replay), so it sits below all of them; and the records the coordinator
+//! writes to `__consumer_offsets` (`records.rs`), which Kafka defines the same way, as messages.
+//! Partitions are global partition indexes.
+
+pub mod records;
 
 /// Which process sent a request: the scenario member and its process incarnation (a restarted
 /// process is a new incarnation; responses to a dead one are dropped).

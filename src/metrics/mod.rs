@@ -30,7 +30,7 @@ pub use migration::Migration;
 
 pub use stats::{nearest_rank, Summary};
 
-use crate::app::join::Miss;
+use crate::facts::Miss;
 use crate::facts::{Fact, MemberIds};
 use crate::messages::Trigger;
 use crate::scenario::Scenario;

@@ -6,6 +6,7 @@
 //! Kafka prints `/` and the client's IP.
 
 use super::{GroupDescription, PartitionOffsets};
+use crate::assignor::assignment_text;
 use crate::java::string_compare;
 use std::collections::BTreeMap;
 
@@ -25,29 +26,6 @@ pub struct ToolOutput {
 /// Both tables: `--members --verbose`, then `--offsets`.
 pub fn render_describe(g: &GroupDescription) -> [ToolOutput; 2] {
     [members_verbose(g), offsets(g)]
-}
-
-/// A member's assignment as the tool prints it (`getAssignmentString`): per topic
-/// `topic:p,p,...` with partitions ascending, the topics' strings sorted (Java's
-/// `String.compareTo`) and joined by `;`; `-` when empty.
-pub fn assignment_text<'a>(parts: impl IntoIterator<Item = (&'a str, u32)>) -> String {
-    let mut by_topic: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-    for (topic, p) in parts {
-        by_topic.entry(topic).or_default().push(p);
-    }
-    if by_topic.is_empty() {
-        return MISSING.to_string();
-    }
-    let mut entries: Vec<String> = by_topic
-        .into_iter()
-        .map(|(topic, mut ps)| {
-            ps.sort_unstable();
-            let list: Vec<String> = ps.iter().map(u32::to_string).collect();
-            format!("{topic}:{}", list.join(","))
-        })
-        .collect();
-    entries.sort_by(|a, b| string_compare(a, b));
-    entries.join(";")
 }
 
 /// Java's `%-Ns`: left-aligned, padded to at least `width` characters.
@@ -337,15 +315,6 @@ fn offsets(g: &GroupDescription) -> ToolOutput {
 mod tests {
     use super::*;
     use crate::report::DescribedMember;
-
-    #[test]
-    fn assignment_text_is_kafkas() {
-        let parts = [("orders", 8), ("orders", 0), ("audit", 2), ("orders", 12)];
-        assert_eq!(assignment_text(parts), "audit:2;orders:0,8,12");
-        // Entries sort as whole strings: `a-b:` before `a:` ('-' < ':').
-        assert_eq!(assignment_text([("a", 1), ("a-b", 0)]), "a-b:0;a:1");
-        assert_eq!(assignment_text([]), "-");
-    }
 
     fn group(state: &str) -> GroupDescription {
         GroupDescription {

@@ -10,7 +10,7 @@ mod text;
 mod timeline;
 
 pub use chrome_trace::{render_chrome_trace, ChromeTraceOptions};
-pub use describe::{assignment_text, render_describe, ToolOutput};
+pub use describe::{render_describe, ToolOutput};
 pub use text::render_text;
 pub use timeline::{render_timeline, TimelineOptions, MIN_WIDTH};
 

@@ -69,7 +69,7 @@ pub(super) fn member_spec(
         // for a server assignor (or lets the broker choose uniform). Reconciliation is
         // incremental, like COOPERATIVE.
         Protocol::Consumer => {
-            if let Some(a) = remote_assignor.as_deref().filter(|a| !crate::group::consumer::SERVER_ASSIGNORS.contains(a)) {
+            if let Some(a) = remote_assignor.as_deref().filter(|a| !crate::assignor::SERVER_ASSIGNORS.contains(a)) {
                 return Err(bad(format!(
                     "member {:?}: remote_assignor {a:?} is not a server assignor the broker has (uniform, range)",
                     m.name

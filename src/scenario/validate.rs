@@ -284,7 +284,7 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
         )));
     }
     if let Some(a) = &g.remote_assignor {
-        if !crate::group::consumer::SERVER_ASSIGNORS.contains(&a.get_ref().as_str()) {
+        if !crate::assignor::SERVER_ASSIGNORS.contains(&a.get_ref().as_str()) {
             return Err((
                 Some(a.span()),
                 format!(

@@ -17,7 +17,7 @@ use super::{
     assign, GroupAssignment, GroupSpec, MemberSpec, Subtopology, TaskAssignorError, TaskId,
     Topology,
 };
-use crate::assignor::json::MAX_PARTITIONS;
+use crate::assignor::MAX_PARTITIONS;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 /// `t3a:0,1;t3b:2`, exactly as Kafka 4.x's `kafka-consumer-groups --describe --members
 /// --verbose` prints an assignment (topics' entries in Java string order), `-` for nothing.
 pub fn partitions_text(topics: &[Topic], parts: &[TopicPartition]) -> String {
-    crate::report::assignment_text(
+    crate::assignor::assignment_text(
         parts
             .iter()
             .map(|tp| (topics[tp.topic as usize].name.as_str(), tp.partition as u32)),

@@ -189,10 +189,10 @@ pub fn parse_topics(text: &str) -> Result<Vec<(String, i32)>, String> {
         }
         out.push((name.to_string(), count));
         let total: u64 = out.iter().map(|&(_, c)| c as u64).sum();
-        if total > crate::assignor::json::MAX_PARTITIONS {
+        if total > crate::assignor::MAX_PARTITIONS {
             return Err(format!(
                 "--topics entry {item:?} makes {total} partitions in all, above the limit of {}",
-                crate::assignor::json::MAX_PARTITIONS
+                crate::assignor::MAX_PARTITIONS
             ));
         }
     }

@@ -36,9 +36,9 @@ pub(super) use join::Join;
 pub(super) use sync::Sync;
 
 use super::effects::{CoordTimer, CoordinatorConfig, Cx};
-use super::records::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
 use crate::facts::Fact;
 use crate::java::{Capacity, JavaHashMap, JavaHashSet};
+use crate::messages::records::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
 use crate::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, Response, Subscription, Trigger,
 };

@@ -29,8 +29,6 @@ pub use bridge::{ClassicJoin, ClassicJoinAnswer};
 pub use host::ConsumerTopic;
 pub(super) use host::{ConsumerHost, ConsumerSetup, Downgrade};
 
-pub use target::SERVER_ASSIGNORS;
-
 use crate::assignor::{Topic, TopicPartition};
 use crate::java::{Capacity, JavaHashMap};
 use crate::messages::{ErrorCode, JoinProtocol};

@@ -3,7 +3,7 @@
 //! answers, given each member's subscription and current target (`TargetAssignmentBuilder`).
 
 use super::{ConsumerMember, Partitions};
-use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic};
+use crate::assignor::{by_name, server_assignor, GroupSpec, Member, RebalanceProtocol, Topic};
 use crate::java::{string_compare, Capacity, JavaHashMap};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,18 +24,6 @@ pub fn preferred_assignor<'m>(members: impl Iterator<Item = &'m ConsumerMember>)
         }
     }
     best.map(|(name, _)| name.clone())
-}
-
-/// The cgsim assignor for a `group.remote.assignor` name (the server's `range` is ours
-/// `server-range`).
-/// The server assignors a member may ask for (`group.consumer.assignors`' defaults).
-pub const SERVER_ASSIGNORS: &[&str] = &["uniform", "range"];
-
-pub fn assignor_name(remote: &str) -> &str {
-    match remote {
-        "range" => "server-range",
-        other => other,
-    }
 }
 
 /// Each topic's index by name (the first of a name, as a search from the start finds it):
@@ -114,7 +102,7 @@ pub fn compute(
         protocol: RebalanceProtocol::Cooperative,
         racks: Default::default(),
     };
-    let assignor = by_name(assignor_name(&name)).expect("a server assignor the group was given");
+    let assignor = by_name(server_assignor(&name)).expect("a server assignor the group was given");
     let result = assignor
         .assign(&spec)
         .expect("the server assignors answer every group the coordinator builds");

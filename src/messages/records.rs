@@ -1,9 +1,9 @@
 //! The records the group coordinator writes to `__consumer_offsets` besides offsets: what a
-//! coordinator that takes the group over loads (Kafka's `GroupMetadataValue`). A leaf of the
-//! group's vocabulary, so the cluster's offsets store can keep them without knowing the
-//! coordinator.
+//! coordinator that takes the group over loads (Kafka's `GroupMetadataValue`, generated from a
+//! message definition like the requests). Part of the vocabulary, so the cluster's offsets store
+//! can keep them without knowing the coordinator.
 
-use crate::messages::Subscription;
+use super::Subscription;
 
 /// A group record, by Kafka's record name.
 #[derive(Clone, Debug, PartialEq, Eq)]
