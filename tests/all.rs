@@ -6,6 +6,7 @@
 mod browser_support;
 mod lab_support;
 
+mod architecture;
 mod assign_reference;
 mod assign_table;
 mod assignor_properties;

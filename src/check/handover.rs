@@ -19,7 +19,7 @@
 use super::{Findings, Property};
 use crate::cluster::PartitionLookup;
 use crate::facts::{ConsumerRecord, Fact};
-use crate::group::consumer::STATIC_LEAVE_EPOCH;
+use crate::messages::STATIC_LEAVE_EPOCH;
 use crate::sim::SimTime;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -458,7 +458,7 @@ fn assigned_before_released_frees_what_a_static_member_was_revoking_when_it_leav
         at(4),
         &Fact::ConsumerGroupRecorded(ConsumerRecord::CurrentAssignment {
             member_id: "c1-id".into(),
-            member_epoch: crate::group::consumer::STATIC_LEAVE_EPOCH,
+            member_epoch: crate::messages::STATIC_LEAVE_EPOCH,
             stable: false,
             assigned: vec![0],
         }),

@@ -23,6 +23,7 @@ use membership::{Membership, MembershipStep};
 
 mod commit;
 mod fetch;
+pub mod leader;
 mod poll;
 mod recovery;
 #[cfg(test)]
@@ -33,7 +34,6 @@ use crate::app::standby::StandbyPlacement;
 use crate::assignor::RebalanceProtocol;
 use crate::cluster::{PartitionLookup, PartitionSpace, Replicas};
 use crate::facts::Fact;
-use crate::group::leader;
 use crate::log;
 use crate::messages::{
     ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request,

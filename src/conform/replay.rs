@@ -11,10 +11,10 @@ use super::script::{
     Step, SyncStep, TopicPartitions,
 };
 use crate::assignor::{by_name, GroupSpec, RebalanceProtocol, Topic, TopicPartition};
+use crate::client::leader;
 use crate::cluster::OffsetsStore;
 use crate::group::classic::ClassicGroup;
 use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
-use crate::group::leader;
 use crate::group::Coordinator;
 use crate::java::string_compare;
 use crate::messages::{
@@ -446,7 +446,7 @@ impl<'s> Replay<'s> {
             })
             .collect();
         // The subscriptions are read as sent, as the simulation's leader reads them
-        // (group/leader.rs).
+        // (client/leader.rs).
         let mut group = GroupSpec {
             topics,
             members: Vec::with_capacity(answer.members.len()),

@@ -9,10 +9,10 @@ use super::script::{ConsumerHeartbeatStep, Script, Step, TopicPartitions};
 use crate::assignor::{Topic, TopicPartition};
 use crate::group::consumer::{
     ConsumerGroup, ConsumerGroupConfig, ConsumerGroupTimer, ConsumerHeartbeat,
-    ConsumerHeartbeatResponse, GroupEffect, Partitions, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
+    ConsumerHeartbeatResponse, GroupEffect, Partitions,
 };
 use crate::java::{string_compare, Uuid};
-use crate::messages::ErrorCode;
+use crate::messages::{ErrorCode, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
 use serde_json::{json, Map, Value};

@@ -7,8 +7,8 @@
 
 use super::case::Case;
 use crate::check::{Coverage, Violation, REFUSED_AGAIN, UPGRADE_BEFORE_SYNC};
+use crate::client::leader::failed_as_kafkas_assignor_does;
 use crate::facts::Fact;
-use crate::group::leader::failed_as_kafkas_assignor_does;
 use crate::metrics::outcome::MemberError;
 use crate::report::Report;
 use crate::scenario::{load_str, LoadOptions, Scenario, TimelineAction};

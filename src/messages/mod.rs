@@ -407,3 +407,11 @@ impl Trigger {
         }
     }
 }
+
+/// `ConsumerGroupHeartbeatRequest.LEAVE_GROUP_MEMBER_EPOCH`: the member epoch a member leaves
+/// with.
+pub const LEAVE_EPOCH: i32 = -1;
+
+/// `ConsumerGroupHeartbeatRequest.LEAVE_GROUP_STATIC_MEMBER_EPOCH`: a static member leaving
+/// for now, its assignment kept for its instance id (KIP-848's static membership).
+pub const STATIC_LEAVE_EPOCH: i32 = -2;

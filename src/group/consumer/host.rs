@@ -10,13 +10,14 @@
 use super::{
     ClassicJoin, ClassicMember, ConsumerGroup, ConsumerGroupConfig, ConsumerGroupRecord,
     ConsumerGroupState, ConsumerGroupTimer, ConsumerHeartbeat, ConsumerMember, EpochCause,
-    GroupEffect, MemberState, Partitions, LEAVE_EPOCH,
+    GroupEffect, MemberState, Partitions,
 };
 use crate::assignor::{Topic, TopicPartition};
 use crate::facts::{ConsumerRecord, Fact};
 use crate::group::classic::{ClassicAgain, HandedOver, Join, Sync, TakenBack};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, Cx};
 use crate::log;
+use crate::messages::LEAVE_EPOCH;
 use crate::messages::{
     ClientRef, ErrorCode, LeavingMember, LeftMember, Request, Response, Trigger,
 };

@@ -31,7 +31,7 @@ pub(super) use host::{ConsumerHost, ConsumerSetup, Downgrade};
 
 use crate::assignor::{Topic, TopicPartition};
 use crate::java::{Capacity, JavaHashMap};
-use crate::messages::{ErrorCode, JoinProtocol};
+use crate::messages::{ErrorCode, JoinProtocol, LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 use crate::scenario::MigrationPolicy;
 use crate::sim::time::Duration;
 use crate::sim::{Out, SimTime};
@@ -42,10 +42,6 @@ pub type Partitions = BTreeSet<TopicPartition>;
 
 /// Partitions, each with the member epoch it was assigned at (KIP-1251's assignment epochs).
 pub type AssignmentEpochs = BTreeMap<TopicPartition, i32>;
-
-/// `LEAVE_GROUP_MEMBER_EPOCH` and `LEAVE_GROUP_STATIC_MEMBER_EPOCH`.
-pub const LEAVE_EPOCH: i32 = -1;
-pub const STATIC_LEAVE_EPOCH: i32 = -2;
 
 /// The broker's consumer-group settings (Kafka 4.3 defaults in [`Default`]).
 #[derive(Clone, Debug)]

@@ -761,7 +761,7 @@ fn stable_classic_group(h: &mut Harness) -> [String; 3] {
 /// A consumer-protocol member's leave heartbeat: epoch -1, or -2 for a static member (its
 /// `instance`), which keeps its assignment for the instance.
 fn consumer_leave(member_id: &str, instance: Option<&str>) -> Request {
-    use crate::group::consumer::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
+    use crate::messages::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
     Request::ConsumerGroupHeartbeat {
         member_id: member_id.to_string(),
         member_epoch: if instance.is_some() {
