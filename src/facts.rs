@@ -199,6 +199,13 @@ pub enum Fact {
     CoordinatorMoved { from: Option<u32>, to: Option<u32> },
     /// The new coordinator has loaded the group.
     CoordinatorLoaded,
+    /// A network partition cut the member's process off from the coordinator's broker until
+    /// `until`; the coordinator goes on counting it as a member that owns its partitions until
+    /// its session expires (recorded by the world, which applies the timeline's cuts).
+    CutOffFromCoordinator { member: usize, until: SimTime },
+    /// A topic grew (`kafka-topics --alter --partitions`): `topic`'s new count, and every
+    /// scenario topic's partition count from this instant on, in scenario order.
+    PartitionsAdded { topic: usize, counts: Vec<u32> },
     /// The online migration converted the group (KIP-848): to a consumer group when a
     /// consumer-protocol member joined a classic group (`to_consumer`), or back to classic when
     /// the last one left or a static member's classic process took over its entry

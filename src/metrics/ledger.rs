@@ -115,7 +115,7 @@ impl Metrics {
 
     /// A network partition cuts member `m` off from the coordinator's broker until `until`
     /// (a world event: the cut is the network's, not a model's fact).
-    pub fn cut_off_from_coordinator(&mut self, now: SimTime, m: usize, until: SimTime) {
+    pub(super) fn cut_off_from_coordinator(&mut self, now: SimTime, m: usize, until: SimTime) {
         if self.in_group[m] && self.running_process[m] {
             self.unreachable(now, m, "cut_off", Some(until));
         }

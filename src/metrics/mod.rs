@@ -125,6 +125,10 @@ pub struct Metrics {
     /// Partitions that exist now (added partitions exist from when they are added).
     partition_exists: Vec<bool>,
     partitions_added_at: Option<SimTime>,
+    /// Each scenario topic's name and most partitions (the partition space's layout), and the
+    /// co-partitioned topics, for what a `PartitionsAdded` fact changes.
+    topics: Vec<TopicLayout>,
+    topics_co_partitioned: Vec<Vec<usize>>,
     join: JoinMetrics,
     join_latencies_ms: Vec<u64>,
     recovery: Recovery,
@@ -158,6 +162,12 @@ pub struct Metrics {
 
 fn ms(t: SimTime) -> u64 {
     t.as_millis()
+}
+
+/// A scenario topic as the partition space lays it out.
+struct TopicLayout {
+    name: String,
+    max_partitions: u32,
 }
 
 impl Metrics {
@@ -215,6 +225,15 @@ impl Metrics {
                 .flat_map(|t| (0..t.max_partitions()).map(move |p| p < t.partitions))
                 .collect(),
             partitions_added_at: None,
+            topics: scenario
+                .topics
+                .iter()
+                .map(|t| TopicLayout {
+                    name: t.name.clone(),
+                    max_partitions: t.max_partitions(),
+                })
+                .collect(),
+            topics_co_partitioned: scenario.co_partitioned.clone(),
             join: JoinMetrics::default(),
             join_latencies_ms: Vec::new(),
             recovery: Recovery::default(),
@@ -388,6 +407,10 @@ impl Metrics {
             | Fact::CoordinatorMoved { .. }
             | Fact::CoordinatorLoaded
             | Fact::FetchGap { .. } => self.observe_fault(now, fact),
+            Fact::CutOffFromCoordinator { member, until } => {
+                self.cut_off_from_coordinator(now, *member, *until)
+            }
+            Fact::PartitionsAdded { counts, .. } => self.partitions_added(now, counts),
             Fact::GroupConverted { .. } => {
                 self.late.observe(fact);
                 self.group_converted(now, fact)

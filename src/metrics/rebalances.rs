@@ -7,16 +7,16 @@ use super::*;
 impl Metrics {
     /// A topic grew: co-partitioned groups whose counts now differ are reported with the
     /// indexes that exist in some of their topics but not all.
-    pub fn partitions_added(&mut self, now: SimTime, scenario: &Scenario, counts: &[u32]) {
+    pub(super) fn partitions_added(&mut self, now: SimTime, counts: &[u32]) {
         self.partitions_added_at = Some(now);
         let mut p = 0;
-        for (t, topic) in scenario.topics.iter().enumerate() {
-            for i in 0..topic.max_partitions() {
+        for (t, topic) in self.topics.iter().enumerate() {
+            for i in 0..topic.max_partitions {
                 self.partition_exists[p] = i < counts[t];
                 p += 1;
             }
         }
-        for group in &scenario.co_partitioned {
+        for group in &self.topics_co_partitioned {
             let c: Vec<u32> = group.iter().map(|&t| counts[t]).collect();
             let (min, max) = (
                 c.iter().copied().min().unwrap_or(0),
@@ -25,10 +25,7 @@ impl Metrics {
             if min != max {
                 self.co_partitioning.push(CoPartitionBreak {
                     at_ms: ms(now),
-                    topics: group
-                        .iter()
-                        .map(|&t| scenario.topics[t].name.clone())
-                        .collect(),
+                    topics: group.iter().map(|&t| self.topics[t].name.clone()).collect(),
                     partition_counts: c,
                     unmatched_indexes: (min..max).collect(),
                 });

@@ -638,9 +638,8 @@ impl<'s> World<'s> {
                 if let Some(home) = self.coordinator_home {
                     for &m in members {
                         if let Some(until) = self.cluster.availability.cut_until(m, home, now) {
-                            self.observers
-                                .metrics
-                                .cut_off_from_coordinator(now, m, until);
+                            let fact = Fact::CutOffFromCoordinator { member: m, until };
+                            self.observers.observe(now, &fact);
                         }
                     }
                 }
@@ -655,9 +654,11 @@ impl<'s> World<'s> {
                 let now = self.now();
                 let counts = scenario.partition_counts_at(now.as_millis());
                 self.coordinator.set_partitions(name, *partitions);
-                self.observers
-                    .metrics
-                    .partitions_added(now, scenario, &counts);
+                let fact = Fact::PartitionsAdded {
+                    topic: *topic,
+                    counts,
+                };
+                self.observers.observe(now, &fact);
             }
         }
     }
