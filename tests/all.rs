@@ -32,6 +32,7 @@ mod kafka_metrics;
 mod keyed_logs;
 mod lab;
 mod lab_browser;
+mod metrics_facts;
 mod migration;
 mod partitioner;
 mod rack_reference;
