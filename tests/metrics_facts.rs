@@ -405,3 +405,134 @@ fn a_member_cut_off_from_the_coordinator_is_marked_unreachable_in_the_history() 
         "{marks:#?}"
     );
 }
+
+#[test]
+fn a_cooperative_join_stops_nobody_and_its_follow_up_is_timed_on_the_rebalance_that_caused_it() {
+    // c2 joins at 10 s under cooperative-sticky: c1 rejoins without revoking, keeps t-0, t-1,
+    // revokes t-2, t-3 after the SyncGroup and asks for the follow-up, which hands them to c2
+    // (the facts of a real two-member run, trimmed).
+    let mut story = Story::new(scenario(2, 4));
+    formed_by_c1(&mut story);
+    story
+        .at(10_000, [Fact::ProcessStarted { member: 1 }])
+        .at(
+            10_008,
+            [
+                Fact::Joining { member: 1 },
+                Fact::JoinGroupSent { member: 1 },
+            ],
+        )
+        .at(
+            10_019,
+            [
+                added(1, "c2-id"),
+                Fact::RebalanceStarted {
+                    generation: 2,
+                    trigger: Trigger::MemberJoined,
+                    member: Some(1),
+                },
+            ],
+        )
+        .at(12_030, [Fact::JoinGroupSent { member: 0 }])
+        .at(
+            12_033,
+            [Fact::JoinCompleted {
+                generation: 2,
+                assignor: "cooperative-sticky".into(),
+            }],
+        )
+        .at(12_038, [Fact::GroupStable { generation: 2 }])
+        .at(
+            12_041,
+            [
+                Fact::SyncGroupAnswered {
+                    member: 0,
+                    generation: 2,
+                    error: ErrorCode::None,
+                    assignment: vec![0, 1],
+                },
+                Fact::Kept {
+                    member: 0,
+                    partitions: vec![0, 1],
+                },
+                Fact::Revoked {
+                    member: 0,
+                    partitions: vec![2, 3],
+                },
+                Fact::Assigned {
+                    member: 0,
+                    partitions: vec![],
+                },
+                processing(0, &[]),
+            ],
+        )
+        .at(12_044, sync_ok(1, 2, &[]))
+        .at(12_045, [Fact::JoinGroupSent { member: 0 }])
+        .at(
+            12_047,
+            [Fact::RebalanceStarted {
+                generation: 3,
+                trigger: Trigger::FollowUp,
+                member: Some(0),
+            }],
+        )
+        .at(15_043, [Fact::JoinGroupSent { member: 1 }])
+        .at(
+            15_047,
+            [Fact::JoinCompleted {
+                generation: 3,
+                assignor: "cooperative-sticky".into(),
+            }],
+        )
+        .at(15_053, [Fact::GroupStable { generation: 3 }])
+        .at(15_057, sync_ok(1, 3, &[2, 3]))
+        .at(
+            15_058,
+            [
+                Fact::SyncGroupAnswered {
+                    member: 0,
+                    generation: 3,
+                    error: ErrorCode::None,
+                    assignment: vec![0, 1],
+                },
+                Fact::Kept {
+                    member: 0,
+                    partitions: vec![0, 1],
+                },
+            ],
+        )
+        .at(15_065, [processing(1, &[2, 3])]);
+    let r = story.report(30_000);
+
+    assert_eq!(r.rebalances.count, 2);
+    let (join, follow_up) = (&r.rebalances.list[0], &r.rebalances.list[1]);
+    assert_eq!(
+        (join.generation, join.trigger.as_str()),
+        (2, "member_joined")
+    );
+    // From the join's end (Stable at 12.038 s) to its follow-up's (15.053 s).
+    assert_eq!(join.follow_up_ms, 3015);
+    assert_eq!(
+        (follow_up.generation, follow_up.trigger.as_str()),
+        (3, "follow_up")
+    );
+    assert_eq!(follow_up.member.as_deref(), Some("c1"));
+    assert_eq!(
+        (follow_up.start_ms, follow_up.end_ms, follow_up.follow_up_ms),
+        (12_047, 15_053, 0)
+    );
+
+    // c1 never stopped: it processed t-0, t-1 throughout.
+    assert_eq!(r.pauses.stop_the_world_ms.per.get("c1"), Some(&0));
+    assert_eq!(r.pauses.stop_the_world_ms.max, 0);
+    let u = &r.pauses.unavailable_ms;
+    assert_eq!(u.summary.per.get("t-0"), Some(&0));
+    // t-2, t-3: from c1's revocation after the first SyncGroup until c2 processed them.
+    assert_eq!(u.summary.per.get("t-2"), Some(&3024));
+    assert_eq!(
+        (r.revocations.total, r.revocations.by_staying_members),
+        (2, 2)
+    );
+    assert_eq!((r.moved.total, r.moved.minimum), (2, 2));
+    assert_eq!(r.final_assignment["c2"], ["t-2", "t-3"]);
+}
