@@ -18,6 +18,11 @@ pub(crate) use backoff::exponential_backoff;
 mod coordinator;
 mod membership;
 
+use crate::messages::{
+    ClientRef, ErrorCode, FailedResponse, FindCoordinatorResponse, JoinProtocol, JoinReason,
+    LeaveReason, LeavingMember, OffsetCommitResponse, OffsetFetchResponse, Request, RequestKind,
+    Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
+};
 pub use membership::{ClassicMemberState, ConsumerMemberState};
 use membership::{Membership, MembershipStep};
 
@@ -35,10 +40,6 @@ use crate::cluster::{PartitionLookup, PartitionSpace, Replicas};
 use crate::facts::Fact;
 use crate::group::leader;
 use crate::log;
-use crate::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request,
-    RequestKind, Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
-};
 use crate::scenario::{
     ClientSettings, CommitAfterBatch, MemberSpec, Mutant, OffsetReset, Protocol, Scenario,
 };
@@ -599,16 +600,18 @@ impl Consumer {
         }
         match response {
             // The consumer does not act on a LeaveGroup answer: it has left.
-            Response::LeaveGroup { .. } => {}
-            Response::FindCoordinator { broker } => self.coordinator_named(env, broker),
-            Response::Failed { request, error } => self.request_failed(env, request, error),
-            response @ (Response::JoinGroup { .. }
-            | Response::SyncGroup { .. }
-            | Response::Heartbeat { .. }
-            | Response::ConsumerGroupHeartbeat { .. }) => {
-                self.on_membership_response(env, response)
+            Response::LeaveGroup(_) => {}
+            Response::FindCoordinator(FindCoordinatorResponse { broker }) => {
+                self.coordinator_named(env, broker)
             }
-            Response::OffsetFetch { committed } => {
+            Response::Failed(FailedResponse { request, error }) => {
+                self.request_failed(env, request, error)
+            }
+            response @ (Response::JoinGroup(_)
+            | Response::SyncGroup(_)
+            | Response::Heartbeat(_)
+            | Response::ConsumerGroupHeartbeat(_)) => self.on_membership_response(env, response),
+            Response::OffsetFetch(OffsetFetchResponse { committed }) => {
                 if !self.awaiting_offsets {
                     return;
                 }
@@ -643,7 +646,7 @@ impl Consumer {
                 self.app = App::Idle;
                 self.poll(env);
             }
-            Response::OffsetCommit { error } => {
+            Response::OffsetCommit(OffsetCommitResponse { error }) => {
                 let sent_generation = self.commits_in_flight.pop_front();
                 self.membership_commit_error(env, error, sent_generation);
                 if self.prepare_commit_done(env, false) {

@@ -18,8 +18,10 @@ use crate::group::leader;
 use crate::group::Coordinator;
 use crate::java::string_compare;
 use crate::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, JoinedMember, LeaveReason, LeavingMember,
-    Request, Response, Subscription,
+    ClientRef, ErrorCode, FailedResponse, FindCoordinatorResponse, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, JoinProtocol, JoinReason, JoinedMember,
+    LeaveGroupRequest, LeaveGroupResponse, LeaveReason, LeavingMember, OffsetCommitResponse,
+    Request, Response, Subscription, SyncGroupRequest, SyncGroupResponse,
 };
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
@@ -183,11 +185,11 @@ impl<'s> Replay<'s> {
                         "generation_id": generation,
                         "group_instance_id": instance,
                     });
-                    let request = Request::Heartbeat {
+                    let request = Request::Heartbeat(HeartbeatRequest {
                         member_id,
                         generation,
                         group_instance_id: instance,
-                    };
+                    });
                     self.send(&hb.member, "heartbeat", hb.no_update, request, echo, None);
                 }
                 Step::Leave(leave) => self.leave(leave).map_err(|e| format!("step {i}: {e}"))?,
@@ -300,7 +302,7 @@ impl<'s> Replay<'s> {
             "protocol_type": protocol_type,
             "protocols": echo_protocols,
         });
-        let request = Request::JoinGroup {
+        let request = Request::JoinGroup(JoinGroupRequest {
             version,
             member_id,
             group_instance_id,
@@ -310,7 +312,7 @@ impl<'s> Replay<'s> {
             rebalance_timeout_ms,
             session_timeout_ms,
             reason: JoinReason::Rebalance,
-        };
+        });
         let restarted = step.restart.then_some(true);
         self.send(
             &step.member,
@@ -367,14 +369,14 @@ impl<'s> Replay<'s> {
             "protocol_name": protocol_name,
             "assignments": echo_assignments,
         });
-        let request = Request::SyncGroup {
+        let request = Request::SyncGroup(SyncGroupRequest {
             member_id,
             generation,
             group_instance_id,
             protocol_type,
             protocol_name,
             assignments: Some(assignments),
-        };
+        });
         self.send(&step.member, "sync", step.no_update, request, echo, None);
         Ok(())
     }
@@ -405,7 +407,7 @@ impl<'s> Replay<'s> {
             .first()
             .map(|m| m.member.clone())
             .ok_or("leave: no members")?;
-        let request = Request::LeaveGroup { members };
+        let request = Request::LeaveGroup(LeaveGroupRequest { members });
         let echo = json!({"version": 5, "members": echo});
         self.send(&first, "leave", false, request, echo, None);
         Ok(())
@@ -492,16 +494,16 @@ impl<'s> Replay<'s> {
         let seq = self.next_seq();
         let number = self.aliases.get(alias).map_or(0, |a| a.number);
         let sent = match &request {
-            Request::SyncGroup {
+            Request::SyncGroup(SyncGroupRequest {
                 member_id,
                 generation,
                 ..
-            }
-            | Request::Heartbeat {
+            })
+            | Request::Heartbeat(HeartbeatRequest {
                 member_id,
                 generation,
                 ..
-            } => (member_id.clone(), *generation),
+            }) => (member_id.clone(), *generation),
             _ => self
                 .aliases
                 .get(alias)
@@ -697,7 +699,7 @@ impl<'s> Replay<'s> {
             }
         };
         match response {
-            Response::JoinGroup {
+            Response::JoinGroup(JoinGroupResponse {
                 error,
                 member_id,
                 generation,
@@ -706,7 +708,7 @@ impl<'s> Replay<'s> {
                 members,
                 skip_assignment,
                 ..
-            } => match error {
+            }) => match error {
                 ErrorCode::None => {
                     a.member_id = member_id.clone();
                     a.generation = *generation;
@@ -722,19 +724,19 @@ impl<'s> Replay<'s> {
                 ErrorCode::MemberIdRequired => a.member_id = member_id.clone(),
                 other => forget(a, *other),
             },
-            Response::SyncGroup {
+            Response::SyncGroup(SyncGroupResponse {
                 error, assignment, ..
-            } => match error {
+            }) => match error {
                 ErrorCode::None => a.assignment = Some(assignment.clone().unwrap_or_default()),
                 other => forget(a, *other),
             },
-            Response::Heartbeat { error } => forget(a, *error),
-            Response::LeaveGroup { .. }
-            | Response::OffsetCommit { .. }
-            | Response::OffsetFetch { .. }
-            | Response::FindCoordinator { .. }
-            | Response::Failed { .. }
-            | Response::ConsumerGroupHeartbeat { .. } => {}
+            Response::Heartbeat(HeartbeatResponse { error }) => forget(a, *error),
+            Response::LeaveGroup(_)
+            | Response::OffsetCommit(_)
+            | Response::OffsetFetch(_)
+            | Response::FindCoordinator(_)
+            | Response::Failed(_)
+            | Response::ConsumerGroupHeartbeat(_) => {}
         }
     }
 
@@ -905,7 +907,7 @@ impl<'s> Replay<'s> {
 
     fn render_response(&self, response: &Response) -> Value {
         match response {
-            Response::JoinGroup {
+            Response::JoinGroup(JoinGroupResponse {
                 error,
                 member_id,
                 generation,
@@ -914,7 +916,7 @@ impl<'s> Replay<'s> {
                 leader,
                 members,
                 skip_assignment,
-            } => json!({
+            }) => json!({
                 "error": error.name(),
                 "member_id": self.label(member_id),
                 "generation_id": generation,
@@ -933,21 +935,22 @@ impl<'s> Replay<'s> {
                     },
                 })).collect::<Vec<_>>(),
             }),
-            Response::SyncGroup {
+            Response::SyncGroup(SyncGroupResponse {
                 error,
                 protocol_type,
                 protocol_name,
                 assignment,
-            } => json!({
+            }) => json!({
                 "error": error.name(),
                 "protocol_type": protocol_type,
                 "protocol_name": protocol_name,
                 "assignment": assignment.as_ref().map(|a| self.decode(a)),
             }),
-            Response::Heartbeat { error } | Response::OffsetCommit { error } => {
+            Response::Heartbeat(HeartbeatResponse { error })
+            | Response::OffsetCommit(OffsetCommitResponse { error }) => {
                 json!({"error": error.name()})
             }
-            Response::LeaveGroup { error, members } => json!({
+            Response::LeaveGroup(LeaveGroupResponse { error, members }) => json!({
                 "error": error.name(),
                 "members": members.iter().map(|m| json!({
                     "member_id": self.label(&m.member_id),
@@ -955,13 +958,15 @@ impl<'s> Replay<'s> {
                     "error": m.error.name(),
                 })).collect::<Vec<_>>(),
             }),
-            Response::OffsetFetch { .. } => json!({}),
-            Response::FindCoordinator { broker } => json!({"node_id": broker}),
-            Response::Failed { request, error } => {
+            Response::OffsetFetch(_) => json!({}),
+            Response::FindCoordinator(FindCoordinatorResponse { broker }) => {
+                json!({"node_id": broker})
+            }
+            Response::Failed(FailedResponse { request, error }) => {
                 json!({"failed": request.name(), "error": error.name()})
             }
             // A classic script gets no KIP-848 answers (`replay_consumer.rs` renders those).
-            Response::ConsumerGroupHeartbeat { .. } => Value::Null,
+            Response::ConsumerGroupHeartbeat(_) => Value::Null,
         }
     }
 
@@ -1072,12 +1077,12 @@ fn generation_of(spec: Option<Generation>, current: i32) -> i32 {
 /// Member ids an answer carries (its own and the leader's member list).
 fn response_ids(response: &Response) -> Vec<&str> {
     match response {
-        Response::JoinGroup {
+        Response::JoinGroup(JoinGroupResponse {
             member_id,
             leader,
             members,
             ..
-        } => {
+        }) => {
             let mut ids = vec![member_id.as_str(), leader.as_str()];
             ids.extend(members.iter().map(|m| m.member_id.as_str()));
             ids

@@ -28,7 +28,12 @@ use super::migration;
 use super::records::GroupRecord;
 use crate::cluster::OffsetsStore;
 use crate::facts::Fact;
-use crate::messages::{ClientRef, Request, Response};
+use crate::messages::{
+    ClientRef, ConsumerGroupHeartbeatRequest, FindCoordinatorRequest, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, LeaveGroupRequest, LeaveGroupResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Request,
+    Response, SyncGroupRequest,
+};
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
 use std::collections::BTreeMap;
@@ -198,7 +203,7 @@ impl Coordinator {
             known_clients,
         };
         match request {
-            Request::JoinGroup {
+            Request::JoinGroup(JoinGroupRequest {
                 version,
                 member_id,
                 group_instance_id,
@@ -208,7 +213,7 @@ impl Coordinator {
                 rebalance_timeout_ms,
                 session_timeout_ms,
                 reason,
-            } => {
+            }) => {
                 let join = Join {
                     version,
                     reason,
@@ -229,14 +234,14 @@ impl Coordinator {
                     }
                 }
             }
-            Request::SyncGroup {
+            Request::SyncGroup(SyncGroupRequest {
                 member_id,
                 generation,
                 group_instance_id,
                 protocol_type,
                 protocol_name,
                 assignments,
-            } => {
+            }) => {
                 let sync = Sync {
                     client: from,
                     member_id,
@@ -255,11 +260,11 @@ impl Coordinator {
                     }
                 }
             }
-            Request::Heartbeat {
+            Request::Heartbeat(HeartbeatRequest {
                 member_id,
                 generation,
                 group_instance_id,
-            } => {
+            }) => {
                 let instance = group_instance_id.as_deref();
                 let error = match group {
                     Group::Classic(g) => g.heartbeat(cx, &member_id, instance, generation),
@@ -270,9 +275,9 @@ impl Coordinator {
                         error
                     }
                 };
-                cx.respond(from, Response::Heartbeat { error });
+                cx.respond(from, Response::Heartbeat(HeartbeatResponse { error }));
             }
-            Request::LeaveGroup { members } => {
+            Request::LeaveGroup(LeaveGroupRequest { members }) => {
                 let response = match group {
                     Group::Classic(g) => g.leave_group(cx, members),
                     Group::Consumer(_) => {
@@ -286,19 +291,19 @@ impl Coordinator {
                             convert_to_classic(group, config, cx, downgrade);
                             answers.push(answer);
                         }
-                        Response::LeaveGroup {
+                        Response::LeaveGroup(LeaveGroupResponse {
                             error: crate::messages::ErrorCode::None,
                             members: answers,
-                        }
+                        })
                     }
                 };
                 cx.respond(from, response);
             }
-            Request::OffsetCommit {
+            Request::OffsetCommit(OffsetCommitRequest {
                 member_id,
                 generation,
                 offsets,
-            } => {
+            }) => {
                 let error = match group {
                     Group::Classic(g) => {
                         g.offset_commit(cx, from, &member_id, generation, &offsets)
@@ -307,9 +312,9 @@ impl Coordinator {
                         host.offset_commit(cx, &config, from, &member_id, generation, &offsets)
                     }
                 };
-                cx.respond(from, Response::OffsetCommit { error });
+                cx.respond(from, Response::OffsetCommit(OffsetCommitResponse { error }));
             }
-            Request::OffsetFetch { partitions } => {
+            Request::OffsetFetch(OffsetFetchRequest { partitions }) => {
                 let committed: Vec<(usize, Option<u64>)> = partitions
                     .iter()
                     .map(|&p| (p, offsets.committed(p)))
@@ -317,12 +322,17 @@ impl Coordinator {
                 for &(partition, offset) in &committed {
                     cx.fact(Fact::CommittedRead { partition, offset });
                 }
-                cx.respond(from, Response::OffsetFetch { committed });
+                cx.respond(
+                    from,
+                    Response::OffsetFetch(OffsetFetchResponse { committed }),
+                );
             }
             // Any broker answers FindCoordinator from the cluster's metadata (the world does);
             // it never reaches the group's state.
-            Request::FindCoordinator => {}
-            Request::ConsumerGroupHeartbeat { member_epoch, .. } => {
+            Request::FindCoordinator(FindCoordinatorRequest) => {}
+            Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
+                member_epoch, ..
+            }) => {
                 if let Group::Classic(g) = group {
                     let upgraded = migration::upgrade_for_heartbeat(
                         g,

@@ -18,6 +18,7 @@
 mod classic;
 mod consumer;
 
+use crate::messages::{ConsumerGroupHeartbeatResponse, HeartbeatResponse};
 use classic::next_pass;
 pub use classic::ClassicMemberState;
 pub(super) use classic::ClassicMembership;
@@ -317,13 +318,13 @@ impl Consumer {
         match (&self.membership, response) {
             (
                 Membership::Consumer(_),
-                Response::ConsumerGroupHeartbeat {
+                Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
                     error,
                     member_epoch,
                     heartbeat_interval_ms,
                     assignment,
                     ..
-                },
+                }),
             ) => self.on_consumer_heartbeat_response(
                 env,
                 error,
@@ -333,9 +334,9 @@ impl Consumer {
             ),
             (
                 Membership::Classic(_),
-                response @ (Response::JoinGroup { .. } | Response::SyncGroup { .. }),
+                response @ (Response::JoinGroup(_) | Response::SyncGroup(_)),
             ) => self.on_join_or_sync_answer(env, response),
-            (Membership::Classic(_), Response::Heartbeat { error }) => {
+            (Membership::Classic(_), Response::Heartbeat(HeartbeatResponse { error })) => {
                 self.on_heartbeat_answer(env, error)
             }
             _ => {}

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::log;
-use crate::messages::JoinedMember;
+use crate::messages::{JoinGroupResponse, JoinedMember};
 
 /// A JoinGroup's contents, once it is known which process sent it.
 pub(in crate::group) struct Join {
@@ -170,7 +170,7 @@ impl ClassicGroup {
         }
         if let Err(error) = self.validate_member(&member_id, join.group_instance_id.as_deref()) {
             let mut response = Response::join_error(error, &member_id);
-            if let Response::JoinGroup { protocol_name, .. } = &mut response {
+            if let Response::JoinGroup(JoinGroupResponse { protocol_name, .. }) = &mut response {
                 *protocol_name = None;
             }
             cx.respond(join.client, response);
@@ -298,7 +298,7 @@ impl ClassicGroup {
         // The old process is fenced at once if it has a JoinGroup or SyncGroup parked.
         if let Some(old) = member.awaiting_join.take() {
             let mut fenced = Response::join_error(ErrorCode::FencedInstanceId, old_id);
-            if let Response::JoinGroup { protocol_name, .. } = &mut fenced {
+            if let Response::JoinGroup(JoinGroupResponse { protocol_name, .. }) = &mut fenced {
                 *protocol_name = None;
             }
             cx.respond(old, fenced);
@@ -350,7 +350,7 @@ impl ClassicGroup {
                     } else {
                         // Answered directly, so the member still shows a parked JoinGroup,
                         // and the leader named is the one before the replacement.
-                        Response::JoinGroup {
+                        Response::JoinGroup(JoinGroupResponse {
                             error: ErrorCode::None,
                             member_id: new_id.clone(),
                             generation: self.generation,
@@ -359,7 +359,7 @@ impl ClassicGroup {
                             leader: current_leader.unwrap_or_default(),
                             members: Vec::new(),
                             skip_assignment: false,
-                        }
+                        })
                     };
                     cx.respond(client, response);
                 } else {
@@ -393,7 +393,7 @@ impl ClassicGroup {
         } else {
             Vec::new()
         };
-        Response::JoinGroup {
+        Response::JoinGroup(JoinGroupResponse {
             error: ErrorCode::None,
             member_id: member_id.to_string(),
             generation: self.generation,
@@ -402,7 +402,7 @@ impl ClassicGroup {
             leader: self.leader.clone().unwrap_or_default(),
             members,
             skip_assignment,
-        }
+        })
     }
 
     /// Every member with its metadata for the selected protocol, in map order

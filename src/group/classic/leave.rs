@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::log;
-use crate::messages::{LeaveReason, LeavingMember, LeftMember};
+use crate::messages::{LeaveGroupResponse, LeaveReason, LeavingMember, LeftMember};
 
 impl ClassicGroup {
     /// LeaveGroup v3+: each member of the batch is removed (by id, or by instance id alone),
@@ -16,16 +16,16 @@ impl ClassicGroup {
         members: Vec<LeavingMember>,
     ) -> Response {
         if self.state == ClassicGroupState::Dead {
-            return Response::LeaveGroup {
+            return Response::LeaveGroup(LeaveGroupResponse {
                 error: ErrorCode::CoordinatorNotAvailable,
                 members: Vec::new(),
-            };
+            });
         }
         if !self.exists {
-            return Response::LeaveGroup {
+            return Response::LeaveGroup(LeaveGroupResponse {
                 error: ErrorCode::UnknownMemberId,
                 members: Vec::new(),
-            };
+            });
         }
         let mut answers = Vec::with_capacity(members.len());
         let mut trigger = None;
@@ -77,10 +77,10 @@ impl ClassicGroup {
                 ClassicGroupState::Empty | ClassicGroupState::Dead => {}
             }
         }
-        Response::LeaveGroup {
+        Response::LeaveGroup(LeaveGroupResponse {
             error: ErrorCode::None,
             members: answers,
-        }
+        })
     }
 
     fn member_index(&self, member_id: &str) -> Option<usize> {

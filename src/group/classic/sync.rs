@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::log;
+use crate::messages::SyncGroupResponse;
 
 /// A SyncGroup's contents.
 pub(in crate::group) struct Sync {
@@ -89,12 +90,12 @@ impl ClassicGroup {
                 // The stored assignment, at once (the session timer is not reset).
                 self.remove_pending_sync_member(cx, member_id);
                 let m = self.members.get(member_id).expect("member");
-                let response = Response::SyncGroup {
+                let response = Response::SyncGroup(SyncGroupResponse {
                     error: ErrorCode::None,
                     protocol_type: self.protocol_type.clone(),
                     protocol_name: self.protocol_name.clone(),
                     assignment: m.assignment.clone(),
-                };
+                });
                 cx.respond(sync.client, response);
             }
             ClassicGroupState::Empty | ClassicGroupState::Dead => {
@@ -118,12 +119,12 @@ impl ClassicGroup {
             let Some(to) = m.awaiting_sync.take() else {
                 continue;
             };
-            let response = Response::SyncGroup {
+            let response = Response::SyncGroup(SyncGroupResponse {
                 error,
                 protocol_type: protocol_type.clone(),
                 protocol_name: protocol_name.clone(),
                 assignment: m.assignment.clone(),
-            };
+            });
             cx.respond(to, response);
             self.reschedule_session_default(cx, id);
         }

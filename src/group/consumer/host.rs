@@ -18,7 +18,8 @@ use crate::group::classic::{ClassicAgain, HandedOver, Join, Sync, TakenBack};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, Cx};
 use crate::log;
 use crate::messages::{
-    ClientRef, ErrorCode, LeavingMember, LeftMember, Request, Response, Trigger,
+    ClientRef, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ErrorCode,
+    JoinGroupResponse, LeavingMember, LeftMember, Request, Response, SyncGroupResponse, Trigger,
 };
 use crate::sim::Out;
 use std::collections::BTreeMap;
@@ -257,7 +258,7 @@ impl ConsumerHost {
         from: ClientRef,
         request: Request,
     ) -> (Response, Option<Downgrade>) {
-        let Request::ConsumerGroupHeartbeat {
+        let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
             member_id,
             member_epoch,
             instance_id,
@@ -265,7 +266,7 @@ impl ConsumerHost {
             subscribed_topic_names,
             server_assignor,
             owned,
-        } = request
+        }) = request
         else {
             unreachable!("the dispatcher routes only ConsumerGroupHeartbeat here")
         };
@@ -324,13 +325,13 @@ impl ConsumerHost {
             self.group.state().name()
         );
         let downgrade = self.apply(cx, out);
-        let response = Response::ConsumerGroupHeartbeat {
+        let response = Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
             error: response.error,
             member_id: response.member_id,
             member_epoch: response.member_epoch,
             heartbeat_interval_ms: response.heartbeat_interval_ms,
             assignment,
-        };
+        });
         (response, downgrade)
     }
 
@@ -428,7 +429,7 @@ impl ConsumerHost {
                     self.group.group_epoch(),
                     self.group.state().name()
                 );
-                Response::JoinGroup {
+                Response::JoinGroup(JoinGroupResponse {
                     error: ErrorCode::None,
                     member_id: a.member_id,
                     generation: a.generation,
@@ -437,7 +438,7 @@ impl ConsumerHost {
                     leader: String::new(),
                     members: Vec::new(),
                     skip_assignment: false,
-                }
+                })
             }
             Err(error) => Response::join_error(error, &member_id),
         };
@@ -467,12 +468,12 @@ impl ConsumerHost {
                     member: sync.client.member,
                     partitions: assignment.clone(),
                 });
-                Response::SyncGroup {
+                Response::SyncGroup(SyncGroupResponse {
                     error: ErrorCode::None,
                     protocol_type: sync.protocol_type.clone(),
                     protocol_name: sync.protocol_name.clone(),
                     assignment: Some(assignment),
-                }
+                })
             }
             Err(error) => Response::sync_error(error),
         };

@@ -6,6 +6,7 @@
 
 use super::ConsumerMemberState;
 use crate::client::*;
+use crate::messages::ConsumerGroupHeartbeatRequest;
 
 impl Consumer {
     /// The background thread's heartbeat (`ConsumerHeartbeatRequestManager`).
@@ -49,21 +50,23 @@ impl Consumer {
             return;
         }
         let request = match m.state {
-            ConsumerMemberState::Leaving => Request::ConsumerGroupHeartbeat {
-                member_id,
-                member_epoch: if is_static { -2 } else { -1 },
-                instance_id,
-                rebalance_timeout_ms: -1,
-                subscribed_topic_names: None,
-                server_assignor: None,
-                owned: None,
-            },
+            ConsumerMemberState::Leaving => {
+                Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
+                    member_id,
+                    member_epoch: if is_static { -2 } else { -1 },
+                    instance_id,
+                    rebalance_timeout_ms: -1,
+                    subscribed_topic_names: None,
+                    server_assignor: None,
+                    owned: None,
+                })
+            }
             ConsumerMemberState::Joining if m.member_epoch == 0 => {
                 m.sent_topics = Some(topics.clone());
                 m.sent_owned = Some(owned.clone());
                 m.sent_timeout = Some(timeout);
                 m.sent_assignor = assignor.clone();
-                Request::ConsumerGroupHeartbeat {
+                Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
                     member_id,
                     member_epoch: 0,
                     instance_id,
@@ -71,7 +74,7 @@ impl Consumer {
                     subscribed_topic_names: Some(topics),
                     server_assignor: assignor,
                     owned: Some(owned),
-                }
+                })
             }
             _ => {
                 let changed_topics = (m.sent_topics.as_ref() != Some(&topics)).then_some(topics);
@@ -90,7 +93,7 @@ impl Consumer {
                 if let Some(t) = changed_timeout {
                     m.sent_timeout = Some(t);
                 }
-                Request::ConsumerGroupHeartbeat {
+                Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
                     member_id,
                     member_epoch: m.member_epoch,
                     instance_id,
@@ -98,7 +101,7 @@ impl Consumer {
                     subscribed_topic_names: changed_topics,
                     server_assignor: changed_assignor,
                     owned: changed_owned,
-                }
+                })
             }
         };
         m.in_flight = true;

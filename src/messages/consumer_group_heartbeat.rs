@@ -1,0 +1,27 @@
+//! KIP-848's ConsumerGroupHeartbeat.
+
+use super::ErrorCode;
+
+/// KIP-848's ConsumerGroupHeartbeat (v1): `None` fields were not sent (only what changed
+/// is, the full set while joining); the rebalance timeout -1 when not sent.
+#[derive(Clone, Debug)]
+pub struct ConsumerGroupHeartbeatRequest {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub instance_id: Option<String>,
+    pub rebalance_timeout_ms: i32,
+    pub subscribed_topic_names: Option<Vec<String>>,
+    pub server_assignor: Option<String>,
+    pub owned: Option<Vec<usize>>,
+}
+
+/// A ConsumerGroupHeartbeat response.
+#[derive(Clone, Debug)]
+pub struct ConsumerGroupHeartbeatResponse {
+    pub error: ErrorCode,
+    pub member_id: Option<String>,
+    pub member_epoch: i32,
+    pub heartbeat_interval_ms: i32,
+    /// `None`: keep what you have; else the whole assignment.
+    pub assignment: Option<Vec<usize>>,
+}
