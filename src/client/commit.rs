@@ -97,11 +97,11 @@ impl Consumer {
 
     fn send_offsets(&mut self, env: &mut ClientEnv, generation: i32, offsets: Vec<(usize, u64)>) {
         self.commits_in_flight.push_back(generation);
-        env.send(Request::OffsetCommit(OffsetCommitRequest {
+        env.send(OffsetCommitRequest {
             member_id: self.membership.member_id().to_string(),
             generation,
             offsets,
-        }));
+        });
     }
 
     /// The poll loop waits on a synchronous commit just sent: a new call, whose retries back

@@ -66,7 +66,7 @@ impl Consumer {
         if !self.finding_coordinator {
             self.finding_coordinator = true;
             log!(env, "{} FindCoordinator", self.name());
-            env.send(Request::FindCoordinator(FindCoordinatorRequest));
+            env.send(FindCoordinatorRequest);
         }
     }
 
@@ -119,7 +119,7 @@ impl Consumer {
         }
         if self.offsets_retry.take_due(now) && self.awaiting_offsets {
             let partitions = self.offsets_requested.clone();
-            env.send(Request::OffsetFetch(OffsetFetchRequest { partitions }));
+            env.send(OffsetFetchRequest { partitions });
         }
         self.membership_resume_with_coordinator(env);
         if self.waiting_for_coordinator.take().is_some() {

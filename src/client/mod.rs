@@ -19,9 +19,8 @@ mod coordinator;
 mod membership;
 
 use crate::messages::{
-    ClientRef, ErrorCode, FailedResponse, FindCoordinatorResponse, JoinProtocol, JoinReason,
-    LeaveReason, LeavingMember, OffsetCommitResponse, OffsetFetchResponse, Request, RequestKind,
-    Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
+    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request,
+    RequestKind, Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
 };
 pub use membership::{ClassicMemberState, ConsumerMemberState};
 use membership::{Membership, MembershipStep};
@@ -108,8 +107,8 @@ impl ClientEnv<'_> {
         self.scenario.partition_counts_at(self.now.as_millis())
     }
 
-    fn send(&mut self, request: Request) {
-        self.out.push(ClientEffect::Send(Box::new(request)));
+    fn send(&mut self, request: impl Into<Request>) {
+        self.out.push(ClientEffect::Send(Box::new(request.into())));
     }
 
     fn set_timer(&mut self, timer: ClientTimer, at: SimTime) {
@@ -601,17 +600,13 @@ impl Consumer {
         match response {
             // The consumer does not act on a LeaveGroup answer: it has left.
             Response::LeaveGroup(_) => {}
-            Response::FindCoordinator(FindCoordinatorResponse { broker }) => {
-                self.coordinator_named(env, broker)
-            }
-            Response::Failed(FailedResponse { request, error }) => {
-                self.request_failed(env, request, error)
-            }
+            Response::FindCoordinator(found) => self.coordinator_named(env, found.broker),
+            Response::Failed(failed) => self.request_failed(env, failed.request, failed.error),
             response @ (Response::JoinGroup(_)
             | Response::SyncGroup(_)
             | Response::Heartbeat(_)
             | Response::ConsumerGroupHeartbeat(_)) => self.on_membership_response(env, response),
-            Response::OffsetFetch(OffsetFetchResponse { committed }) => {
+            Response::OffsetFetch(fetched) => {
                 if !self.awaiting_offsets {
                     return;
                 }
@@ -620,7 +615,7 @@ impl Consumer {
                 let reset = env.scenario.group.auto_offset_reset;
                 let mut started = Vec::new();
                 let owned = PartitionLookup::of(&self.owned);
-                for (p, offset) in committed {
+                for (p, offset) in fetched.committed {
                     if !owned.contains(&p) {
                         continue;
                     }
@@ -646,9 +641,9 @@ impl Consumer {
                 self.app = App::Idle;
                 self.poll(env);
             }
-            Response::OffsetCommit(OffsetCommitResponse { error }) => {
+            Response::OffsetCommit(committed) => {
                 let sent_generation = self.commits_in_flight.pop_front();
-                self.membership_commit_error(env, error, sent_generation);
+                self.membership_commit_error(env, committed.error, sent_generation);
                 if self.prepare_commit_done(env, false) {
                     return;
                 }

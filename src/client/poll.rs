@@ -131,7 +131,7 @@ impl Consumer {
             self.awaiting_offsets = true;
             self.offsets_retry = backoff::SyncRetry::default();
             self.app = App::Blocked;
-            env.send(Request::OffsetFetch(OffsetFetchRequest { partitions }));
+            env.send(OffsetFetchRequest { partitions });
             return;
         }
         self.maybe_auto_commit(env);

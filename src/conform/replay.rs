@@ -18,10 +18,9 @@ use crate::group::leader;
 use crate::group::Coordinator;
 use crate::java::string_compare;
 use crate::messages::{
-    ClientRef, ErrorCode, FailedResponse, FindCoordinatorResponse, HeartbeatRequest,
-    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, JoinProtocol, JoinReason, JoinedMember,
-    LeaveGroupRequest, LeaveGroupResponse, LeaveReason, LeavingMember, OffsetCommitResponse,
-    Request, Response, Subscription, SyncGroupRequest, SyncGroupResponse,
+    ClientRef, ErrorCode, HeartbeatRequest, JoinGroupRequest, JoinProtocol, JoinReason,
+    JoinedMember, LeaveGroupRequest, LeaveReason, LeavingMember, Request, Response, Subscription,
+    SyncGroupRequest,
 };
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
@@ -494,16 +493,8 @@ impl<'s> Replay<'s> {
         let seq = self.next_seq();
         let number = self.aliases.get(alias).map_or(0, |a| a.number);
         let sent = match &request {
-            Request::SyncGroup(SyncGroupRequest {
-                member_id,
-                generation,
-                ..
-            })
-            | Request::Heartbeat(HeartbeatRequest {
-                member_id,
-                generation,
-                ..
-            }) => (member_id.clone(), *generation),
+            Request::SyncGroup(r) => (r.member_id.clone(), r.generation),
+            Request::Heartbeat(r) => (r.member_id.clone(), r.generation),
             _ => self
                 .aliases
                 .get(alias)
@@ -699,38 +690,27 @@ impl<'s> Replay<'s> {
             }
         };
         match response {
-            Response::JoinGroup(JoinGroupResponse {
-                error,
-                member_id,
-                generation,
-                protocol_name,
-                leader,
-                members,
-                skip_assignment,
-                ..
-            }) => match error {
+            Response::JoinGroup(r) => match r.error {
                 ErrorCode::None => {
-                    a.member_id = member_id.clone();
-                    a.generation = *generation;
-                    a.protocol = protocol_name.clone();
+                    a.member_id = r.member_id.clone();
+                    a.generation = r.generation;
+                    a.protocol = r.protocol_name.clone();
                     a.last_join = Some(JoinAnswer {
-                        member_id: member_id.clone(),
-                        generation: *generation,
-                        leader: leader.clone(),
-                        skip_assignment: *skip_assignment,
-                        members: members.clone(),
+                        member_id: r.member_id.clone(),
+                        generation: r.generation,
+                        leader: r.leader.clone(),
+                        skip_assignment: r.skip_assignment,
+                        members: r.members.clone(),
                     });
                 }
-                ErrorCode::MemberIdRequired => a.member_id = member_id.clone(),
-                other => forget(a, *other),
+                ErrorCode::MemberIdRequired => a.member_id = r.member_id.clone(),
+                other => forget(a, other),
             },
-            Response::SyncGroup(SyncGroupResponse {
-                error, assignment, ..
-            }) => match error {
-                ErrorCode::None => a.assignment = Some(assignment.clone().unwrap_or_default()),
-                other => forget(a, *other),
+            Response::SyncGroup(r) => match r.error {
+                ErrorCode::None => a.assignment = Some(r.assignment.clone().unwrap_or_default()),
+                other => forget(a, other),
             },
-            Response::Heartbeat(HeartbeatResponse { error }) => forget(a, *error),
+            Response::Heartbeat(r) => forget(a, r.error),
             Response::LeaveGroup(_)
             | Response::OffsetCommit(_)
             | Response::OffsetFetch(_)
@@ -907,24 +887,15 @@ impl<'s> Replay<'s> {
 
     fn render_response(&self, response: &Response) -> Value {
         match response {
-            Response::JoinGroup(JoinGroupResponse {
-                error,
-                member_id,
-                generation,
-                protocol_type,
-                protocol_name,
-                leader,
-                members,
-                skip_assignment,
-            }) => json!({
-                "error": error.name(),
-                "member_id": self.label(member_id),
-                "generation_id": generation,
-                "protocol_type": protocol_type,
-                "protocol_name": protocol_name,
-                "leader": self.label(leader),
-                "skip_assignment": skip_assignment,
-                "members": members.iter().map(|m| json!({
+            Response::JoinGroup(r) => json!({
+                "error": r.error.name(),
+                "member_id": self.label(&r.member_id),
+                "generation_id": r.generation,
+                "protocol_type": r.protocol_type,
+                "protocol_name": r.protocol_name,
+                "leader": self.label(&r.leader),
+                "skip_assignment": r.skip_assignment,
+                "members": r.members.iter().map(|m| json!({
                     "member_id": self.label(&m.member_id),
                     "group_instance_id": m.group_instance_id,
                     "metadata": {
@@ -935,36 +906,25 @@ impl<'s> Replay<'s> {
                     },
                 })).collect::<Vec<_>>(),
             }),
-            Response::SyncGroup(SyncGroupResponse {
-                error,
-                protocol_type,
-                protocol_name,
-                assignment,
-            }) => json!({
-                "error": error.name(),
-                "protocol_type": protocol_type,
-                "protocol_name": protocol_name,
-                "assignment": assignment.as_ref().map(|a| self.decode(a)),
+            Response::SyncGroup(r) => json!({
+                "error": r.error.name(),
+                "protocol_type": r.protocol_type,
+                "protocol_name": r.protocol_name,
+                "assignment": r.assignment.as_ref().map(|a| self.decode(a)),
             }),
-            Response::Heartbeat(HeartbeatResponse { error })
-            | Response::OffsetCommit(OffsetCommitResponse { error }) => {
-                json!({"error": error.name()})
-            }
-            Response::LeaveGroup(LeaveGroupResponse { error, members }) => json!({
-                "error": error.name(),
-                "members": members.iter().map(|m| json!({
+            Response::Heartbeat(r) => json!({"error": r.error.name()}),
+            Response::OffsetCommit(r) => json!({"error": r.error.name()}),
+            Response::LeaveGroup(r) => json!({
+                "error": r.error.name(),
+                "members": r.members.iter().map(|m| json!({
                     "member_id": self.label(&m.member_id),
                     "group_instance_id": m.group_instance_id,
                     "error": m.error.name(),
                 })).collect::<Vec<_>>(),
             }),
             Response::OffsetFetch(_) => json!({}),
-            Response::FindCoordinator(FindCoordinatorResponse { broker }) => {
-                json!({"node_id": broker})
-            }
-            Response::Failed(FailedResponse { request, error }) => {
-                json!({"failed": request.name(), "error": error.name()})
-            }
+            Response::FindCoordinator(r) => json!({"node_id": r.broker}),
+            Response::Failed(r) => json!({"failed": r.request.name(), "error": r.error.name()}),
             // A classic script gets no KIP-848 answers (`replay_consumer.rs` renders those).
             Response::ConsumerGroupHeartbeat(_) => Value::Null,
         }
@@ -1077,14 +1037,9 @@ fn generation_of(spec: Option<Generation>, current: i32) -> i32 {
 /// Member ids an answer carries (its own and the leader's member list).
 fn response_ids(response: &Response) -> Vec<&str> {
     match response {
-        Response::JoinGroup(JoinGroupResponse {
-            member_id,
-            leader,
-            members,
-            ..
-        }) => {
-            let mut ids = vec![member_id.as_str(), leader.as_str()];
-            ids.extend(members.iter().map(|m| m.member_id.as_str()));
+        Response::JoinGroup(r) => {
+            let mut ids = vec![r.member_id.as_str(), r.leader.as_str()];
+            ids.extend(r.members.iter().map(|m| m.member_id.as_str()));
             ids
         }
         _ => Vec::new(),

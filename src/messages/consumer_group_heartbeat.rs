@@ -15,6 +15,26 @@ pub struct ConsumerGroupHeartbeatRequest {
     pub owned: Option<Vec<usize>>,
 }
 
+impl ConsumerGroupHeartbeatRequest {
+    /// A leave: the member id, the leave epoch (-1, or -2 for a static member) and the instance
+    /// id, nothing else sent.
+    pub fn leave(
+        member_id: String,
+        member_epoch: i32,
+        instance_id: Option<String>,
+    ) -> ConsumerGroupHeartbeatRequest {
+        ConsumerGroupHeartbeatRequest {
+            member_id,
+            member_epoch,
+            instance_id,
+            rebalance_timeout_ms: -1,
+            subscribed_topic_names: None,
+            server_assignor: None,
+            owned: None,
+        }
+    }
+}
+
 /// A ConsumerGroupHeartbeat response.
 #[derive(Clone, Debug)]
 pub struct ConsumerGroupHeartbeatResponse {

@@ -146,10 +146,10 @@ impl Response {
     pub fn from_the_coordinator(&self) -> bool {
         match self {
             Response::FindCoordinator(_) => false,
-            Response::Failed(FailedResponse { request, error }) => {
-                *request != RequestKind::FindCoordinator
+            Response::Failed(failed) => {
+                failed.request != RequestKind::FindCoordinator
                     && !matches!(
-                        error,
+                        failed.error,
                         ErrorCode::Disconnected
                             | ErrorCode::NotCoordinator
                             | ErrorCode::CoordinatorNotAvailable

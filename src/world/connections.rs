@@ -4,9 +4,7 @@
 //! everything on it fails with a disconnect, and what was still on its way is lost.
 
 use super::*;
-use crate::messages::{
-    ErrorCode, FailedResponse, FindCoordinatorRequest, JoinGroupRequest, RequestKind,
-};
+use crate::messages::{ErrorCode, FailedResponse, JoinGroupRequest, RequestKind};
 use crate::scenario::GroupSpec;
 
 /// A request on its way or waiting for its answer.
@@ -140,7 +138,7 @@ impl World<'_> {
     /// broker for FindCoordinator, else to the coordinator, after the network's latency.
     pub(super) fn send_direct(&mut self, from: ClientRef, request: Request) {
         let now = self.now();
-        let broker = if matches!(request, Request::FindCoordinator(FindCoordinatorRequest)) {
+        let broker = if matches!(request, Request::FindCoordinator(_)) {
             BOOTSTRAP_BROKER
         } else {
             self.cluster.coordinator_broker

@@ -15,8 +15,7 @@
 use super::connections::{disconnected, request_timeout, Setup};
 use super::*;
 use crate::messages::{
-    ErrorCode, FailedResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatResponse,
-    RequestKind,
+    ErrorCode, FailedResponse, FindCoordinatorResponse, HeartbeatResponse, RequestKind,
 };
 use crate::scenario::Connections;
 
@@ -74,7 +73,7 @@ impl World<'_> {
         let now = self.now();
         let availability = &self.cluster.availability;
         let broker = match request {
-            Request::FindCoordinator(FindCoordinatorRequest) => (0..self.cluster.brokers)
+            Request::FindCoordinator(_) => (0..self.cluster.brokers)
                 .filter(|&b| {
                     availability.broker_down(b, now).is_none()
                         && availability.cut_until(from.member, b, now).is_none()

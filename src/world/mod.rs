@@ -18,10 +18,7 @@ use crate::facts::Fact;
 use crate::group::consumer::{ConsumerGroupConfig, ConsumerTopic};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::Coordinator;
-use crate::messages::{
-    ClientRef, FindCoordinatorRequest, FindCoordinatorResponse, OffsetFetchResponse, Request,
-    Response,
-};
+use crate::messages::{ClientRef, FindCoordinatorResponse, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
 use crate::scenario::{
@@ -520,7 +517,7 @@ impl<'s> World<'s> {
                 self.observers.observe(now, &fact);
             }
             Event::AtCoordinator { from, request, .. }
-                if matches!(*request, Request::FindCoordinator(FindCoordinatorRequest)) =>
+                if matches!(*request, Request::FindCoordinator(_)) =>
             {
                 // The bootstrap broker answers from the cluster's metadata: the leader of the
                 // group's `__consumer_offsets` partition.
@@ -542,10 +539,11 @@ impl<'s> World<'s> {
                 self.apply_coordinator();
             }
             Event::AtClient { to, response } => {
-                if let Response::OffsetFetch(OffsetFetchResponse { committed }) = &*response {
+                if let Response::OffsetFetch(fetched) = &*response {
                     // Sorted for the lookups: an answer for a whole topic's partitions,
                     // searched once for each of them, was quadratic.
-                    let mut answered: Vec<(usize, u64)> = committed
+                    let mut answered: Vec<(usize, u64)> = fetched
+                        .committed
                         .iter()
                         .filter_map(|&(p, o)| Some((p, o?)))
                         .collect();
@@ -754,8 +752,11 @@ impl<'s> World<'s> {
         let (mut effects, mut logs) = self.coordinator_out.take();
         for effect in effects.drain(..) {
             if let CoordinatorEffect::Respond { to, response } = &effect {
-                if let Response::OffsetFetch(OffsetFetchResponse { committed }) = &**response {
-                    let answered = committed.iter().filter_map(|&(p, o)| Some((*to, p, o?)));
+                if let Response::OffsetFetch(fetched) = &**response {
+                    let answered = fetched
+                        .committed
+                        .iter()
+                        .filter_map(|&(p, o)| Some((*to, p, o?)));
                     self.offsets_in_flight.extend(answered);
                 }
             }

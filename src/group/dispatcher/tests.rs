@@ -9,7 +9,7 @@ use crate::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ErrorCode, FailedResponse,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, JoinProtocol,
     JoinReason, LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
-    OffsetFetchResponse, Subscription, SyncGroupRequest, SyncGroupResponse, Trigger,
+    OffsetFetchResponse, Response, Subscription, SyncGroupRequest, SyncGroupResponse, Trigger,
 };
 
 const SESSION_MS: u64 = 10_000;

@@ -67,11 +67,11 @@ impl Consumer {
         self.classic().last_heartbeat_sent = now;
         if let Some(generation) = self.classic().generation {
             self.classic().heartbeats_in_flight.push_back(generation);
-            let request = Request::Heartbeat(HeartbeatRequest {
+            let request = HeartbeatRequest {
                 member_id: self.classic().member_id.clone(),
                 generation,
                 group_instance_id: self.spec.group_instance_id.clone(),
-            });
+            };
             env.send(request);
         }
         let at = now + Duration::from_millis(self.settings().heartbeat_interval_ms);

@@ -19,13 +19,13 @@ impl Consumer {
         }
         let is_static = self.spec.group_instance_id.is_some();
         if !is_static && !self.classic().member_id.is_empty() {
-            env.send(Request::LeaveGroup(LeaveGroupRequest {
+            env.send(LeaveGroupRequest {
                 members: vec![LeavingMember {
                     member_id: self.classic().member_id.clone(),
                     group_instance_id: None,
                     reason: LeaveReason::Close,
                 }],
-            }));
+            });
         }
         log!(env, "{} closed", self.name());
         env.fact(Fact::ProcessStopped { member: self.idx });
@@ -54,13 +54,13 @@ impl Consumer {
                 "{} poll timeout: LeaveGroup from the heartbeat thread",
                 self.name()
             );
-            env.send(Request::LeaveGroup(LeaveGroupRequest {
+            env.send(LeaveGroupRequest {
                 members: vec![LeavingMember {
                     member_id: self.classic().member_id.clone(),
                     group_instance_id: None,
                     reason: LeaveReason::PollTimeout,
                 }],
-            }));
+            });
         } else {
             log!(
                 env,

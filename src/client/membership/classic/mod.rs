@@ -444,6 +444,7 @@ impl Consumer {
                 leader,
                 members,
                 skip_assignment,
+                ..
             }) if self.classic().phase == ClassicMemberState::AwaitingJoin => match error {
                 ErrorCode::None => {
                     self.classic().member_id = member_id;
@@ -507,7 +508,7 @@ impl Consumer {
                     };
                     self.classic().phase = ClassicMemberState::AwaitingSync;
                     // SyncGroup v5 echoes the protocol the JoinGroup response named.
-                    let request = Request::SyncGroup(SyncGroupRequest {
+                    env.send(SyncGroupRequest {
                         member_id: self.classic().member_id.clone(),
                         generation,
                         group_instance_id: self.spec.group_instance_id.clone(),
@@ -515,7 +516,6 @@ impl Consumer {
                         protocol_name,
                         assignments,
                     });
-                    env.send(request);
                 }
                 ErrorCode::MemberIdRequired => {
                     self.classic().member_id = member_id;
@@ -819,7 +819,7 @@ impl Consumer {
             user_data: None,
             rack_id: spec.client_rack.clone(),
         };
-        let request = Request::JoinGroup(JoinGroupRequest {
+        let request = JoinGroupRequest {
             version: JOIN_GROUP_VERSION,
             member_id: self.classic_ref().member_id.clone(),
             group_instance_id: spec.group_instance_id.clone(),
@@ -840,7 +840,7 @@ impl Consumer {
             } else {
                 self.classic().join_reason
             },
-        });
+        };
         let id = self.classic().member_id.clone();
         if id.is_empty() {
             env.fact(Fact::Joining { member: self.idx });

@@ -34,16 +34,11 @@ impl Consumer {
         } else {
             -1
         };
-        env.send(Request::ConsumerGroupHeartbeat(
-            ConsumerGroupHeartbeatRequest {
-                member_id,
-                member_epoch: epoch,
-                instance_id: self.spec.group_instance_id.clone(),
-                rebalance_timeout_ms: -1,
-                subscribed_topic_names: None,
-                server_assignor: None,
-                owned: None,
-            },
+        let instance_id = self.spec.group_instance_id.clone();
+        env.send(ConsumerGroupHeartbeatRequest::leave(
+            member_id,
+            epoch,
+            instance_id,
         ));
         let m = self.kip848();
         m.commit_epoch = None;
