@@ -4,9 +4,8 @@
 
 use super::*;
 use crate::messages::{
-    FailedResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchResponse,
-    SyncGroupRequest, SyncGroupResponse,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, OffsetCommitRequest,
+    SyncGroupRequest,
 };
 
 #[test]
@@ -27,12 +26,7 @@ fn a_member_blocked_in_poll_handles_a_heartbeat_answer_at_once_and_rejoins_in_th
         ),
         "{sent:?}"
     );
-    h.respond(
-        3025,
-        Response::Heartbeat(HeartbeatResponse {
-            error: ErrorCode::RebalanceInProgress,
-        }),
-    );
+    h.respond(3025, heartbeat_answer(ErrorCode::RebalanceInProgress));
     assert!(h
         .pending_one_shot(|t| matches!(t, ClientTimer::HeartbeatRead))
         .is_none());
@@ -93,12 +87,7 @@ fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
     );
     // The heartbeat sent in generation 1 is answered REBALANCE_IN_PROGRESS while it is
     // PREPARING_REBALANCE: Kafka ignores it (no second rejoin, nothing reset).
-    h.respond(
-        3040,
-        Response::Heartbeat(HeartbeatResponse {
-            error: ErrorCode::RebalanceInProgress,
-        }),
-    );
+    h.respond(3040, heartbeat_answer(ErrorCode::RebalanceInProgress));
     h.respond(3045, join_ok(2, false, Subscription::default_for_test()));
     h.respond(3050, sync_ok(vec![0, 1, 2, 3]));
     h.run_until(3100);
@@ -106,13 +95,7 @@ fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
     // A stale UNKNOWN_MEMBER_ID for a heartbeat of generation 1 is ignored too.
     h.call(|c, env| {
         c.classic().heartbeats_in_flight.push_back(1);
-        c.on_response(
-            env,
-            ME,
-            Response::Heartbeat(HeartbeatResponse {
-                error: ErrorCode::UnknownMemberId,
-            }),
-        )
+        c.on_response(env, ME, heartbeat_answer(ErrorCode::UnknownMemberId))
     });
     assert_eq!(h.consumer.classic_ref().generation, Some(2));
     assert_eq!(h.consumer.membership.member_id(), ID);
@@ -137,12 +120,7 @@ fn a_membership_reset_while_a_join_group_is_out_waits_for_its_answer() {
             .collect()
     };
     assert_eq!(joins(&h.take_sent()), [ID]);
-    h.respond(
-        3040,
-        Response::Heartbeat(HeartbeatResponse {
-            error: ErrorCode::UnknownMemberId,
-        }),
-    );
+    h.respond(3040, heartbeat_answer(ErrorCode::UnknownMemberId));
     h.run_until(4000);
     assert_eq!(
         joins(&h.take_sent()),
@@ -280,19 +258,14 @@ fn closing_commits_revokes_everything_and_leaves() {
         .facts
         .iter()
         .any(|f| matches!(f, Fact::RevokedOnClose { .. })));
-    h.respond(
-        2110,
-        Response::OffsetCommit(OffsetCommitResponse {
-            error: ErrorCode::None,
-        }),
-    );
+    h.respond(2110, commit_answer(ErrorCode::None));
     assert!(h.facts.contains(&Fact::RevokedOnClose {
         member: 0,
         partitions: vec![0, 1, 2, 3]
     }));
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::LeaveGroup(LeaveGroupRequest { members })]
+        matches!(&sent[..], [Request::LeaveGroup(LeaveGroupRequest { members, .. })]
             if members[..] == [LeavingMember { member_id: ID.into(), group_instance_id: None, reason: LeaveReason::Close }]),
         "{sent:?}"
     );
@@ -312,7 +285,7 @@ fn a_stall_past_the_poll_interval_makes_the_heartbeat_thread_leave_and_the_parti
     let leave = sent.iter().position(|r| {
         matches!(
             r,
-            Request::LeaveGroup(LeaveGroupRequest { members })
+            Request::LeaveGroup(LeaveGroupRequest { members, .. })
                 if members[0].reason == LeaveReason::PollTimeout
         )
     });
@@ -383,12 +356,7 @@ fn close_during_on_join_prepares_commit_closes_instead_of_rejoining() {
     }
     h.take_sent();
     h.call(|c, env| c.close(env));
-    h.respond(
-        t + 5,
-        Response::OffsetCommit(OffsetCommitResponse {
-            error: ErrorCode::None,
-        }),
-    );
+    h.respond(t + 5, commit_answer(ErrorCode::None));
     let sent = h.take_sent();
     assert!(
         !sent.iter().any(|r| matches!(r, Request::JoinGroup(_))),
@@ -398,12 +366,7 @@ fn close_during_on_join_prepares_commit_closes_instead_of_rejoining() {
         matches!(sent.last(), Some(Request::OffsetCommit(_))),
         "{sent:?}"
     );
-    h.respond(
-        t + 10,
-        Response::OffsetCommit(OffsetCommitResponse {
-            error: ErrorCode::None,
-        }),
-    );
+    h.respond(t + 10, commit_answer(ErrorCode::None));
     let sent = h.take_sent();
     assert!(matches!(&sent[..], [Request::LeaveGroup(_)]), "{sent:?}");
     assert!(h.facts.contains(&Fact::ProcessStopped { member: 0 }));
@@ -447,12 +410,7 @@ fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadat
         partition_counts: vec![4],
     }));
     h.respond(20, sync_ok(vec![0, 1, 2, 3]));
-    h.respond(
-        30,
-        Response::OffsetFetch(OffsetFetchResponse {
-            committed: (0..4).map(|p| (p, None)).collect(),
-        }),
-    );
+    h.respond(30, nothing_committed(4));
     h.run_until(9000);
     assert!(!h
         .take_sent()
@@ -487,15 +445,7 @@ fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin(
     let t = h.now.as_millis();
     h.respond(t + 10, join_ok(2, false, Subscription::default_for_test()));
     h.take_sent();
-    h.respond(
-        t + 20,
-        Response::SyncGroup(SyncGroupResponse {
-            error: ErrorCode::UnknownMemberId,
-            protocol_type: Some("consumer".into()),
-            protocol_name: Some("range".into()),
-            assignment: None,
-        }),
-    );
+    h.respond(t + 20, sync_answer(ErrorCode::UnknownMemberId, None));
     h.run_until(t + 2000);
     let joins: Vec<&str> = h
         .take_sent()
@@ -583,12 +533,7 @@ fn a_heartbeat_thread_with_no_answer_for_a_session_gives_up_on_the_coordinator()
     let mut h = Harness::new(group, "");
     join_group(&mut h);
     for t in [3020, 6020, 9020, 12_020, 15_020, 18_020] {
-        h.respond(
-            t + 3,
-            Response::Heartbeat(HeartbeatResponse {
-                error: ErrorCode::None,
-            }),
-        );
+        h.respond(t + 3, heartbeat_answer(ErrorCode::None));
     }
     // Up to the last heartbeat answered + the session (28,023), a check is never armed.
     h.run_until(27_000);
@@ -610,12 +555,7 @@ fn a_busy_cooperative_member_joins_at_its_first_poll_after_on_join_prepares_comm
     let sent_at = join_prepare_commit_sent(&mut h);
     let processed = h.facts.len();
     let answer = sent_at + 5;
-    h.respond(
-        answer,
-        Response::OffsetCommit(OffsetCommitResponse {
-            error: ErrorCode::None,
-        }),
-    );
+    h.respond(answer, commit_answer(ErrorCode::None));
     // The poll that sent the commit returned a batch, still in progress.
     let (batch_end, _, _) = h.keyed[ClientTimer::BatchDone.key().unwrap()]
         .clone()
@@ -656,12 +596,7 @@ fn on_join_prepares_commit_is_sent_again_after_a_retriable_failure() {
     commit_fails_until_the_coordinator_is_found(&mut h, sent_at + 5, sent_at + 200);
     let again = join_prepare_commit_sent(&mut h);
     assert!(again > sent_at + 200);
-    h.respond(
-        again + 5,
-        Response::OffsetCommit(OffsetCommitResponse {
-            error: ErrorCode::None,
-        }),
-    );
+    h.respond(again + 5, commit_answer(ErrorCode::None));
     h.run_until(again + 3000);
     assert!(join_group_sent_at(&h).is_some_and(|at| at > again + 5));
 }
@@ -765,12 +700,7 @@ fn a_commit_answered_rebalance_in_progress_rejoins() {
         "onJoinPrepare's: {sent:?}"
     );
     let now = h.now.as_millis();
-    h.respond(
-        now,
-        Response::OffsetCommit(OffsetCommitResponse {
-            error: ErrorCode::None,
-        }),
-    );
+    h.respond(now, commit_answer(ErrorCode::None));
     assert!(h.facts.contains(&Fact::Revoked {
         member: 0,
         partitions: vec![0, 1, 2, 3]
@@ -801,13 +731,7 @@ fn a_not_coordinator_answer_closes_the_classic_consumers_connection() {
         join_group(&mut h);
         h.run_until(3020);
         let now = h.now;
-        h.respond(
-            3025,
-            Response::Failed(FailedResponse {
-                request: RequestKind::Heartbeat,
-                error,
-            }),
-        );
+        h.respond(3025, failed_answer(RequestKind::Heartbeat, error));
         assert_eq!(h.consumer.coordinator(), None, "{error:?}");
         let expected = if closes {
             vec![(now + Duration::from_millis(5), 0)]
@@ -821,10 +745,10 @@ fn a_not_coordinator_answer_closes_the_classic_consumers_connection() {
     assert!(matches!(h.consumer.membership, Membership::Consumer(_)));
     h.respond(
         20,
-        Response::Failed(FailedResponse {
-            request: RequestKind::ConsumerGroupHeartbeat,
-            error: ErrorCode::NotCoordinator,
-        }),
+        failed_answer(
+            RequestKind::ConsumerGroupHeartbeat,
+            ErrorCode::NotCoordinator,
+        ),
     );
     assert_eq!(h.consumer.coordinator(), None);
     assert!(h.disconnects.is_empty());
@@ -876,12 +800,7 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
     start_and_find_the_coordinator(&mut h);
     let sent = h.take_sent();
     assert!(matches!(&sent[..], [Request::JoinGroup(_)]), "{sent:?}");
-    let loading = |request| {
-        Response::Failed(FailedResponse {
-            request,
-            error: ErrorCode::CoordinatorLoadInProgress,
-        })
-    };
+    let loading = |request| failed_answer(request, ErrorCode::CoordinatorLoadInProgress);
     h.respond(10, loading(RequestKind::JoinGroup));
     assert_eq!(h.consumer.coordinator(), Some(0));
     h.run_until(109);
@@ -936,12 +855,7 @@ fn a_classic_heartbeat_backs_off_exponentially_after_failures_in_a_row() {
     h.run_until(3_100);
     let mut last = heartbeats(&mut h);
     assert_eq!(last.len(), 1, "{last:?}");
-    let failed = || {
-        Response::Failed(FailedResponse {
-            request: RequestKind::Heartbeat,
-            error: ErrorCode::CoordinatorLoadInProgress,
-        })
-    };
+    let failed = || failed_answer(RequestKind::Heartbeat, ErrorCode::CoordinatorLoadInProgress);
     // 80..120 ms, 160..240, 320..480, 640..960, then at most the 1 s cap: on the 100 ms passes.
     for passes in [1..=2, 2..=3, 4..=5, 7..=10, 8..=10] {
         let failed_at = last[0] + 5;
@@ -956,12 +870,7 @@ fn a_classic_heartbeat_backs_off_exponentially_after_failures_in_a_row() {
         );
     }
     // Answered: the next failure backs off from the start again.
-    h.respond(
-        last[0] + 5,
-        Response::Heartbeat(HeartbeatResponse {
-            error: ErrorCode::None,
-        }),
-    );
+    h.respond(last[0] + 5, heartbeat_answer(ErrorCode::None));
     h.run_until(last[0] + 3_100);
     last = heartbeats(&mut h);
     h.respond(last[0] + 5, failed());
@@ -1017,19 +926,7 @@ fn a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_
         member("b", "t0", &[(t0, 0), (t0, 2), (t0, 4)], 4),
         member("d", "t1", &(0..8).map(|p| (t1, p)).collect::<Vec<_>>(), 4),
     ];
-    h.respond(
-        10,
-        Response::JoinGroup(JoinGroupResponse {
-            error: ErrorCode::None,
-            member_id: "c".into(),
-            generation: 5,
-            protocol_type: Some("consumer".into()),
-            protocol_name: Some("sticky".into()),
-            leader: "c".into(),
-            members,
-            skip_assignment: false,
-        }),
-    );
+    h.respond(10, joined("c", 5, "sticky", "c", members));
     assert!(h.facts.contains(&Fact::FatalError {
         member: 0,
         error: leader::SPINS_IN_ASSIGNOR,
@@ -1046,7 +943,7 @@ fn a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_
     h.run_until(40_000);
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::LeaveGroup(LeaveGroupRequest { members })]
+        matches!(&sent[..], [Request::LeaveGroup(LeaveGroupRequest { members, .. })]
             if members[0].reason == LeaveReason::PollTimeout),
         "{sent:?}"
     );
@@ -1092,9 +989,7 @@ fn a_sticky_members_user_data_is_its_last_assignment_at_that_generation() {
     );
     h.respond(
         heartbeat_at + 5,
-        Response::Heartbeat(HeartbeatResponse {
-            error: ErrorCode::RebalanceInProgress,
-        }),
+        heartbeat_answer(ErrorCode::RebalanceInProgress),
     );
     h.run_until(heartbeat_at + 1000);
     let sent = h.take_sent();

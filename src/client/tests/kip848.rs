@@ -3,10 +3,7 @@
 //! a poll timeout's staleness, the heartbeat's and the lookup's backoffs.
 
 use super::*;
-use crate::messages::{
-    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, FailedResponse,
-    FindCoordinatorRequest, FindCoordinatorResponse, OffsetFetchResponse,
-};
+use crate::messages::ConsumerGroupHeartbeatRequest;
 
 #[test]
 fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_acknowledges_at_once()
@@ -17,14 +14,8 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
     let mut h = Harness::new("protocol = \"consumer\"", "");
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    assert!(matches!(
-        &h.take_sent()[..],
-        [Request::FindCoordinator(FindCoordinatorRequest)]
-    ));
-    h.respond(
-        0,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator(_)]));
+    h.respond(0, coordinator_found());
     let sent = h.take_sent();
     let [Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
         member_id,
@@ -101,14 +92,8 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     let mut h = Harness::new("protocol = \"consumer\"", "");
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    assert!(matches!(
-        &h.take_sent()[..],
-        [Request::FindCoordinator(FindCoordinatorRequest)]
-    ));
-    h.respond(
-        0,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator(_)]));
+    h.respond(0, coordinator_found());
     let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest { member_id, .. }) =
         h.take_sent().remove(0)
     else {
@@ -119,16 +104,7 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     kip_848_acknowledged_and_fetched(&mut h, 2);
     h.take_sent();
     h.run_until(5_311);
-    h.respond(
-        5_315,
-        Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
-            error: ErrorCode::FencedMemberEpoch,
-            member_id: None,
-            member_epoch: 0,
-            heartbeat_interval_ms: 0,
-            assignment: None,
-        }),
-    );
+    h.respond(5_315, consumer_heartbeat_fenced());
     h.run_until(6_000);
     assert!(h.facts.contains(&Fact::Lost {
         member: 0,
@@ -169,16 +145,7 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
     }));
     assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
     h.run_until(350);
-    answer_a_heartbeat_in_flight(
-        &mut h,
-        Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
-            error: ErrorCode::FencedMemberEpoch,
-            member_id: None,
-            member_epoch: 0,
-            heartbeat_interval_ms: 0,
-            assignment: None,
-        }),
-    );
+    answer_a_heartbeat_in_flight(&mut h, consumer_heartbeat_fenced());
     h.take_sent();
     h.run_until(500);
     assert_ne!(
@@ -220,12 +187,7 @@ fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reco
     // The first reconciliation ends at 1,300 ms: acknowledged as it was.
     h.run_until(1_300);
     assert_eq!(heartbeats_owned(&mut h), [Some(vec![0, 1])]);
-    h.respond(
-        1_302,
-        Response::OffsetFetch(OffsetFetchResponse {
-            committed: vec![(0, None), (1, None)],
-        }),
-    );
+    h.respond(1_302, nothing_committed(2));
     h.respond(1_305, consumer_heartbeat_ok(2, None));
     assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
     // The newer one (revoke orders-0) is reconciled at the next poll event: its revoke
@@ -301,12 +263,7 @@ fn a_kip_848_acknowledgement_waiting_for_an_answer_that_brings_a_new_target_is_n
         !h.take_sent().iter().any(heartbeat),
         "the acknowledgement waits for the answer"
     );
-    h.respond(
-        450,
-        Response::OffsetFetch(OffsetFetchResponse {
-            committed: vec![(0, None)],
-        }),
-    );
+    h.respond(450, nothing_committed(1));
     h.respond(500, consumer_heartbeat_ok(3, Some(vec![0, 1])));
     h.run_until(3_000);
     let owned = heartbeats_owned(&mut h);
@@ -358,10 +315,7 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
     );
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    h.respond(
-        0,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    h.respond(0, coordinator_found());
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1, 2, 3])));
     h.run_until(ASSIGNED_AT);
     kip_848_acknowledged_and_fetched(&mut h, 4);
@@ -467,12 +421,7 @@ fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
 fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
     let mut h = Harness::new("protocol = \"consumer\"", "");
     kip_848_member_given(&mut h, vec![0]);
-    h.respond(
-        20,
-        Response::OffsetFetch(OffsetFetchResponse {
-            committed: vec![(0, None)],
-        }),
-    );
+    h.respond(20, nothing_committed(1));
     let heartbeats =
         |h: &mut Harness| h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)));
     h.run_until(30);
@@ -523,24 +472,21 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
     }
     // Found at last: a coordinator lost right after is looked for again a first step later.
     let found = *sent_at.last().unwrap();
-    h.respond(
-        found,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    h.respond(found, coordinator_found());
     assert_eq!(h.consumer.coordinator(), Some(0));
     h.respond(
         found + 2,
-        Response::Failed(FailedResponse {
-            request: RequestKind::ConsumerGroupHeartbeat,
-            error: ErrorCode::NotCoordinator,
-        }),
+        failed_answer(
+            RequestKind::ConsumerGroupHeartbeat,
+            ErrorCode::NotCoordinator,
+        ),
     );
     let mut next = None;
     for t in found + 2..found + 200 {
         h.run_until(t);
         if h.take_sent()
             .iter()
-            .any(|r| matches!(r, Request::FindCoordinator(FindCoordinatorRequest)))
+            .any(|r| matches!(r, Request::FindCoordinator(_)))
         {
             next = Some(t - found);
             break;

@@ -12,9 +12,9 @@ use crate::app::standby::StandbyPlacement;
 use crate::facts::RejoinCause;
 use crate::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, FailedResponse,
-    FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatResponse, JoinGroupRequest,
-    JoinGroupResponse, JoinedMember, LeavingMember, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse,
+    FindCoordinatorResponse, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, JoinedMember,
+    LeavingMember, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+    OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse,
 };
 use crate::scenario::{load_str, LoadOptions};
 use crate::sim::RngStreams;
@@ -189,12 +189,7 @@ fn rejoin_on_rebalance_in_progress(h: &mut Harness) {
 fn hear_rebalance_in_progress(h: &mut Harness) {
     h.run_until(3020);
     h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat(HeartbeatResponse {
-            error: ErrorCode::RebalanceInProgress,
-        }),
-    );
+    h.respond(3025, heartbeat_answer(ErrorCode::RebalanceInProgress));
 }
 
 /// Generation 1's member subscribes anew at 3,020 ms and rejoins: onJoinPrepare's commit is
@@ -212,10 +207,7 @@ fn start_and_find_the_coordinator(h: &mut Harness) {
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
     h.take_sent();
-    h.respond(
-        0,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    h.respond(0, coordinator_found());
 }
 
 /// Runs until the poll loop's `onJoinPrepare` sends its synchronous commit, answers it, and
@@ -236,46 +228,93 @@ fn commit_on_join_prepare(h: &mut Harness) -> u64 {
                     .any(|(_, r)| matches!(r, Request::JoinGroup(_))),
                 "the JoinGroup waits for the commit"
             );
-            h.respond(
-                t + 5,
-                Response::OffsetCommit(OffsetCommitResponse {
-                    error: ErrorCode::None,
-                }),
-            );
+            h.respond(t + 5, commit_answer(ErrorCode::None));
             return at.as_millis();
         }
     }
     panic!("no commit: {:?}", h.sent);
 }
 
-fn join_ok(generation: i32, leader: bool, subscription: Subscription) -> Response {
-    Response::JoinGroup(JoinGroupResponse {
+// The answers the tests give, each response built in one place here: a field added to a
+// response touches only its constructor.
+
+/// A JoinGroup answer naming `member_id` in `generation`, with the protocol chosen.
+fn joined(
+    member_id: &str,
+    generation: i32,
+    protocol: &str,
+    leader: &str,
+    members: Vec<JoinedMember>,
+) -> Response {
+    JoinGroupResponse {
         error: ErrorCode::None,
-        member_id: ID.into(),
+        member_id: member_id.into(),
         generation,
         protocol_type: Some("consumer".into()),
-        protocol_name: Some("range".into()),
-        leader: if leader { ID.into() } else { "other".into() },
-        members: if leader {
-            vec![JoinedMember {
-                member_id: ID.into(),
-                group_instance_id: None,
-                subscription,
-            }]
-        } else {
-            Vec::new()
-        },
+        protocol_name: Some(protocol.into()),
+        leader: leader.into(),
+        members,
         skip_assignment: false,
-    })
+    }
+    .into()
+}
+
+fn join_ok(generation: i32, leader: bool, subscription: Subscription) -> Response {
+    if leader {
+        let me = JoinedMember {
+            member_id: ID.into(),
+            group_instance_id: None,
+            subscription,
+        };
+        joined(ID, generation, "range", ID, vec![me])
+    } else {
+        joined(ID, generation, "range", "other", Vec::new())
+    }
+}
+
+/// A SyncGroup answer under range (`assignment` `None`: empty bytes).
+fn sync_answer(error: ErrorCode, assignment: Option<Vec<usize>>) -> Response {
+    SyncGroupResponse {
+        error,
+        protocol_type: Some("consumer".into()),
+        protocol_name: Some("range".into()),
+        assignment,
+    }
+    .into()
 }
 
 fn sync_ok(assignment: Vec<usize>) -> Response {
-    Response::SyncGroup(SyncGroupResponse {
-        error: ErrorCode::None,
-        protocol_type: Some("consumer".into()),
-        protocol_name: Some("range".into()),
-        assignment: Some(assignment),
-    })
+    sync_answer(ErrorCode::None, Some(assignment))
+}
+
+fn heartbeat_answer(error: ErrorCode) -> Response {
+    HeartbeatResponse { error }.into()
+}
+
+fn commit_answer(error: ErrorCode) -> Response {
+    OffsetCommitResponse { error }.into()
+}
+
+/// FindCoordinator's answer: broker 0.
+fn coordinator_found() -> Response {
+    FindCoordinatorResponse { broker: 0 }.into()
+}
+
+/// OffsetFetch's answer for partitions `0..n`, none of them committed.
+fn nothing_committed(n: usize) -> Response {
+    OffsetFetchResponse {
+        committed: (0..n).map(|p| (p, None)).collect(),
+    }
+    .into()
+}
+
+/// The world's answer to a request of `kind` that reached no group.
+fn failed_answer(kind: RequestKind, error: ErrorCode) -> Response {
+    FailedResponse {
+        request: kind,
+        error,
+    }
+    .into()
 }
 
 fn join_subscription(r: &Request) -> (&str, &Subscription, JoinReason) {
@@ -298,16 +337,10 @@ fn join_group(h: &mut Harness) {
     // ensureCoordinatorReady: FindCoordinator first, and the poll waits for its answer.
     let sent = h.take_sent();
     assert!(
-        matches!(
-            &sent[..],
-            [Request::FindCoordinator(FindCoordinatorRequest)]
-        ),
+        matches!(&sent[..], [Request::FindCoordinator(_)]),
         "{sent:?}"
     );
-    h.respond(
-        0,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    h.respond(0, coordinator_found());
     let sent = h.take_sent();
     assert_eq!(join_subscription(&sent[0]).0, "", "a new member has no id");
     h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
@@ -328,14 +361,9 @@ fn join_group(h: &mut Harness) {
     h.respond(30, sync_ok(vec![0, 1, 2, 3]));
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::OffsetFetch(OffsetFetchRequest { partitions })] if partitions == &[0, 1, 2, 3])
+        matches!(&sent[..], [Request::OffsetFetch(OffsetFetchRequest { partitions, .. })] if partitions == &[0, 1, 2, 3])
     );
-    h.respond(
-        40,
-        Response::OffsetFetch(OffsetFetchResponse {
-            committed: (0..4).map(|p| (p, None)).collect(),
-        }),
-    );
+    h.respond(40, nothing_committed(4));
     assert!(!h.consumer.is_rebalancing());
     assert!(h.facts.contains(&Fact::Assigned {
         member: 0,
@@ -386,14 +414,29 @@ impl Subscription {
     }
 }
 
-fn consumer_heartbeat_ok(epoch: i32, assignment: Option<Vec<usize>>) -> Response {
-    Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
-        error: ErrorCode::None,
+fn consumer_heartbeat_answer(
+    error: ErrorCode,
+    epoch: i32,
+    interval_ms: i32,
+    assignment: Option<Vec<usize>>,
+) -> Response {
+    ConsumerGroupHeartbeatResponse {
+        error,
         member_id: None,
         member_epoch: epoch,
-        heartbeat_interval_ms: 5000,
+        heartbeat_interval_ms: interval_ms,
         assignment,
-    })
+    }
+    .into()
+}
+
+fn consumer_heartbeat_ok(epoch: i32, assignment: Option<Vec<usize>>) -> Response {
+    consumer_heartbeat_answer(ErrorCode::None, epoch, 5000, assignment)
+}
+
+/// FENCED_MEMBER_EPOCH, as the coordinator answers it (epoch 0, no interval).
+fn consumer_heartbeat_fenced() -> Response {
+    consumer_heartbeat_answer(ErrorCode::FencedMemberEpoch, 0, 0, None)
 }
 
 /// When a KIP-848 member given its partitions at 10 ms runs `onPartitionsAssigned`: the answer
@@ -417,12 +460,7 @@ fn kip_848_member_given(h: &mut Harness, partitions: Vec<usize>) {
 /// the committed offsets of orders-0..n at 306 ms, so its poll loop goes on processing.
 fn kip_848_acknowledged_and_fetched(h: &mut Harness, n: usize) {
     h.respond(305, consumer_heartbeat_ok(2, None));
-    h.respond(
-        306,
-        Response::OffsetFetch(OffsetFetchResponse {
-            committed: (0..n).map(|p| (p, None)).collect(),
-        }),
-    );
+    h.respond(306, nothing_committed(n));
 }
 
 /// What each KIP-848 heartbeat sent since the last look reported owned (`None`: unchanged).
@@ -455,10 +493,7 @@ fn kip_848_member_stalled_past_its_poll_interval() -> Harness {
     );
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    h.respond(
-        0,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    h.respond(0, coordinator_found());
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
     h.run_until(ASSIGNED_AT);
     kip_848_acknowledged_and_fetched(&mut h, 2);
@@ -675,10 +710,7 @@ fn first_auto_commit_answered(error: ErrorCode) -> (Harness, Vec<Request>) {
     );
     join_group(&mut h);
     let at = first_auto_commit_sent(&mut h);
-    h.respond(
-        at + 5,
-        Response::OffsetCommit(OffsetCommitResponse { error }),
-    );
+    h.respond(at + 5, commit_answer(error));
     h.run_until(at + 200);
     let sent = h.take_sent();
     (h, sent)
@@ -703,23 +735,17 @@ fn first_auto_commit_sent(h: &mut Harness) -> u64 {
 fn commit_fails_until_the_coordinator_is_found(h: &mut Harness, failed: u64, found: u64) {
     h.respond(
         failed,
-        Response::Failed(FailedResponse {
-            request: RequestKind::OffsetCommit,
-            error: ErrorCode::NotCoordinator,
-        }),
+        failed_answer(RequestKind::OffsetCommit, ErrorCode::NotCoordinator),
     );
     h.run_until(found);
     let lookups = h.take_sent();
     assert!(
         lookups
             .iter()
-            .any(|r| matches!(r, Request::FindCoordinator(FindCoordinatorRequest))),
+            .any(|r| matches!(r, Request::FindCoordinator(_))),
         "{lookups:?}"
     );
-    h.respond(
-        found,
-        Response::FindCoordinator(FindCoordinatorResponse { broker: 0 }),
-    );
+    h.respond(found, coordinator_found());
 }
 
 /// `commitOffsetsSync`: a synchronous commit that failed with a retriable error goes again
@@ -756,10 +782,10 @@ fn a_commit_sync_backs_off_exponentially_within_one_call() {
         let failed_at = *sent.last().expect("a commit after a batch") + 1;
         h.respond(
             failed_at,
-            Response::Failed(FailedResponse {
-                request: RequestKind::OffsetCommit,
-                error: ErrorCode::CoordinatorLoadInProgress,
-            }),
+            failed_answer(
+                RequestKind::OffsetCommit,
+                ErrorCode::CoordinatorLoadInProgress,
+            ),
         );
         h.run_until(failed_at + 200);
         let again = commits(&mut h);
@@ -767,12 +793,7 @@ fn a_commit_sync_backs_off_exponentially_within_one_call() {
             matches!(again[..], [t] if (80..120).contains(&(t - failed_at))),
             "{again:?}"
         );
-        h.respond(
-            again[0] + 1,
-            Response::OffsetCommit(OffsetCommitResponse {
-                error: ErrorCode::None,
-            }),
-        );
+        h.respond(again[0] + 1, commit_answer(ErrorCode::None));
     }
 }
 
@@ -807,10 +828,7 @@ fn retried_after_loading(
         let failed_at = last + 5;
         h.respond(
             failed_at,
-            Response::Failed(FailedResponse {
-                request: kind,
-                error: ErrorCode::CoordinatorLoadInProgress,
-            }),
+            failed_answer(kind, ErrorCode::CoordinatorLoadInProgress),
         );
         h.run_until(failed_at + 2 * high);
         let again = h.sent_at(|r| r.kind() == kind);
@@ -831,7 +849,7 @@ fn lookups_failing(h: &mut Harness, until_ms: u64, last: usize) -> Vec<u64> {
         let lookups = h
             .take_sent()
             .into_iter()
-            .filter(|r| matches!(r, Request::FindCoordinator(FindCoordinatorRequest)))
+            .filter(|r| matches!(r, Request::FindCoordinator(_)))
             .count();
         assert!(lookups <= 1, "one lookup at a time");
         if lookups == 1 {
@@ -841,10 +859,10 @@ fn lookups_failing(h: &mut Harness, until_ms: u64, last: usize) -> Vec<u64> {
             }
             h.respond(
                 t,
-                Response::Failed(FailedResponse {
-                    request: RequestKind::FindCoordinator,
-                    error: ErrorCode::CoordinatorNotAvailable,
-                }),
+                failed_answer(
+                    RequestKind::FindCoordinator,
+                    ErrorCode::CoordinatorNotAvailable,
+                ),
             );
         }
     }

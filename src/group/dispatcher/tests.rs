@@ -6,10 +6,9 @@
 use super::*;
 use crate::group::classic::ClassicGroupState;
 use crate::messages::{
-    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ErrorCode, FailedResponse,
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, JoinProtocol,
-    JoinReason, LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
-    OffsetFetchResponse, Response, Subscription, SyncGroupRequest, SyncGroupResponse, Trigger,
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ErrorCode, HeartbeatRequest,
+    JoinGroupRequest, JoinGroupResponse, JoinProtocol, JoinReason, OffsetCommitRequest,
+    OffsetFetchRequest, Response, Subscription, SyncGroupRequest, SyncGroupResponse, Trigger,
 };
 
 const SESSION_MS: u64 = 10_000;
@@ -230,22 +229,30 @@ fn sync(
     })
 }
 
+fn commit(member_id: &str, generation: i32, partition: usize, offset: u64) -> Request {
+    Request::OffsetCommit(OffsetCommitRequest {
+        member_id: member_id.to_string(),
+        generation,
+        offsets: vec![(partition, offset)],
+    })
+}
+
 fn error_of(r: &Response) -> ErrorCode {
     match r {
-        Response::JoinGroup(JoinGroupResponse { error, .. })
-        | Response::SyncGroup(SyncGroupResponse { error, .. })
-        | Response::Heartbeat(HeartbeatResponse { error })
-        | Response::OffsetCommit(OffsetCommitResponse { error })
-        | Response::LeaveGroup(LeaveGroupResponse { error, .. }) => *error,
+        Response::JoinGroup(r) => r.error,
+        Response::SyncGroup(r) => r.error,
+        Response::Heartbeat(r) => r.error,
+        Response::OffsetCommit(r) => r.error,
+        Response::LeaveGroup(r) => r.error,
         Response::OffsetFetch(_) | Response::FindCoordinator(_) => ErrorCode::None,
-        Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse { error, .. })
-        | Response::Failed(FailedResponse { error, .. }) => *error,
+        Response::ConsumerGroupHeartbeat(r) => r.error,
+        Response::Failed(r) => r.error,
     }
 }
 
 fn member_id_of(r: &Response) -> String {
     match r {
-        Response::JoinGroup(JoinGroupResponse { member_id, .. }) => member_id.clone(),
+        Response::JoinGroup(r) => r.member_id.clone(),
         other => panic!("not a JoinGroup response: {other:?}"),
     }
 }
@@ -593,13 +600,7 @@ fn committed_offsets_are_kept_and_reported_as_facts() {
     let mut h = Harness::new();
     let ids = form_group(&mut h);
     h.request(6100, 0, sync(&ids[0], 1, assignments(&ids)));
-    let commit = |offset| {
-        Request::OffsetCommit(OffsetCommitRequest {
-            member_id: ids[0].clone(),
-            generation: 1,
-            offsets: vec![(0, offset)],
-        })
-    };
+    let commit = |offset| commit(&ids[0], 1, 0, offset);
     assert_eq!(error_of(&h.ask(6200, 0, commit(10))), ErrorCode::None);
     assert_eq!(error_of(&h.ask(6300, 0, commit(7))), ErrorCode::None);
     assert_eq!(h.offsets.committed(0), Some(7));
@@ -608,7 +609,7 @@ fn committed_offsets_are_kept_and_reported_as_facts() {
         partition: 0,
         offset: 7
     }));
-    let Response::OffsetFetch(OffsetFetchResponse { committed }) = h.ask(
+    let Response::OffsetFetch(fetched) = h.ask(
         6400,
         1,
         Request::OffsetFetch(OffsetFetchRequest {
@@ -617,7 +618,7 @@ fn committed_offsets_are_kept_and_reported_as_facts() {
     ) else {
         panic!()
     };
-    assert_eq!(committed, vec![(0, Some(7)), (1, None)]);
+    assert_eq!(fetched.committed, vec![(0, Some(7)), (1, None)]);
 }
 
 /// `completeClassicGroupJoin` removes only the dynamic members that did not rejoin: a static
@@ -770,31 +771,17 @@ fn stable_classic_group(h: &mut Harness) -> [String; 3] {
 /// `instance`), which keeps its assignment for the instance.
 fn consumer_leave(member_id: &str, instance: Option<&str>) -> Request {
     use crate::group::consumer::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
-    Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
-        member_id: member_id.to_string(),
-        member_epoch: if instance.is_some() {
-            STATIC_LEAVE_EPOCH
-        } else {
-            LEAVE_EPOCH
-        },
-        instance_id: instance.map(str::to_string),
-        rebalance_timeout_ms: -1,
-        subscribed_topic_names: None,
-        server_assignor: None,
-        owned: None,
-    })
+    let epoch = if instance.is_some() {
+        STATIC_LEAVE_EPOCH
+    } else {
+        LEAVE_EPOCH
+    };
+    let instance = instance.map(str::to_string);
+    ConsumerGroupHeartbeatRequest::leave(member_id.to_string(), epoch, instance).into()
 }
 
 fn consumer_join(member_id: &str) -> Request {
-    Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
-        member_id: member_id.to_string(),
-        member_epoch: 0,
-        instance_id: None,
-        rebalance_timeout_ms: REBALANCE_MS as i32,
-        subscribed_topic_names: Some(vec!["orders".into()]),
-        server_assignor: None,
-        owned: Some(Vec::new()),
-    })
+    consumer_heartbeat(member_id, 0, Some(&["orders"]), Some(Vec::new()))
 }
 
 /// `getOrMaybeCreateConsumerGroup` -> `validateOnlineUpgrade` -> `convertToConsumerGroup`: a
@@ -1271,13 +1258,7 @@ fn a_lagging_commit_of_partitions_pending_revocation_is_written() {
     let kept = kept.expect("a smaller assignment");
     assert_eq!((epoch, kept.len()), (e2, 2));
     let revoking = *all.iter().find(|p| !kept.contains(p)).unwrap();
-    let commit = |epoch: i32, partition: usize| {
-        Request::OffsetCommit(OffsetCommitRequest {
-            member_id: "a".into(),
-            generation: epoch,
-            offsets: vec![(partition, 5)],
-        })
-    };
+    let commit = |epoch: i32, partition: usize| commit("a", epoch, partition, 5);
     // Sent at e1, before the answer that moved a on arrived.
     assert_eq!(
         error_of(&h.ask(60, 0, commit(e1, revoking))),
