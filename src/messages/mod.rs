@@ -4,6 +4,11 @@
 //! with their error codes. The vocabulary every side speaks (client, coordinator, network,
 //! facts, conformance replay), so it sits below all of them. Partitions are global partition
 //! indexes.
+//!
+//! One struct per request and response, with Kafka's message names (`JoinGroupRequest`,
+//! `SyncGroupResponse`, ...), in a file per API; [`Request`] and [`Response`] wrap them, one
+//! variant each, and every struct converts `Into` its enum. A new field goes on its struct, and
+//! into `world/digest.rs`, which names every field on purpose.
 
 mod consumer_group_heartbeat;
 mod errors;
