@@ -3,6 +3,7 @@
 //! `commitSync`/`commitAsync` after a batch; the listener's commit before giving partitions up.
 
 use super::*;
+use crate::messages::OffsetCommitRequest;
 
 impl Consumer {
     /// `maybeAutoCommitOffsetsAsync`: once the auto-commit timer has passed, it is reset and
@@ -96,7 +97,7 @@ impl Consumer {
 
     fn send_offsets(&mut self, env: &mut ClientEnv, generation: i32, offsets: Vec<(usize, u64)>) {
         self.commits_in_flight.push_back(generation);
-        env.send(Request::OffsetCommit {
+        env.send(OffsetCommitRequest {
             member_id: self.membership.member_id().to_string(),
             generation,
             offsets,

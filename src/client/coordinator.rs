@@ -29,6 +29,7 @@
 //! throws).
 
 use super::*;
+use crate::messages::{FindCoordinatorRequest, OffsetFetchRequest};
 
 impl Consumer {
     /// The coordinator this member would send to (`None`: unknown).
@@ -65,7 +66,7 @@ impl Consumer {
         if !self.finding_coordinator {
             self.finding_coordinator = true;
             log!(env, "{} FindCoordinator", self.name());
-            env.send(Request::FindCoordinator);
+            env.send(FindCoordinatorRequest);
         }
     }
 
@@ -118,7 +119,7 @@ impl Consumer {
         }
         if self.offsets_retry.take_due(now) && self.awaiting_offsets {
             let partitions = self.offsets_requested.clone();
-            env.send(Request::OffsetFetch { partitions });
+            env.send(OffsetFetchRequest { partitions });
         }
         self.membership_resume_with_coordinator(env);
         if self.waiting_for_coordinator.take().is_some() {

@@ -18,6 +18,10 @@ pub(crate) use backoff::exponential_backoff;
 mod coordinator;
 mod membership;
 
+use crate::messages::{
+    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request,
+    RequestKind, Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
+};
 pub use membership::{ClassicMemberState, ConsumerMemberState};
 use membership::{Membership, MembershipStep};
 
@@ -35,10 +39,6 @@ use crate::assignor::RebalanceProtocol;
 use crate::cluster::{PartitionLookup, PartitionSpace, Replicas};
 use crate::facts::Fact;
 use crate::log;
-use crate::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, LeaveReason, LeavingMember, Request,
-    RequestKind, Response, Subscription, CONSUMER_PROTOCOL_TYPE, JOIN_GROUP_VERSION,
-};
 use crate::scenario::{
     ClientSettings, CommitAfterBatch, MemberSpec, Mutant, OffsetReset, Protocol, Scenario,
 };
@@ -107,8 +107,8 @@ impl ClientEnv<'_> {
         self.scenario.partition_counts_at(self.now.as_millis())
     }
 
-    fn send(&mut self, request: Request) {
-        self.out.push(ClientEffect::Send(Box::new(request)));
+    fn send(&mut self, request: impl Into<Request>) {
+        self.out.push(ClientEffect::Send(Box::new(request.into())));
     }
 
     fn set_timer(&mut self, timer: ClientTimer, at: SimTime) {
@@ -599,16 +599,14 @@ impl Consumer {
         }
         match response {
             // The consumer does not act on a LeaveGroup answer: it has left.
-            Response::LeaveGroup { .. } => {}
-            Response::FindCoordinator { broker } => self.coordinator_named(env, broker),
-            Response::Failed { request, error } => self.request_failed(env, request, error),
-            response @ (Response::JoinGroup { .. }
-            | Response::SyncGroup { .. }
-            | Response::Heartbeat { .. }
-            | Response::ConsumerGroupHeartbeat { .. }) => {
-                self.on_membership_response(env, response)
-            }
-            Response::OffsetFetch { committed } => {
+            Response::LeaveGroup(_) => {}
+            Response::FindCoordinator(found) => self.coordinator_named(env, found.broker),
+            Response::Failed(failed) => self.request_failed(env, failed.request, failed.error),
+            response @ (Response::JoinGroup(_)
+            | Response::SyncGroup(_)
+            | Response::Heartbeat(_)
+            | Response::ConsumerGroupHeartbeat(_)) => self.on_membership_response(env, response),
+            Response::OffsetFetch(fetched) => {
                 if !self.awaiting_offsets {
                     return;
                 }
@@ -617,7 +615,7 @@ impl Consumer {
                 let reset = env.scenario.group.auto_offset_reset;
                 let mut started = Vec::new();
                 let owned = PartitionLookup::of(&self.owned);
-                for (p, offset) in committed {
+                for (p, offset) in fetched.committed {
                     if !owned.contains(&p) {
                         continue;
                     }
@@ -643,9 +641,9 @@ impl Consumer {
                 self.app = App::Idle;
                 self.poll(env);
             }
-            Response::OffsetCommit { error } => {
+            Response::OffsetCommit(committed) => {
                 let sent_generation = self.commits_in_flight.pop_front();
-                self.membership_commit_error(env, error, sent_generation);
+                self.membership_commit_error(env, committed.error, sent_generation);
                 if self.prepare_commit_done(env, false) {
                     return;
                 }

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::facts::Callback;
+use crate::messages::OffsetFetchRequest;
 
 /// A `ConsumerRebalanceListener` callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +131,7 @@ impl Consumer {
             self.awaiting_offsets = true;
             self.offsets_retry = backoff::SyncRetry::default();
             self.app = App::Blocked;
-            env.send(Request::OffsetFetch { partitions });
+            env.send(OffsetFetchRequest { partitions });
             return;
         }
         self.maybe_auto_commit(env);

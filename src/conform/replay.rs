@@ -18,8 +18,9 @@ use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::Coordinator;
 use crate::java::string_compare;
 use crate::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, JoinedMember, LeaveReason, LeavingMember,
-    Request, Response, Subscription,
+    ClientRef, ErrorCode, HeartbeatRequest, JoinGroupRequest, JoinProtocol, JoinReason,
+    JoinedMember, LeaveGroupRequest, LeaveReason, LeavingMember, Request, Response, Subscription,
+    SyncGroupRequest,
 };
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
@@ -183,11 +184,11 @@ impl<'s> Replay<'s> {
                         "generation_id": generation,
                         "group_instance_id": instance,
                     });
-                    let request = Request::Heartbeat {
+                    let request = Request::Heartbeat(HeartbeatRequest {
                         member_id,
                         generation,
                         group_instance_id: instance,
-                    };
+                    });
                     self.send(&hb.member, "heartbeat", hb.no_update, request, echo, None);
                 }
                 Step::Leave(leave) => self.leave(leave).map_err(|e| format!("step {i}: {e}"))?,
@@ -300,7 +301,7 @@ impl<'s> Replay<'s> {
             "protocol_type": protocol_type,
             "protocols": echo_protocols,
         });
-        let request = Request::JoinGroup {
+        let request = Request::JoinGroup(JoinGroupRequest {
             version,
             member_id,
             group_instance_id,
@@ -310,7 +311,7 @@ impl<'s> Replay<'s> {
             rebalance_timeout_ms,
             session_timeout_ms,
             reason: JoinReason::Rebalance,
-        };
+        });
         let restarted = step.restart.then_some(true);
         self.send(
             &step.member,
@@ -367,14 +368,14 @@ impl<'s> Replay<'s> {
             "protocol_name": protocol_name,
             "assignments": echo_assignments,
         });
-        let request = Request::SyncGroup {
+        let request = Request::SyncGroup(SyncGroupRequest {
             member_id,
             generation,
             group_instance_id,
             protocol_type,
             protocol_name,
             assignments: Some(assignments),
-        };
+        });
         self.send(&step.member, "sync", step.no_update, request, echo, None);
         Ok(())
     }
@@ -405,7 +406,7 @@ impl<'s> Replay<'s> {
             .first()
             .map(|m| m.member.clone())
             .ok_or("leave: no members")?;
-        let request = Request::LeaveGroup { members };
+        let request = Request::LeaveGroup(LeaveGroupRequest { members });
         let echo = json!({"version": 5, "members": echo});
         self.send(&first, "leave", false, request, echo, None);
         Ok(())
@@ -492,16 +493,8 @@ impl<'s> Replay<'s> {
         let seq = self.next_seq();
         let number = self.aliases.get(alias).map_or(0, |a| a.number);
         let sent = match &request {
-            Request::SyncGroup {
-                member_id,
-                generation,
-                ..
-            }
-            | Request::Heartbeat {
-                member_id,
-                generation,
-                ..
-            } => (member_id.clone(), *generation),
+            Request::SyncGroup(r) => (r.member_id.clone(), r.generation),
+            Request::Heartbeat(r) => (r.member_id.clone(), r.generation),
             _ => self
                 .aliases
                 .get(alias)
@@ -697,44 +690,33 @@ impl<'s> Replay<'s> {
             }
         };
         match response {
-            Response::JoinGroup {
-                error,
-                member_id,
-                generation,
-                protocol_name,
-                leader,
-                members,
-                skip_assignment,
-                ..
-            } => match error {
+            Response::JoinGroup(r) => match r.error {
                 ErrorCode::None => {
-                    a.member_id = member_id.clone();
-                    a.generation = *generation;
-                    a.protocol = protocol_name.clone();
+                    a.member_id = r.member_id.clone();
+                    a.generation = r.generation;
+                    a.protocol = r.protocol_name.clone();
                     a.last_join = Some(JoinAnswer {
-                        member_id: member_id.clone(),
-                        generation: *generation,
-                        leader: leader.clone(),
-                        skip_assignment: *skip_assignment,
-                        members: members.clone(),
+                        member_id: r.member_id.clone(),
+                        generation: r.generation,
+                        leader: r.leader.clone(),
+                        skip_assignment: r.skip_assignment,
+                        members: r.members.clone(),
                     });
                 }
-                ErrorCode::MemberIdRequired => a.member_id = member_id.clone(),
-                other => forget(a, *other),
+                ErrorCode::MemberIdRequired => a.member_id = r.member_id.clone(),
+                other => forget(a, other),
             },
-            Response::SyncGroup {
-                error, assignment, ..
-            } => match error {
-                ErrorCode::None => a.assignment = Some(assignment.clone().unwrap_or_default()),
-                other => forget(a, *other),
+            Response::SyncGroup(r) => match r.error {
+                ErrorCode::None => a.assignment = Some(r.assignment.clone().unwrap_or_default()),
+                other => forget(a, other),
             },
-            Response::Heartbeat { error } => forget(a, *error),
-            Response::LeaveGroup { .. }
-            | Response::OffsetCommit { .. }
-            | Response::OffsetFetch { .. }
-            | Response::FindCoordinator { .. }
-            | Response::Failed { .. }
-            | Response::ConsumerGroupHeartbeat { .. } => {}
+            Response::Heartbeat(r) => forget(a, r.error),
+            Response::LeaveGroup(_)
+            | Response::OffsetCommit(_)
+            | Response::OffsetFetch(_)
+            | Response::FindCoordinator(_)
+            | Response::Failed(_)
+            | Response::ConsumerGroupHeartbeat(_) => {}
         }
     }
 
@@ -905,24 +887,15 @@ impl<'s> Replay<'s> {
 
     fn render_response(&self, response: &Response) -> Value {
         match response {
-            Response::JoinGroup {
-                error,
-                member_id,
-                generation,
-                protocol_type,
-                protocol_name,
-                leader,
-                members,
-                skip_assignment,
-            } => json!({
-                "error": error.name(),
-                "member_id": self.label(member_id),
-                "generation_id": generation,
-                "protocol_type": protocol_type,
-                "protocol_name": protocol_name,
-                "leader": self.label(leader),
-                "skip_assignment": skip_assignment,
-                "members": members.iter().map(|m| json!({
+            Response::JoinGroup(r) => json!({
+                "error": r.error.name(),
+                "member_id": self.label(&r.member_id),
+                "generation_id": r.generation,
+                "protocol_type": r.protocol_type,
+                "protocol_name": r.protocol_name,
+                "leader": self.label(&r.leader),
+                "skip_assignment": r.skip_assignment,
+                "members": r.members.iter().map(|m| json!({
                     "member_id": self.label(&m.member_id),
                     "group_instance_id": m.group_instance_id,
                     "metadata": {
@@ -933,35 +906,27 @@ impl<'s> Replay<'s> {
                     },
                 })).collect::<Vec<_>>(),
             }),
-            Response::SyncGroup {
-                error,
-                protocol_type,
-                protocol_name,
-                assignment,
-            } => json!({
-                "error": error.name(),
-                "protocol_type": protocol_type,
-                "protocol_name": protocol_name,
-                "assignment": assignment.as_ref().map(|a| self.decode(a)),
+            Response::SyncGroup(r) => json!({
+                "error": r.error.name(),
+                "protocol_type": r.protocol_type,
+                "protocol_name": r.protocol_name,
+                "assignment": r.assignment.as_ref().map(|a| self.decode(a)),
             }),
-            Response::Heartbeat { error } | Response::OffsetCommit { error } => {
-                json!({"error": error.name()})
-            }
-            Response::LeaveGroup { error, members } => json!({
-                "error": error.name(),
-                "members": members.iter().map(|m| json!({
+            Response::Heartbeat(r) => json!({"error": r.error.name()}),
+            Response::OffsetCommit(r) => json!({"error": r.error.name()}),
+            Response::LeaveGroup(r) => json!({
+                "error": r.error.name(),
+                "members": r.members.iter().map(|m| json!({
                     "member_id": self.label(&m.member_id),
                     "group_instance_id": m.group_instance_id,
                     "error": m.error.name(),
                 })).collect::<Vec<_>>(),
             }),
-            Response::OffsetFetch { .. } => json!({}),
-            Response::FindCoordinator { broker } => json!({"node_id": broker}),
-            Response::Failed { request, error } => {
-                json!({"failed": request.name(), "error": error.name()})
-            }
+            Response::OffsetFetch(_) => json!({}),
+            Response::FindCoordinator(r) => json!({"node_id": r.broker}),
+            Response::Failed(r) => json!({"failed": r.request.name(), "error": r.error.name()}),
             // A classic script gets no KIP-848 answers (`replay_consumer.rs` renders those).
-            Response::ConsumerGroupHeartbeat { .. } => Value::Null,
+            Response::ConsumerGroupHeartbeat(_) => Value::Null,
         }
     }
 
@@ -1072,14 +1037,9 @@ fn generation_of(spec: Option<Generation>, current: i32) -> i32 {
 /// Member ids an answer carries (its own and the leader's member list).
 fn response_ids(response: &Response) -> Vec<&str> {
     match response {
-        Response::JoinGroup {
-            member_id,
-            leader,
-            members,
-            ..
-        } => {
-            let mut ids = vec![member_id.as_str(), leader.as_str()];
-            ids.extend(members.iter().map(|m| m.member_id.as_str()));
+        Response::JoinGroup(r) => {
+            let mut ids = vec![r.member_id.as_str(), r.leader.as_str()];
+            ids.extend(r.members.iter().map(|m| m.member_id.as_str()));
             ids
         }
         _ => Vec::new(),

@@ -28,7 +28,10 @@ use super::migration;
 use crate::cluster::OffsetsStore;
 use crate::facts::Fact;
 use crate::messages::records::GroupRecord;
-use crate::messages::{ClientRef, Request, Response};
+use crate::messages::{
+    ClientRef, HeartbeatResponse, LeaveGroupResponse, OffsetCommitResponse, OffsetFetchResponse,
+    Request,
+};
 use crate::sim::rng::Stream;
 use crate::sim::{Out, SimTime};
 use std::collections::BTreeMap;
@@ -198,54 +201,19 @@ impl Coordinator {
             known_clients,
         };
         match request {
-            Request::JoinGroup {
-                version,
-                member_id,
-                group_instance_id,
-                client_id,
-                protocol_type,
-                protocols,
-                rebalance_timeout_ms,
-                session_timeout_ms,
-                reason,
-            } => {
-                let join = Join {
-                    version,
-                    reason,
-                    client: from,
-                    group_instance_id,
-                    client_id,
-                    protocol_type,
-                    protocols,
-                    rebalance_timeout_ms,
-                    session_timeout_ms,
-                };
+            Request::JoinGroup(req) => {
+                let join = Join { client: from, req };
                 match group {
-                    Group::Classic(g) => g.join_group(cx, member_id, join),
+                    Group::Classic(g) => g.join_group(cx, join),
                     Group::Consumer(host) => {
-                        let (response, downgrade) = host.classic_join(cx, member_id, &join);
+                        let (response, downgrade) = host.classic_join(cx, &join);
                         convert_to_classic(group, config, cx, downgrade);
                         cx.respond(join.client, response);
                     }
                 }
             }
-            Request::SyncGroup {
-                member_id,
-                generation,
-                group_instance_id,
-                protocol_type,
-                protocol_name,
-                assignments,
-            } => {
-                let sync = Sync {
-                    client: from,
-                    member_id,
-                    generation,
-                    group_instance_id,
-                    protocol_type,
-                    protocol_name,
-                    assignments,
-                };
+            Request::SyncGroup(req) => {
+                let sync = Sync { client: from, req };
                 match group {
                     Group::Classic(g) => g.sync_group(cx, sync),
                     Group::Consumer(host) => {
@@ -255,29 +223,23 @@ impl Coordinator {
                     }
                 }
             }
-            Request::Heartbeat {
-                member_id,
-                generation,
-                group_instance_id,
-            } => {
-                let instance = group_instance_id.as_deref();
+            Request::Heartbeat(req) => {
                 let error = match group {
-                    Group::Classic(g) => g.heartbeat(cx, &member_id, instance, generation),
+                    Group::Classic(g) => g.heartbeat(cx, &req),
                     Group::Consumer(host) => {
-                        let (error, downgrade) =
-                            host.classic_heartbeat(cx, &member_id, instance, generation);
+                        let (error, downgrade) = host.classic_heartbeat(cx, &req);
                         convert_to_classic(group, config, cx, downgrade);
                         error
                     }
                 };
-                cx.respond(from, Response::Heartbeat { error });
+                cx.respond(from, HeartbeatResponse { error });
             }
-            Request::LeaveGroup { members } => {
+            Request::LeaveGroup(req) => {
                 let response = match group {
-                    Group::Classic(g) => g.leave_group(cx, members),
+                    Group::Classic(g) => g.leave_group(cx, req),
                     Group::Consumer(_) => {
-                        let mut answers = Vec::with_capacity(members.len());
-                        for leaving in members {
+                        let mut answers = Vec::with_capacity(req.members.len());
+                        for leaving in req.members {
                             // A leave that made the group classic again ends the batch there.
                             let Group::Consumer(host) = group else {
                                 break;
@@ -286,7 +248,7 @@ impl Coordinator {
                             convert_to_classic(group, config, cx, downgrade);
                             answers.push(answer);
                         }
-                        Response::LeaveGroup {
+                        LeaveGroupResponse {
                             error: crate::messages::ErrorCode::None,
                             members: answers,
                         }
@@ -294,42 +256,35 @@ impl Coordinator {
                 };
                 cx.respond(from, response);
             }
-            Request::OffsetCommit {
-                member_id,
-                generation,
-                offsets,
-            } => {
+            Request::OffsetCommit(req) => {
                 let error = match group {
-                    Group::Classic(g) => {
-                        g.offset_commit(cx, from, &member_id, generation, &offsets)
-                    }
-                    Group::Consumer(host) => {
-                        host.offset_commit(cx, &config, from, &member_id, generation, &offsets)
-                    }
+                    Group::Classic(g) => g.offset_commit(cx, from, &req),
+                    Group::Consumer(host) => host.offset_commit(cx, &config, from, &req),
                 };
-                cx.respond(from, Response::OffsetCommit { error });
+                cx.respond(from, OffsetCommitResponse { error });
             }
-            Request::OffsetFetch { partitions } => {
-                let committed: Vec<(usize, Option<u64>)> = partitions
+            Request::OffsetFetch(req) => {
+                let committed: Vec<(usize, Option<u64>)> = req
+                    .partitions
                     .iter()
                     .map(|&p| (p, offsets.committed(p)))
                     .collect();
                 for &(partition, offset) in &committed {
                     cx.fact(Fact::CommittedRead { partition, offset });
                 }
-                cx.respond(from, Response::OffsetFetch { committed });
+                cx.respond(from, OffsetFetchResponse { committed });
             }
             // Any broker answers FindCoordinator from the cluster's metadata (the world does);
             // it never reaches the group's state.
-            Request::FindCoordinator => {}
-            Request::ConsumerGroupHeartbeat { member_epoch, .. } => {
+            Request::FindCoordinator(_) => {}
+            Request::ConsumerGroupHeartbeat(req) => {
                 if let Group::Classic(g) = group {
                     let upgraded = migration::upgrade_for_heartbeat(
                         g,
                         consumer_setup.as_ref(),
                         cx,
                         from,
-                        member_epoch,
+                        req.member_epoch,
                     );
                     match upgraded {
                         Some(host) => *group = Group::Consumer(host),
@@ -339,7 +294,7 @@ impl Coordinator {
                 let Group::Consumer(host) = group else {
                     unreachable!("upgraded above")
                 };
-                let (response, downgrade) = host.heartbeat(cx, from, request);
+                let (response, downgrade) = host.heartbeat(cx, from, req);
                 convert_to_classic(group, config, cx, downgrade);
                 cx.respond(from, response);
             }

@@ -154,10 +154,10 @@ pub(super) struct Cx<'o> {
 }
 
 impl Cx<'_> {
-    pub(super) fn respond(&mut self, to: ClientRef, response: Response) {
+    pub(super) fn respond(&mut self, to: ClientRef, response: impl Into<Response>) {
         self.out.push(CoordinatorEffect::Respond {
             to,
-            response: Box::new(response),
+            response: Box::new(response.into()),
         });
     }
 

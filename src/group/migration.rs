@@ -23,7 +23,7 @@ use super::consumer::{ConsumerHost, ConsumerSetup, Downgrade};
 use super::effects::{CoordTimer, CoordinatorConfig, Cx};
 use crate::facts::Fact;
 use crate::log;
-use crate::messages::{ClientRef, ErrorCode, Response};
+use crate::messages::{ClientRef, ConsumerGroupHeartbeatResponse, ErrorCode};
 
 /// A ConsumerGroupHeartbeat reached a classic group: the consumer group that takes its place,
 /// or `None` when the heartbeat has been answered (GROUP_ID_NOT_FOUND) and the classic group
@@ -55,7 +55,7 @@ pub(super) fn upgrade_for_heartbeat(
         );
         cx.respond(
             from,
-            Response::ConsumerGroupHeartbeat {
+            ConsumerGroupHeartbeatResponse {
                 error: ErrorCode::GroupIdNotFound,
                 member_id: None,
                 member_epoch: 0,

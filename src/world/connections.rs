@@ -4,7 +4,7 @@
 //! everything on it fails with a disconnect, and what was still on its way is lost.
 
 use super::*;
-use crate::messages::{ErrorCode, RequestKind};
+use crate::messages::{ErrorCode, FailedResponse, JoinGroupRequest, RequestKind};
 use crate::scenario::GroupSpec;
 
 /// A request on its way or waiting for its answer.
@@ -124,10 +124,10 @@ impl<T: Default> ByConnection<T> {
 /// JOIN_GROUP_TIMEOUT_LAPSE), as the coordinator may hold it that long.
 pub(super) fn request_timeout(group: &GroupSpec, request: &Request) -> Duration {
     let ms = match request {
-        Request::JoinGroup {
+        Request::JoinGroup(JoinGroupRequest {
             rebalance_timeout_ms,
             ..
-        } => group.request_timeout_ms.max(rebalance_timeout_ms + 5_000),
+        }) => group.request_timeout_ms.max(rebalance_timeout_ms + 5_000),
         _ => group.request_timeout_ms,
     };
     Duration::from_millis(ms)
@@ -138,7 +138,7 @@ impl World<'_> {
     /// broker for FindCoordinator, else to the coordinator, after the network's latency.
     pub(super) fn send_direct(&mut self, from: ClientRef, request: Request) {
         let now = self.now();
-        let broker = if matches!(request, Request::FindCoordinator) {
+        let broker = if matches!(request, Request::FindCoordinator(_)) {
             BOOTSTRAP_BROKER
         } else {
             self.cluster.coordinator_broker
@@ -444,10 +444,10 @@ impl World<'_> {
 
 /// `request` of `client` failed with a disconnect: the answer it gets.
 pub(super) fn disconnected(client: ClientRef, request: RequestKind) -> Event {
-    let response = Box::new(Response::Failed {
+    let response = Box::new(Response::Failed(FailedResponse {
         request,
         error: ErrorCode::Disconnected,
-    });
+    }));
     Event::AtClient {
         to: client,
         response,

@@ -7,9 +7,13 @@ use super::Event;
 use crate::client::ClientTimer;
 use crate::group::effects::CoordTimer;
 use crate::messages::{
-    ClientRef, ErrorCode, JoinReason, JoinedMember, LeaveReason, Request, Response, Subscription,
+    ClientRef, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ErrorCode,
+    FailedResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, JoinProtocol, JoinReason, JoinedMember,
+    LeaveGroupRequest, LeaveGroupResponse, LeaveReason, LeavingMember, LeftMember,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, Request,
+    Response, Subscription, SyncGroupRequest, SyncGroupResponse,
 };
-use crate::messages::{JoinProtocol, LeavingMember, LeftMember};
 use crate::sim::{Digest, SimTime};
 
 pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
@@ -212,7 +216,7 @@ fn leave_reason(d: &mut Digest, reason: LeaveReason) {
 
 fn request(d: &mut Digest, r: &Request) {
     match r {
-        Request::JoinGroup {
+        Request::JoinGroup(JoinGroupRequest {
             version,
             member_id,
             group_instance_id,
@@ -222,7 +226,7 @@ fn request(d: &mut Digest, r: &Request) {
             rebalance_timeout_ms,
             session_timeout_ms,
             reason,
-        } => {
+        }) => {
             d.u8(1);
             d.u64(*version as u64);
             d.str(member_id);
@@ -244,14 +248,14 @@ fn request(d: &mut Digest, r: &Request) {
                 JoinReason::Metadata => 4,
             });
         }
-        Request::SyncGroup {
+        Request::SyncGroup(SyncGroupRequest {
             member_id,
             generation,
             group_instance_id,
             protocol_type,
             protocol_name,
             assignments,
-        } => {
+        }) => {
             d.u8(2);
             d.str(member_id);
             d.i32(*generation);
@@ -270,17 +274,17 @@ fn request(d: &mut Digest, r: &Request) {
                 None => d.u8(0),
             }
         }
-        Request::Heartbeat {
+        Request::Heartbeat(HeartbeatRequest {
             member_id,
             generation,
             group_instance_id,
-        } => {
+        }) => {
             d.u8(3);
             d.str(member_id);
             d.i32(*generation);
             opt_str(d, group_instance_id.as_deref());
         }
-        Request::LeaveGroup { members } => {
+        Request::LeaveGroup(LeaveGroupRequest { members }) => {
             d.u8(4);
             d.u64(members.len() as u64);
             for LeavingMember {
@@ -294,11 +298,11 @@ fn request(d: &mut Digest, r: &Request) {
                 leave_reason(d, *reason);
             }
         }
-        Request::OffsetCommit {
+        Request::OffsetCommit(OffsetCommitRequest {
             member_id,
             generation,
             offsets,
-        } => {
+        }) => {
             d.u8(5);
             d.str(member_id);
             d.i32(*generation);
@@ -308,12 +312,12 @@ fn request(d: &mut Digest, r: &Request) {
                 d.u64(o);
             }
         }
-        Request::OffsetFetch { partitions } => {
+        Request::OffsetFetch(OffsetFetchRequest { partitions }) => {
             d.u8(6);
             d.usizes(partitions);
         }
-        Request::FindCoordinator => d.u8(7),
-        Request::ConsumerGroupHeartbeat {
+        Request::FindCoordinator(FindCoordinatorRequest) => d.u8(7),
+        Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
             member_id,
             member_epoch,
             instance_id,
@@ -321,7 +325,7 @@ fn request(d: &mut Digest, r: &Request) {
             subscribed_topic_names,
             server_assignor,
             owned,
-        } => {
+        }) => {
             d.u8(8);
             d.str(member_id);
             d.i32(*member_epoch);
@@ -348,7 +352,7 @@ fn joined_member(d: &mut Digest, m: &JoinedMember) {
 
 fn response(d: &mut Digest, r: &Response) {
     match r {
-        Response::JoinGroup {
+        Response::JoinGroup(JoinGroupResponse {
             error,
             member_id,
             generation,
@@ -357,7 +361,7 @@ fn response(d: &mut Digest, r: &Response) {
             leader,
             members,
             skip_assignment,
-        } => {
+        }) => {
             d.u8(1);
             error_code(d, *error);
             d.str(member_id);
@@ -371,34 +375,34 @@ fn response(d: &mut Digest, r: &Response) {
             }
             d.bool(*skip_assignment);
         }
-        Response::SyncGroup {
+        Response::SyncGroup(SyncGroupResponse {
             error,
             protocol_type,
             protocol_name,
             assignment,
-        } => {
+        }) => {
             d.u8(2);
             error_code(d, *error);
             opt_str(d, protocol_type.as_deref());
             opt_str(d, protocol_name.as_deref());
             opt_usizes(d, assignment.as_deref());
         }
-        Response::FindCoordinator { broker } => {
+        Response::FindCoordinator(FindCoordinatorResponse { broker }) => {
             d.u8(7);
             d.u64(*broker as u64);
         }
-        Response::Failed { request, error } => {
+        Response::Failed(FailedResponse { request, error }) => {
             d.u8(20);
             d.u8(*request as u8);
             error_code(d, *error);
         }
-        Response::ConsumerGroupHeartbeat {
+        Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
             error,
             member_id,
             member_epoch,
             heartbeat_interval_ms,
             assignment,
-        } => {
+        }) => {
             d.u8(8);
             error_code(d, *error);
             opt_str(d, member_id.as_deref());
@@ -406,7 +410,7 @@ fn response(d: &mut Digest, r: &Response) {
             d.i32(*heartbeat_interval_ms);
             opt_usizes(d, assignment.as_deref());
         }
-        Response::LeaveGroup { error, members } => {
+        Response::LeaveGroup(LeaveGroupResponse { error, members }) => {
             d.u8(6);
             error_code(d, *error);
             d.u64(members.len() as u64);
@@ -421,15 +425,15 @@ fn response(d: &mut Digest, r: &Response) {
                 error_code(d, *error);
             }
         }
-        Response::Heartbeat { error } => {
+        Response::Heartbeat(HeartbeatResponse { error }) => {
             d.u8(3);
             error_code(d, *error);
         }
-        Response::OffsetCommit { error } => {
+        Response::OffsetCommit(OffsetCommitResponse { error }) => {
             d.u8(4);
             error_code(d, *error);
         }
-        Response::OffsetFetch { committed } => {
+        Response::OffsetFetch(OffsetFetchResponse { committed }) => {
             d.u8(5);
             d.u64(committed.len() as u64);
             for &(p, o) in committed {

@@ -14,7 +14,9 @@
 
 use super::connections::{disconnected, request_timeout, Setup};
 use super::*;
-use crate::messages::{ErrorCode, RequestKind};
+use crate::messages::{
+    ErrorCode, FailedResponse, FindCoordinatorResponse, HeartbeatResponse, RequestKind,
+};
 use crate::scenario::Connections;
 
 /// When Linux sends a connection's SYN again while no answer comes: 1, 3, 7, 15, 31 and 63 s
@@ -71,7 +73,7 @@ impl World<'_> {
         let now = self.now();
         let availability = &self.cluster.availability;
         let broker = match request {
-            Request::FindCoordinator => (0..self.cluster.brokers)
+            Request::FindCoordinator(_) => (0..self.cluster.brokers)
                 .filter(|&b| {
                     availability.broker_down(b, now).is_none()
                         && availability.cut_until(from.member, b, now).is_none()
@@ -172,10 +174,10 @@ impl World<'_> {
         if kind == RequestKind::LeaveGroup {
             return;
         }
-        let response = Box::new(Response::Failed {
+        let response = Box::new(Response::Failed(FailedResponse {
             request: kind,
             error: ErrorCode::CoordinatorNotAvailable,
-        });
+        }));
         let now = self.now();
         self.queue
             .schedule(now, Event::AtClient { to: from, response });
@@ -245,11 +247,11 @@ impl World<'_> {
             // `__consumer_offsets` partition, dead or not (a dead one until it is fenced).
             let offsets = self.partitions.len();
             let response = match self.cluster.availability.leader_at(offsets, now) {
-                Some(b) => Response::FindCoordinator { broker: b },
-                None => Response::Failed {
+                Some(b) => Response::FindCoordinator(FindCoordinatorResponse { broker: b }),
+                None => Response::Failed(FailedResponse {
                     request: kind,
                     error: ErrorCode::CoordinatorNotAvailable,
-                },
+                }),
             };
             return self.respond(from, broker, response);
         }
@@ -261,9 +263,9 @@ impl World<'_> {
                 RequestKind::Heartbeat => self.respond(
                     from,
                     broker,
-                    Response::Heartbeat {
+                    Response::Heartbeat(HeartbeatResponse {
                         error: ErrorCode::None,
-                    },
+                    }),
                 ),
                 _ => self.fail(from, broker, kind, ErrorCode::CoordinatorLoadInProgress),
             };
@@ -276,10 +278,10 @@ impl World<'_> {
         self.respond(
             to,
             broker,
-            Response::Failed {
+            Response::Failed(FailedResponse {
                 request: kind,
                 error,
-            },
+            }),
         );
     }
 

@@ -18,7 +18,7 @@ use crate::facts::Fact;
 use crate::group::consumer::{ConsumerGroupConfig, ConsumerTopic};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::Coordinator;
-use crate::messages::{ClientRef, Request, Response};
+use crate::messages::{ClientRef, FindCoordinatorResponse, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
 use crate::scenario::{
@@ -517,13 +517,13 @@ impl<'s> World<'s> {
                 self.observers.observe(now, &fact);
             }
             Event::AtCoordinator { from, request, .. }
-                if matches!(*request, Request::FindCoordinator) =>
+                if matches!(*request, Request::FindCoordinator(_)) =>
             {
                 // The bootstrap broker answers from the cluster's metadata: the leader of the
                 // group's `__consumer_offsets` partition.
-                let response = Response::FindCoordinator {
+                let response = Response::FindCoordinator(FindCoordinatorResponse {
                     broker: self.cluster.coordinator_broker,
-                };
+                });
                 self.respond(from, BOOTSTRAP_BROKER, response);
             }
             Event::AtCoordinator {
@@ -539,10 +539,11 @@ impl<'s> World<'s> {
                 self.apply_coordinator();
             }
             Event::AtClient { to, response } => {
-                if let Response::OffsetFetch { committed } = &*response {
+                if let Response::OffsetFetch(fetched) = &*response {
                     // Sorted for the lookups: an answer for a whole topic's partitions,
                     // searched once for each of them, was quadratic.
-                    let mut answered: Vec<(usize, u64)> = committed
+                    let mut answered: Vec<(usize, u64)> = fetched
+                        .committed
                         .iter()
                         .filter_map(|&(p, o)| Some((p, o?)))
                         .collect();
@@ -752,8 +753,11 @@ impl<'s> World<'s> {
         let (mut effects, mut logs) = self.coordinator_out.take();
         for effect in effects.drain(..) {
             if let CoordinatorEffect::Respond { to, response } = &effect {
-                if let Response::OffsetFetch { committed } = &**response {
-                    let answered = committed.iter().filter_map(|&(p, o)| Some((*to, p, o?)));
+                if let Response::OffsetFetch(fetched) = &**response {
+                    let answered = fetched
+                        .committed
+                        .iter()
+                        .filter_map(|&(p, o)| Some((*to, p, o?)));
                     self.offsets_in_flight.extend(answered);
                 }
             }

@@ -315,28 +315,15 @@ impl Consumer {
     /// (never sent by this process) is dropped.
     pub(super) fn on_membership_response(&mut self, env: &mut ClientEnv, response: Response) {
         match (&self.membership, response) {
-            (
-                Membership::Consumer(_),
-                Response::ConsumerGroupHeartbeat {
-                    error,
-                    member_epoch,
-                    heartbeat_interval_ms,
-                    assignment,
-                    ..
-                },
-            ) => self.on_consumer_heartbeat_response(
-                env,
-                error,
-                member_epoch,
-                heartbeat_interval_ms,
-                assignment,
-            ),
+            (Membership::Consumer(_), Response::ConsumerGroupHeartbeat(response)) => {
+                self.on_consumer_heartbeat_response(env, response)
+            }
             (
                 Membership::Classic(_),
-                response @ (Response::JoinGroup { .. } | Response::SyncGroup { .. }),
+                response @ (Response::JoinGroup(_) | Response::SyncGroup(_)),
             ) => self.on_join_or_sync_answer(env, response),
-            (Membership::Classic(_), Response::Heartbeat { error }) => {
-                self.on_heartbeat_answer(env, error)
+            (Membership::Classic(_), Response::Heartbeat(response)) => {
+                self.on_heartbeat_answer(env, response.error)
             }
             _ => {}
         }

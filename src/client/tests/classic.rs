@@ -3,6 +3,10 @@
 //! their backoff, poll timeouts, closing, commit errors, the coordinator lost.
 
 use super::*;
+use crate::messages::{
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, OffsetCommitRequest,
+    SyncGroupRequest,
+};
 
 #[test]
 fn a_member_blocked_in_poll_handles_a_heartbeat_answer_at_once_and_rejoins_in_the_same_loop() {
@@ -16,15 +20,13 @@ fn a_member_blocked_in_poll_handles_a_heartbeat_answer_at_once_and_rejoins_in_th
     h.run_until(3020);
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::Heartbeat { generation: 1, .. }]),
+        matches!(
+            &sent[..],
+            [Request::Heartbeat(HeartbeatRequest { generation: 1, .. })]
+        ),
         "{sent:?}"
     );
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    h.respond(3025, heartbeat_answer(ErrorCode::RebalanceInProgress));
     assert!(h
         .pending_one_shot(|t| matches!(t, ClientTimer::HeartbeatRead))
         .is_none());
@@ -35,7 +37,7 @@ fn a_member_blocked_in_poll_handles_a_heartbeat_answer_at_once_and_rejoins_in_th
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .expect("rejoined");
     let (id, subscription, _) = join_subscription(join);
     assert_eq!(id, ID);
@@ -67,7 +69,7 @@ fn a_busy_member_reads_a_heartbeat_answer_on_the_threads_next_pass_and_acts_at_i
     assert!(
         !sent
             .iter()
-            .any(|r| matches!(r, Request::OffsetCommit { .. } | Request::JoinGroup { .. })),
+            .any(|r| matches!(r, Request::OffsetCommit(_) | Request::JoinGroup(_))),
         "{sent:?}"
     );
 }
@@ -80,17 +82,12 @@ fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
     rejoin_on_subscription_change(&mut h);
     let sent = h.take_sent();
     assert!(
-        sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        sent.iter().any(|r| matches!(r, Request::JoinGroup(_))),
         "{sent:?}"
     );
     // The heartbeat sent in generation 1 is answered REBALANCE_IN_PROGRESS while it is
     // PREPARING_REBALANCE: Kafka ignores it (no second rejoin, nothing reset).
-    h.respond(
-        3040,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    h.respond(3040, heartbeat_answer(ErrorCode::RebalanceInProgress));
     h.respond(3045, join_ok(2, false, Subscription::default_for_test()));
     h.respond(3050, sync_ok(vec![0, 1, 2, 3]));
     h.run_until(3100);
@@ -98,13 +95,7 @@ fn a_rebalance_in_progress_read_after_the_member_rejoined_is_ignored() {
     // A stale UNKNOWN_MEMBER_ID for a heartbeat of generation 1 is ignored too.
     h.call(|c, env| {
         c.classic().heartbeats_in_flight.push_back(1);
-        c.on_response(
-            env,
-            ME,
-            Response::Heartbeat {
-                error: ErrorCode::UnknownMemberId,
-            },
-        )
+        c.on_response(env, ME, heartbeat_answer(ErrorCode::UnknownMemberId))
     });
     assert_eq!(h.consumer.classic_ref().generation, Some(2));
     assert_eq!(h.consumer.membership.member_id(), ID);
@@ -123,18 +114,13 @@ fn a_membership_reset_while_a_join_group_is_out_waits_for_its_answer() {
     let joins = |sent: &[Request]| -> Vec<String> {
         sent.iter()
             .filter_map(|r| match r {
-                Request::JoinGroup { member_id, .. } => Some(member_id.clone()),
+                Request::JoinGroup(JoinGroupRequest { member_id, .. }) => Some(member_id.clone()),
                 _ => None,
             })
             .collect()
     };
     assert_eq!(joins(&h.take_sent()), [ID]);
-    h.respond(
-        3040,
-        Response::Heartbeat {
-            error: ErrorCode::UnknownMemberId,
-        },
-    );
+    h.respond(3040, heartbeat_answer(ErrorCode::UnknownMemberId));
     h.run_until(4000);
     assert_eq!(
         joins(&h.take_sent()),
@@ -160,13 +146,16 @@ fn heartbeats_go_on_during_on_join_prepare_until_the_join_group_is_sent() {
     h.run_until(3020);
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::Heartbeat { generation: 1, .. }]),
+        matches!(
+            &sent[..],
+            [Request::Heartbeat(HeartbeatRequest { generation: 1, .. })]
+        ),
         "the heartbeat thread is still enabled: {sent:?}"
     );
     h.run_until(6001);
     let sent = h.take_sent();
     assert!(
-        sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        sent.iter().any(|r| matches!(r, Request::JoinGroup(_))),
         "{sent:?}"
     );
     // Once the JoinGroup is out, no heartbeat until its answer.
@@ -182,7 +171,7 @@ fn a_cooperative_member_revokes_only_what_it_lost_and_rejoins_for_the_follow_up(
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .unwrap();
     // COOPERATIVE keeps its partitions and says so.
     assert_eq!(join_subscription(join).1.owned, vec![0, 1, 2, 3]);
@@ -204,7 +193,7 @@ fn a_cooperative_member_revokes_only_what_it_lost_and_rejoins_for_the_follow_up(
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .expect("follow-up JoinGroup");
     let (_, subscription, reason) = join_subscription(join);
     assert_eq!(reason, JoinReason::FollowUp);
@@ -241,10 +230,10 @@ fn a_member_commits_nothing_while_its_join_group_or_sync_group_is_unanswered() {
     h.run_until(joined_at + 2000);
     let sent = h.take_sent();
     assert!(
-        sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        sent.iter().any(|r| matches!(r, Request::JoinGroup(_))),
         "{sent:?}"
     );
-    assert!(sent.iter().any(|r| matches!(r, Request::SyncGroup { .. })));
+    assert!(sent.iter().any(|r| matches!(r, Request::SyncGroup(_))));
     assert_eq!(commit_generations(&sent), Vec::<i32>::new(), "{sent:?}");
     // It processed through both waits: the commits were due, not idle.
     assert!(h.facts[processed_before..]
@@ -261,7 +250,7 @@ fn closing_commits_revokes_everything_and_leaves() {
     h.run_until(2100);
     let sent = h.take_sent();
     // close(): a synchronous auto-commit first; the poll loop waits for its answer.
-    let Some(Request::OffsetCommit { offsets, .. }) = sent.last() else {
+    let Some(Request::OffsetCommit(OffsetCommitRequest { offsets, .. })) = sent.last() else {
         panic!("{sent:?}")
     };
     assert_eq!(offsets.len(), 4);
@@ -269,19 +258,14 @@ fn closing_commits_revokes_everything_and_leaves() {
         .facts
         .iter()
         .any(|f| matches!(f, Fact::RevokedOnClose { .. })));
-    h.respond(
-        2110,
-        Response::OffsetCommit {
-            error: ErrorCode::None,
-        },
-    );
+    h.respond(2110, commit_answer(ErrorCode::None));
     assert!(h.facts.contains(&Fact::RevokedOnClose {
         member: 0,
         partitions: vec![0, 1, 2, 3]
     }));
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::LeaveGroup { members }]
+        matches!(&sent[..], [Request::LeaveGroup(LeaveGroupRequest { members, .. })]
             if members[..] == [LeavingMember { member_id: ID.into(), group_instance_id: None, reason: LeaveReason::Close }]),
         "{sent:?}"
     );
@@ -301,7 +285,7 @@ fn a_stall_past_the_poll_interval_makes_the_heartbeat_thread_leave_and_the_parti
     let leave = sent.iter().position(|r| {
         matches!(
             r,
-            Request::LeaveGroup { members }
+            Request::LeaveGroup(LeaveGroupRequest { members, .. })
                 if members[0].reason == LeaveReason::PollTimeout
         )
     });
@@ -317,7 +301,7 @@ fn a_stall_past_the_poll_interval_makes_the_heartbeat_thread_leave_and_the_parti
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .expect("rejoins");
     assert_eq!(join_subscription(join).0, "");
 }
@@ -329,20 +313,20 @@ fn a_static_member_past_its_poll_interval_sends_no_leave_group_and_rejoins_with_
     h.run_until(25_000);
     let sent = h.take_sent();
     assert!(
-        !sent.iter().any(|r| matches!(r, Request::LeaveGroup { .. })),
+        !sent.iter().any(|r| matches!(r, Request::LeaveGroup(_))),
         "{sent:?}"
     );
     // Its generation and member id were reset: it joins again with no id and its instance id,
     // which the coordinator answers as a static replacement.
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .expect("rejoins");
-    let Request::JoinGroup {
+    let Request::JoinGroup(JoinGroupRequest {
         member_id,
         group_instance_id,
         ..
-    } = join
+    }) = join
     else {
         unreachable!()
     };
@@ -364,7 +348,7 @@ fn close_during_on_join_prepares_commit_closes_instead_of_rejoining() {
     while !h
         .sent
         .iter()
-        .any(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+        .any(|(_, r)| matches!(r, Request::OffsetCommit(_)))
     {
         t += 1;
         assert!(t < 4000, "no onJoinPrepare commit: {:?}", h.sent);
@@ -372,32 +356,19 @@ fn close_during_on_join_prepares_commit_closes_instead_of_rejoining() {
     }
     h.take_sent();
     h.call(|c, env| c.close(env));
-    h.respond(
-        t + 5,
-        Response::OffsetCommit {
-            error: ErrorCode::None,
-        },
-    );
+    h.respond(t + 5, commit_answer(ErrorCode::None));
     let sent = h.take_sent();
     assert!(
-        !sent.iter().any(|r| matches!(r, Request::JoinGroup { .. })),
+        !sent.iter().any(|r| matches!(r, Request::JoinGroup(_))),
         "{sent:?}"
     );
     assert!(
-        matches!(sent.last(), Some(Request::OffsetCommit { .. })),
+        matches!(sent.last(), Some(Request::OffsetCommit(_))),
         "{sent:?}"
     );
-    h.respond(
-        t + 10,
-        Response::OffsetCommit {
-            error: ErrorCode::None,
-        },
-    );
+    h.respond(t + 10, commit_answer(ErrorCode::None));
     let sent = h.take_sent();
-    assert!(
-        matches!(&sent[..], [Request::LeaveGroup { .. }]),
-        "{sent:?}"
-    );
+    assert!(matches!(&sent[..], [Request::LeaveGroup(_)]), "{sent:?}");
     assert!(h.facts.contains(&Fact::ProcessStopped { member: 0 }));
 }
 
@@ -415,9 +386,9 @@ fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadat
     let (id, subscription, _) = join_subscription(&sent[0]);
     assert_eq!(id, "", "a static member joins with its instance id alone");
     let mut answer = join_ok(1, true, subscription.clone());
-    if let Response::JoinGroup {
+    if let Response::JoinGroup(JoinGroupResponse {
         skip_assignment, ..
-    } = &mut answer
+    }) = &mut answer
     {
         *skip_assignment = true;
     }
@@ -426,10 +397,10 @@ fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadat
     assert!(
         matches!(
             &sent[..],
-            [Request::SyncGroup {
+            [Request::SyncGroup(SyncGroupRequest {
                 assignments: None,
                 ..
-            }]
+            })]
         ),
         "a skipped assignment sends none: {sent:?}"
     );
@@ -439,17 +410,12 @@ fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadat
         partition_counts: vec![4],
     }));
     h.respond(20, sync_ok(vec![0, 1, 2, 3]));
-    h.respond(
-        30,
-        Response::OffsetFetch {
-            committed: (0..4).map(|p| (p, None)).collect(),
-        },
-    );
+    h.respond(30, nothing_committed(4));
     h.run_until(9000);
     assert!(!h
         .take_sent()
         .iter()
-        .any(|r| matches!(r, Request::JoinGroup { .. })));
+        .any(|r| matches!(r, Request::JoinGroup(_))));
     h.run_until(9500);
     h.take_sent();
     // The refresh at 10 s sees 6 partitions; onJoinPrepare commits, then the JoinGroup.
@@ -457,7 +423,7 @@ fn a_returning_static_leader_that_skips_the_assignment_still_watches_the_metadat
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .unwrap_or_else(|| {
             panic!(
                 "the leader sees t0 grow and rejoins: {sent:?} {:?}",
@@ -479,20 +445,12 @@ fn a_sync_group_error_read_in_a_poll_loses_the_partitions_before_the_one_rejoin(
     let t = h.now.as_millis();
     h.respond(t + 10, join_ok(2, false, Subscription::default_for_test()));
     h.take_sent();
-    h.respond(
-        t + 20,
-        Response::SyncGroup {
-            error: ErrorCode::UnknownMemberId,
-            protocol_type: Some("consumer".into()),
-            protocol_name: Some("range".into()),
-            assignment: None,
-        },
-    );
+    h.respond(t + 20, sync_answer(ErrorCode::UnknownMemberId, None));
     h.run_until(t + 2000);
     let joins: Vec<&str> = h
         .take_sent()
         .iter()
-        .filter(|r| matches!(r, Request::JoinGroup { .. }))
+        .filter(|r| matches!(r, Request::JoinGroup(_)))
         .map(|r| join_subscription(r).0)
         .map(|id| if id.is_empty() { "" } else { "id" })
         .collect();
@@ -532,7 +490,7 @@ fn a_join_group_unknown_member_id_loses_the_partitions_before_joining_anew() {
     let joins: Vec<(String, Vec<usize>)> = h
         .take_sent()
         .iter()
-        .filter(|r| matches!(r, Request::JoinGroup { .. }))
+        .filter(|r| matches!(r, Request::JoinGroup(_)))
         .map(|r| {
             let (id, subscription, _) = join_subscription(r);
             (id.to_string(), subscription.owned.clone())
@@ -558,7 +516,7 @@ fn a_heartbeat_thread_with_no_answer_for_a_session_gives_up_on_the_coordinator()
     let heartbeats = h
         .take_sent()
         .iter()
-        .filter(|r| matches!(r, Request::Heartbeat { .. }))
+        .filter(|r| matches!(r, Request::Heartbeat(_)))
         .count();
     assert_eq!(heartbeats, 3, "at 3020, 6020 and 9020, none answered");
     assert!(h.disconnects.is_empty());
@@ -575,12 +533,7 @@ fn a_heartbeat_thread_with_no_answer_for_a_session_gives_up_on_the_coordinator()
     let mut h = Harness::new(group, "");
     join_group(&mut h);
     for t in [3020, 6020, 9020, 12_020, 15_020, 18_020] {
-        h.respond(
-            t + 3,
-            Response::Heartbeat {
-                error: ErrorCode::None,
-            },
-        );
+        h.respond(t + 3, heartbeat_answer(ErrorCode::None));
     }
     // Up to the last heartbeat answered + the session (28,023), a check is never armed.
     h.run_until(27_000);
@@ -602,12 +555,7 @@ fn a_busy_cooperative_member_joins_at_its_first_poll_after_on_join_prepares_comm
     let sent_at = join_prepare_commit_sent(&mut h);
     let processed = h.facts.len();
     let answer = sent_at + 5;
-    h.respond(
-        answer,
-        Response::OffsetCommit {
-            error: ErrorCode::None,
-        },
-    );
+    h.respond(answer, commit_answer(ErrorCode::None));
     // The poll that sent the commit returned a batch, still in progress.
     let (batch_end, _, _) = h.keyed[ClientTimer::BatchDone.key().unwrap()]
         .clone()
@@ -648,12 +596,7 @@ fn on_join_prepares_commit_is_sent_again_after_a_retriable_failure() {
     commit_fails_until_the_coordinator_is_found(&mut h, sent_at + 5, sent_at + 200);
     let again = join_prepare_commit_sent(&mut h);
     assert!(again > sent_at + 200);
-    h.respond(
-        again + 5,
-        Response::OffsetCommit {
-            error: ErrorCode::None,
-        },
-    );
+    h.respond(again + 5, commit_answer(ErrorCode::None));
     h.run_until(again + 3000);
     assert!(join_group_sent_at(&h).is_some_and(|at| at > again + 5));
 }
@@ -697,7 +640,7 @@ fn an_eager_member_waiting_for_on_join_prepares_commit_polls_but_processes_nothi
     h.run_until(sent_at + 4600);
     let joined = join_group_sent_at(&h).expect("joins without the answer");
     assert!(joined >= sent_at + 4000, "{joined}");
-    let leave = |r: &Request| matches!(r, Request::LeaveGroup { .. });
+    let leave = |r: &Request| matches!(r, Request::LeaveGroup(_));
     assert!(!h.sent.iter().any(|(_, r)| leave(r)), "{:?}", h.sent);
     let after = &h.facts[facts..];
     assert!(
@@ -730,7 +673,7 @@ fn a_commit_answered_unknown_member_id_or_illegal_generation_loses_the_membershi
         }));
         let join = sent
             .iter()
-            .find(|r| matches!(r, Request::JoinGroup { .. }))
+            .find(|r| matches!(r, Request::JoinGroup(_)))
             .expect("a JoinGroup");
         let (id, subscription, _) = join_subscription(join);
         assert_eq!(
@@ -757,12 +700,7 @@ fn a_commit_answered_rebalance_in_progress_rejoins() {
         "onJoinPrepare's: {sent:?}"
     );
     let now = h.now.as_millis();
-    h.respond(
-        now,
-        Response::OffsetCommit {
-            error: ErrorCode::None,
-        },
-    );
+    h.respond(now, commit_answer(ErrorCode::None));
     assert!(h.facts.contains(&Fact::Revoked {
         member: 0,
         partitions: vec![0, 1, 2, 3]
@@ -770,7 +708,7 @@ fn a_commit_answered_rebalance_in_progress_rejoins() {
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .expect("a JoinGroup");
     let (id, subscription, reason) = join_subscription(join);
     assert_eq!((id, subscription.generation), (ID, Some(1)));
@@ -793,13 +731,7 @@ fn a_not_coordinator_answer_closes_the_classic_consumers_connection() {
         join_group(&mut h);
         h.run_until(3020);
         let now = h.now;
-        h.respond(
-            3025,
-            Response::Failed {
-                request: RequestKind::Heartbeat,
-                error,
-            },
-        );
+        h.respond(3025, failed_answer(RequestKind::Heartbeat, error));
         assert_eq!(h.consumer.coordinator(), None, "{error:?}");
         let expected = if closes {
             vec![(now + Duration::from_millis(5), 0)]
@@ -813,10 +745,10 @@ fn a_not_coordinator_answer_closes_the_classic_consumers_connection() {
     assert!(matches!(h.consumer.membership, Membership::Consumer(_)));
     h.respond(
         20,
-        Response::Failed {
-            request: RequestKind::ConsumerGroupHeartbeat,
-            error: ErrorCode::NotCoordinator,
-        },
+        failed_answer(
+            RequestKind::ConsumerGroupHeartbeat,
+            ErrorCode::NotCoordinator,
+        ),
     );
     assert_eq!(h.consumer.coordinator(), None);
     assert!(h.disconnects.is_empty());
@@ -833,7 +765,7 @@ fn a_leader_whose_assignor_throws_sends_no_sync_group_and_fails() {
     let sent = h.take_sent();
     let subscription = join_subscription(&sent[0]).1.clone();
     let mut answer = join_ok(1, true, subscription);
-    if let Response::JoinGroup { protocol_name, .. } = &mut answer {
+    if let Response::JoinGroup(JoinGroupResponse { protocol_name, .. }) = &mut answer {
         *protocol_name = Some("no-such-assignor".into());
     }
     h.respond(10, answer);
@@ -842,7 +774,7 @@ fn a_leader_whose_assignor_throws_sends_no_sync_group_and_fails() {
     assert!(
         !sent.iter().any(|r| matches!(
             r,
-            Request::SyncGroup { .. } | Request::Heartbeat { .. } | Request::JoinGroup { .. }
+            Request::SyncGroup(_) | Request::Heartbeat(_) | Request::JoinGroup(_)
         )),
         "{sent:?}"
     );
@@ -867,11 +799,8 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
     let mut h = Harness::new("assignors = [\"range\"]", "");
     start_and_find_the_coordinator(&mut h);
     let sent = h.take_sent();
-    assert!(matches!(&sent[..], [Request::JoinGroup { .. }]), "{sent:?}");
-    let loading = |request| Response::Failed {
-        request,
-        error: ErrorCode::CoordinatorLoadInProgress,
-    };
+    assert!(matches!(&sent[..], [Request::JoinGroup(_)]), "{sent:?}");
+    let loading = |request| failed_answer(request, ErrorCode::CoordinatorLoadInProgress);
     h.respond(10, loading(RequestKind::JoinGroup));
     assert_eq!(h.consumer.coordinator(), Some(0));
     h.run_until(109);
@@ -879,7 +808,7 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
     assert!(sent.is_empty(), "asleep in joinGroupIfNeeded: {sent:?}");
     h.run_until(110);
     let sent = h.take_sent();
-    assert!(matches!(&sent[..], [Request::JoinGroup { .. }]), "{sent:?}");
+    assert!(matches!(&sent[..], [Request::JoinGroup(_)]), "{sent:?}");
     assert!(!h
         .facts
         .iter()
@@ -894,7 +823,7 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
     let sent = h.take_sent();
     assert!(sent.is_empty(), "{sent:?}");
     h.run_until(140);
-    let sent = h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
+    let sent = h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)));
     assert!(
         matches!(sent[..], [t] if (100..140).contains(&t)),
         "{sent:?}"
@@ -906,8 +835,7 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
 
     let mut h = Harness::new("protocol = \"consumer\"", "");
     start_and_find_the_coordinator(&mut h);
-    let joins =
-        |h: &mut Harness| h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
+    let joins = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)));
     assert_eq!(joins(&mut h), [0]);
     for at in [3, 7] {
         h.respond(at, loading(RequestKind::ConsumerGroupHeartbeat));
@@ -923,14 +851,11 @@ fn a_coordinator_loading_the_group_is_kept_and_asked_again_after_the_backoff() {
 fn a_classic_heartbeat_backs_off_exponentially_after_failures_in_a_row() {
     let mut h = Harness::new("assignors = [\"range\"]", "");
     join_group(&mut h);
-    let heartbeats = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::Heartbeat { .. }));
+    let heartbeats = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::Heartbeat(_)));
     h.run_until(3_100);
     let mut last = heartbeats(&mut h);
     assert_eq!(last.len(), 1, "{last:?}");
-    let failed = || Response::Failed {
-        request: RequestKind::Heartbeat,
-        error: ErrorCode::CoordinatorLoadInProgress,
-    };
+    let failed = || failed_answer(RequestKind::Heartbeat, ErrorCode::CoordinatorLoadInProgress);
     // 80..120 ms, 160..240, 320..480, 640..960, then at most the 1 s cap: on the 100 ms passes.
     for passes in [1..=2, 2..=3, 4..=5, 7..=10, 8..=10] {
         let failed_at = last[0] + 5;
@@ -945,12 +870,7 @@ fn a_classic_heartbeat_backs_off_exponentially_after_failures_in_a_row() {
         );
     }
     // Answered: the next failure backs off from the start again.
-    h.respond(
-        last[0] + 5,
-        Response::Heartbeat {
-            error: ErrorCode::None,
-        },
-    );
+    h.respond(last[0] + 5, heartbeat_answer(ErrorCode::None));
     h.run_until(last[0] + 3_100);
     last = heartbeats(&mut h);
     h.respond(last[0] + 5, failed());
@@ -1006,19 +926,7 @@ fn a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_
         member("b", "t0", &[(t0, 0), (t0, 2), (t0, 4)], 4),
         member("d", "t1", &(0..8).map(|p| (t1, p)).collect::<Vec<_>>(), 4),
     ];
-    h.respond(
-        10,
-        Response::JoinGroup {
-            error: ErrorCode::None,
-            member_id: "c".into(),
-            generation: 5,
-            protocol_type: Some("consumer".into()),
-            protocol_name: Some("sticky".into()),
-            leader: "c".into(),
-            members,
-            skip_assignment: false,
-        },
-    );
+    h.respond(10, joined("c", 5, "sticky", "c", members));
     assert!(h.facts.contains(&Fact::FatalError {
         member: 0,
         error: leader::SPINS_IN_ASSIGNOR,
@@ -1028,14 +936,14 @@ fn a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_
     h.run_until(20_000);
     let sent = h.take_sent();
     assert!(
-        sent.iter().all(|r| matches!(r, Request::Heartbeat { .. })),
+        sent.iter().all(|r| matches!(r, Request::Heartbeat(_))),
         "{sent:?}"
     );
     assert!(sent.len() >= 5, "{sent:?}");
     h.run_until(40_000);
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::LeaveGroup { members }]
+        matches!(&sent[..], [Request::LeaveGroup(LeaveGroupRequest { members, .. })]
             if members[0].reason == LeaveReason::PollTimeout),
         "{sent:?}"
     );
@@ -1058,7 +966,7 @@ fn a_sticky_members_user_data_is_its_last_assignment_at_that_generation() {
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .expect("rejoins after its poll timeout");
     let subscription = join_subscription(join).1.clone();
     assert_eq!(
@@ -1073,22 +981,21 @@ fn a_sticky_members_user_data_is_its_last_assignment_at_that_generation() {
     let heartbeat_at = 25_010 + 3000;
     h.run_until(heartbeat_at);
     assert!(
-        h.take_sent()
-            .iter()
-            .any(|r| matches!(r, Request::Heartbeat { generation: 2, .. })),
+        h.take_sent().iter().any(|r| matches!(
+            r,
+            Request::Heartbeat(HeartbeatRequest { generation: 2, .. })
+        )),
         "heartbeats in generation 2"
     );
     h.respond(
         heartbeat_at + 5,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
+        heartbeat_answer(ErrorCode::RebalanceInProgress),
     );
     h.run_until(heartbeat_at + 1000);
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .expect("rejoins");
     let subscription = join_subscription(join).1;
     assert_eq!(
@@ -1134,7 +1041,7 @@ fn an_assignment_naming_a_topic_no_longer_subscribed_is_not_taken_and_the_member
     // The application subscribes to `orders` alone while the JoinGroup is out.
     h.call(|c, env| c.subscribe(env, vec!["orders".into()]));
     h.respond(20, join_ok(1, false, Subscription::default_for_test()));
-    assert!(matches!(&h.take_sent()[..], [Request::SyncGroup { .. }]));
+    assert!(matches!(&h.take_sent()[..], [Request::SyncGroup(_)]));
     // orders-0..3 and payments-0..1 (partitions 4 and 5).
     h.respond(30, sync_ok(vec![0, 1, 2, 3, 4, 5]));
     let callbacks = h.facts.iter().filter(|f| {
@@ -1149,14 +1056,12 @@ fn an_assignment_naming_a_topic_no_longer_subscribed_is_not_taken_and_the_member
     let sent = h.take_sent();
     let join = sent
         .iter()
-        .find(|r| matches!(r, Request::JoinGroup { .. }))
+        .find(|r| matches!(r, Request::JoinGroup(_)))
         .unwrap_or_else(|| panic!("no rejoin: {sent:?}"));
     let (_, subscription, reason) = join_subscription(join);
     assert_eq!(reason, JoinReason::Subscription);
     assert_eq!(subscription.topics, vec!["orders".to_string()]);
     assert!(subscription.owned.is_empty());
     assert_eq!(subscription.generation, Some(1));
-    assert!(!sent
-        .iter()
-        .any(|r| matches!(r, Request::OffsetFetch { .. })));
+    assert!(!sent.iter().any(|r| matches!(r, Request::OffsetFetch(_))));
 }

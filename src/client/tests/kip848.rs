@@ -3,6 +3,7 @@
 //! a poll timeout's staleness, the heartbeat's and the lookup's backoffs.
 
 use super::*;
+use crate::messages::ConsumerGroupHeartbeatRequest;
 
 #[test]
 fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_acknowledges_at_once()
@@ -13,17 +14,17 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
     let mut h = Harness::new("protocol = \"consumer\"", "");
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator]));
-    h.respond(0, Response::FindCoordinator { broker: 0 });
+    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator(_)]));
+    h.respond(0, coordinator_found());
     let sent = h.take_sent();
-    let [Request::ConsumerGroupHeartbeat {
+    let [Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
         member_id,
         member_epoch: 0,
         rebalance_timeout_ms: 300_000,
         subscribed_topic_names: Some(topics),
         owned: Some(owned),
         ..
-    }] = &sent[..]
+    })] = &sent[..]
     else {
         panic!("{sent:?}")
     };
@@ -46,15 +47,15 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
     let sent = h.take_sent();
     let ack = sent
         .iter()
-        .find(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .find(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)))
         .unwrap_or_else(|| panic!("{sent:?}"));
-    let Request::ConsumerGroupHeartbeat {
+    let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
         member_epoch: 2,
         rebalance_timeout_ms: -1,
         subscribed_topic_names: None,
         owned: Some(owned),
         ..
-    } = ack
+    }) = ack
     else {
         panic!("{ack:?}")
     };
@@ -67,18 +68,20 @@ fn a_kip_848_member_sends_the_full_heartbeat_once_then_only_what_changed_and_ack
     let beats: Vec<Request> = h
         .take_sent()
         .into_iter()
-        .filter(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .filter(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)))
         .collect();
     assert!(
         matches!(
             &beats[..],
-            [Request::ConsumerGroupHeartbeat {
-                member_epoch: 2,
-                rebalance_timeout_ms: -1,
-                subscribed_topic_names: None,
-                owned: None,
-                ..
-            }]
+            [Request::ConsumerGroupHeartbeat(
+                ConsumerGroupHeartbeatRequest {
+                    member_epoch: 2,
+                    rebalance_timeout_ms: -1,
+                    subscribed_topic_names: None,
+                    owned: None,
+                    ..
+                }
+            )]
         ),
         "{beats:?}"
     );
@@ -89,9 +92,11 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     let mut h = Harness::new("protocol = \"consumer\"", "");
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator]));
-    h.respond(0, Response::FindCoordinator { broker: 0 });
-    let Request::ConsumerGroupHeartbeat { member_id, .. } = h.take_sent().remove(0) else {
+    assert!(matches!(&h.take_sent()[..], [Request::FindCoordinator(_)]));
+    h.respond(0, coordinator_found());
+    let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest { member_id, .. }) =
+        h.take_sent().remove(0)
+    else {
         panic!("the join heartbeat")
     };
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
@@ -99,16 +104,7 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     kip_848_acknowledged_and_fetched(&mut h, 2);
     h.take_sent();
     h.run_until(5_311);
-    h.respond(
-        5_315,
-        Response::ConsumerGroupHeartbeat {
-            error: ErrorCode::FencedMemberEpoch,
-            member_id: None,
-            member_epoch: 0,
-            heartbeat_interval_ms: 0,
-            assignment: None,
-        },
-    );
+    h.respond(5_315, consumer_heartbeat_fenced());
     h.run_until(6_000);
     assert!(h.facts.contains(&Fact::Lost {
         member: 0,
@@ -117,14 +113,14 @@ fn a_fenced_kip_848_member_loses_its_partitions_and_rejoins_with_epoch_0_and_the
     let rejoin = h
         .take_sent()
         .into_iter()
-        .rfind(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .rfind(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)))
         .expect("a rejoin");
-    let Request::ConsumerGroupHeartbeat {
+    let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
         member_id: again,
         member_epoch: 0,
         owned: Some(owned),
         ..
-    } = rejoin
+    }) = rejoin
     else {
         panic!("{rejoin:?}")
     };
@@ -149,16 +145,7 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
     }));
     assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
     h.run_until(350);
-    answer_a_heartbeat_in_flight(
-        &mut h,
-        Response::ConsumerGroupHeartbeat {
-            error: ErrorCode::FencedMemberEpoch,
-            member_id: None,
-            member_epoch: 0,
-            heartbeat_interval_ms: 0,
-            assignment: None,
-        },
-    );
+    answer_a_heartbeat_in_flight(&mut h, consumer_heartbeat_fenced());
     h.take_sent();
     h.run_until(500);
     assert_ne!(
@@ -173,7 +160,9 @@ fn a_kip_848_member_fenced_during_its_assign_callback_does_not_acknowledge() {
         .take_sent()
         .iter()
         .filter_map(|r| match r {
-            Request::ConsumerGroupHeartbeat { member_epoch, .. } => Some(*member_epoch),
+            Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
+                member_epoch, ..
+            }) => Some(*member_epoch),
             _ => None,
         })
         .collect();
@@ -198,12 +187,7 @@ fn a_kip_848_acknowledgement_answered_while_a_newer_target_reconciles_keeps_reco
     // The first reconciliation ends at 1,300 ms: acknowledged as it was.
     h.run_until(1_300);
     assert_eq!(heartbeats_owned(&mut h), [Some(vec![0, 1])]);
-    h.respond(
-        1_302,
-        Response::OffsetFetch {
-            committed: vec![(0, None), (1, None)],
-        },
-    );
+    h.respond(1_302, nothing_committed(2));
     h.respond(1_305, consumer_heartbeat_ok(2, None));
     assert_eq!(h.consumer.kip848().state, ConsumerMemberState::Reconciling);
     // The newer one (revoke orders-0) is reconciled at the next poll event: its revoke
@@ -274,17 +258,12 @@ fn a_kip_848_acknowledgement_waiting_for_an_answer_that_brings_a_new_target_is_n
     h.call(|c, _| c.kip848().in_flight = true);
     h.take_sent();
     h.run_until(450);
-    let heartbeat = |r: &Request| matches!(r, Request::ConsumerGroupHeartbeat { .. });
+    let heartbeat = |r: &Request| matches!(r, Request::ConsumerGroupHeartbeat(_));
     assert!(
         !h.take_sent().iter().any(heartbeat),
         "the acknowledgement waits for the answer"
     );
-    h.respond(
-        450,
-        Response::OffsetFetch {
-            committed: vec![(0, None)],
-        },
-    );
+    h.respond(450, nothing_committed(1));
     h.respond(500, consumer_heartbeat_ok(3, Some(vec![0, 1])));
     h.run_until(3_000);
     let owned = heartbeats_owned(&mut h);
@@ -314,10 +293,10 @@ fn a_stale_kip_848_member_ignores_the_answer_to_a_heartbeat_sent_before_its_poll
     let rejoin = h.take_sent().into_iter().rfind(|r| {
         matches!(
             r,
-            Request::ConsumerGroupHeartbeat {
+            Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
                 member_epoch: 0,
                 ..
-            }
+            })
         )
     });
     assert!(rejoin.is_some(), "rejoins with epoch 0 after the stall");
@@ -336,7 +315,7 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
     );
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    h.respond(0, Response::FindCoordinator { broker: 0 });
+    h.respond(0, coordinator_found());
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1, 2, 3])));
     h.run_until(ASSIGNED_AT);
     kip_848_acknowledged_and_fetched(&mut h, 4);
@@ -357,7 +336,10 @@ fn a_kip_848_heartbeat_during_the_revoke_callback_still_reports_the_revoked_part
             revoked_at = Some(t);
         }
         for r in h.take_sent() {
-            if let Request::ConsumerGroupHeartbeat { owned, .. } = &r {
+            if let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
+                owned, ..
+            }) = &r
+            {
                 beats.push((t, owned.clone()));
                 h.respond(t + 5, consumer_heartbeat_ok(3, None));
             }
@@ -398,10 +380,10 @@ fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
     let leave = |r: &Request| {
         matches!(
             r,
-            Request::ConsumerGroupHeartbeat {
+            Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
                 member_epoch: -1,
                 ..
-            }
+            })
         )
     };
     assert!(h.take_sent().iter().any(leave));
@@ -410,10 +392,10 @@ fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
     let rejoined = h.take_sent().into_iter().any(|r| {
         matches!(
             r,
-            Request::ConsumerGroupHeartbeat {
+            Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
                 member_epoch: 0,
                 ..
-            }
+            })
         )
     });
     assert!(rejoined);
@@ -439,14 +421,9 @@ fn a_rejoined_kip_848_member_ignores_the_answer_to_its_poll_timeout_leave() {
 fn a_kip_848_heartbeat_waits_out_the_backoff_after_each_answer() {
     let mut h = Harness::new("protocol = \"consumer\"", "");
     kip_848_member_given(&mut h, vec![0]);
-    h.respond(
-        20,
-        Response::OffsetFetch {
-            committed: vec![(0, None)],
-        },
-    );
+    h.respond(20, nothing_committed(1));
     let heartbeats =
-        |h: &mut Harness| h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
+        |h: &mut Harness| h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)));
     h.run_until(30);
     let ack = heartbeats(&mut h);
     assert_eq!(ack.len(), 1, "the acknowledgement goes at once: {ack:?}");
@@ -495,21 +472,21 @@ fn a_kip_848_member_backs_off_exponentially_between_failed_lookups() {
     }
     // Found at last: a coordinator lost right after is looked for again a first step later.
     let found = *sent_at.last().unwrap();
-    h.respond(found, Response::FindCoordinator { broker: 0 });
+    h.respond(found, coordinator_found());
     assert_eq!(h.consumer.coordinator(), Some(0));
     h.respond(
         found + 2,
-        Response::Failed {
-            request: RequestKind::ConsumerGroupHeartbeat,
-            error: ErrorCode::NotCoordinator,
-        },
+        failed_answer(
+            RequestKind::ConsumerGroupHeartbeat,
+            ErrorCode::NotCoordinator,
+        ),
     );
     let mut next = None;
     for t in found + 2..found + 200 {
         h.run_until(t);
         if h.take_sent()
             .iter()
-            .any(|r| matches!(r, Request::FindCoordinator))
+            .any(|r| matches!(r, Request::FindCoordinator(_)))
         {
             next = Some(t - found);
             break;
@@ -550,10 +527,10 @@ fn a_kip_848_target_waits_for_the_application_threads_poll_event() {
     assert!(h
         .take_sent()
         .iter()
-        .all(|r| !matches!(r, Request::ConsumerGroupHeartbeat { .. })));
+        .all(|r| !matches!(r, Request::ConsumerGroupHeartbeat(_))));
     h.run_until(300);
     assert_eq!(callbacks_at(&h, 0), ["assigned"]);
-    let acks = h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }));
+    let acks = h.sent_at(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)));
     assert_eq!(acks, [300], "acknowledged at once after the callback");
 }
 
@@ -595,7 +572,7 @@ fn a_kip_848_revocation_and_its_assignment_run_at_separate_passes() {
         }
         if acked.is_none() {
             let sent = h.sent_at(|r| {
-                matches!(r, Request::ConsumerGroupHeartbeat { owned: Some(o), .. } if o == &[0, 1])
+                matches!(r, Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest { owned: Some(o), .. }) if o == &[0, 1])
             });
             acked = sent.first().copied();
         }
@@ -624,15 +601,17 @@ fn a_joining_kip_848_member_given_nothing_runs_its_callback_and_acknowledges() {
     let acks: Vec<Request> = h
         .take_sent()
         .into_iter()
-        .filter(|r| matches!(r, Request::ConsumerGroupHeartbeat { .. }))
+        .filter(|r| matches!(r, Request::ConsumerGroupHeartbeat(_)))
         .collect();
     assert!(
         matches!(
             &acks[..],
-            [Request::ConsumerGroupHeartbeat {
-                member_epoch: 2,
-                ..
-            }]
+            [Request::ConsumerGroupHeartbeat(
+                ConsumerGroupHeartbeatRequest {
+                    member_epoch: 2,
+                    ..
+                }
+            )]
         ),
         "{acks:?}"
     );

@@ -10,7 +10,12 @@
 use super::*;
 use crate::app::standby::StandbyPlacement;
 use crate::facts::RejoinCause;
-use crate::messages::{JoinedMember, LeavingMember};
+use crate::messages::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, FailedResponse,
+    FindCoordinatorResponse, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, JoinedMember,
+    LeavingMember, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest,
+    OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse,
+};
 use crate::scenario::{load_str, LoadOptions};
 use crate::sim::RngStreams;
 use membership::ConsumerMemberState;
@@ -184,12 +189,7 @@ fn rejoin_on_rebalance_in_progress(h: &mut Harness) {
 fn hear_rebalance_in_progress(h: &mut Harness) {
     h.run_until(3020);
     h.take_sent();
-    h.respond(
-        3025,
-        Response::Heartbeat {
-            error: ErrorCode::RebalanceInProgress,
-        },
-    );
+    h.respond(3025, heartbeat_answer(ErrorCode::RebalanceInProgress));
 }
 
 /// Generation 1's member subscribes anew at 3,020 ms and rejoins: onJoinPrepare's commit is
@@ -207,7 +207,7 @@ fn start_and_find_the_coordinator(h: &mut Harness) {
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
     h.take_sent();
-    h.respond(0, Response::FindCoordinator { broker: 0 });
+    h.respond(0, coordinator_found());
 }
 
 /// Runs until the poll loop's `onJoinPrepare` sends its synchronous commit, answers it, and
@@ -219,65 +219,112 @@ fn commit_on_join_prepare(h: &mut Harness) -> u64 {
         if let Some(i) = h
             .sent
             .iter()
-            .position(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+            .position(|(_, r)| matches!(r, Request::OffsetCommit(_)))
         {
             let (at, _) = h.sent.remove(i);
             assert!(
                 !h.sent
                     .iter()
-                    .any(|(_, r)| matches!(r, Request::JoinGroup { .. })),
+                    .any(|(_, r)| matches!(r, Request::JoinGroup(_))),
                 "the JoinGroup waits for the commit"
             );
-            h.respond(
-                t + 5,
-                Response::OffsetCommit {
-                    error: ErrorCode::None,
-                },
-            );
+            h.respond(t + 5, commit_answer(ErrorCode::None));
             return at.as_millis();
         }
     }
     panic!("no commit: {:?}", h.sent);
 }
 
-fn join_ok(generation: i32, leader: bool, subscription: Subscription) -> Response {
-    Response::JoinGroup {
+// The answers the tests give, each response built in one place here: a field added to a
+// response touches only its constructor.
+
+/// A JoinGroup answer naming `member_id` in `generation`, with the protocol chosen.
+fn joined(
+    member_id: &str,
+    generation: i32,
+    protocol: &str,
+    leader: &str,
+    members: Vec<JoinedMember>,
+) -> Response {
+    JoinGroupResponse {
         error: ErrorCode::None,
-        member_id: ID.into(),
+        member_id: member_id.into(),
         generation,
         protocol_type: Some("consumer".into()),
-        protocol_name: Some("range".into()),
-        leader: if leader { ID.into() } else { "other".into() },
-        members: if leader {
-            vec![JoinedMember {
-                member_id: ID.into(),
-                group_instance_id: None,
-                subscription,
-            }]
-        } else {
-            Vec::new()
-        },
+        protocol_name: Some(protocol.into()),
+        leader: leader.into(),
+        members,
         skip_assignment: false,
+    }
+    .into()
+}
+
+fn join_ok(generation: i32, leader: bool, subscription: Subscription) -> Response {
+    if leader {
+        let me = JoinedMember {
+            member_id: ID.into(),
+            group_instance_id: None,
+            subscription,
+        };
+        joined(ID, generation, "range", ID, vec![me])
+    } else {
+        joined(ID, generation, "range", "other", Vec::new())
     }
 }
 
-fn sync_ok(assignment: Vec<usize>) -> Response {
-    Response::SyncGroup {
-        error: ErrorCode::None,
+/// A SyncGroup answer under range (`assignment` `None`: empty bytes).
+fn sync_answer(error: ErrorCode, assignment: Option<Vec<usize>>) -> Response {
+    SyncGroupResponse {
+        error,
         protocol_type: Some("consumer".into()),
         protocol_name: Some("range".into()),
-        assignment: Some(assignment),
+        assignment,
     }
+    .into()
+}
+
+fn sync_ok(assignment: Vec<usize>) -> Response {
+    sync_answer(ErrorCode::None, Some(assignment))
+}
+
+fn heartbeat_answer(error: ErrorCode) -> Response {
+    HeartbeatResponse { error }.into()
+}
+
+fn commit_answer(error: ErrorCode) -> Response {
+    OffsetCommitResponse { error }.into()
+}
+
+/// FindCoordinator's answer: broker 0.
+fn coordinator_found() -> Response {
+    FindCoordinatorResponse { broker: 0 }.into()
+}
+
+/// OffsetFetch's answer for partitions `0..n`, none of them committed.
+fn nothing_committed(n: usize) -> Response {
+    OffsetFetchResponse {
+        committed: (0..n).map(|p| (p, None)).collect(),
+    }
+    .into()
+}
+
+/// The world's answer to a request of `kind` that reached no group.
+fn failed_answer(kind: RequestKind, error: ErrorCode) -> Response {
+    FailedResponse {
+        request: kind,
+        error,
+    }
+    .into()
 }
 
 fn join_subscription(r: &Request) -> (&str, &Subscription, JoinReason) {
     match r {
-        Request::JoinGroup {
+        Request::JoinGroup(JoinGroupRequest {
             member_id,
             protocols,
             reason,
             ..
-        } => (member_id, &protocols[0].metadata, *reason),
+        }) => (member_id, &protocols[0].metadata, *reason),
         other => panic!("not a JoinGroup: {other:?}"),
     }
 }
@@ -289,8 +336,11 @@ fn join_group(h: &mut Harness) {
     h.run_until(0);
     // ensureCoordinatorReady: FindCoordinator first, and the poll waits for its answer.
     let sent = h.take_sent();
-    assert!(matches!(&sent[..], [Request::FindCoordinator]), "{sent:?}");
-    h.respond(0, Response::FindCoordinator { broker: 0 });
+    assert!(
+        matches!(&sent[..], [Request::FindCoordinator(_)]),
+        "{sent:?}"
+    );
+    h.respond(0, coordinator_found());
     let sent = h.take_sent();
     assert_eq!(join_subscription(&sent[0]).0, "", "a new member has no id");
     h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
@@ -301,7 +351,7 @@ fn join_group(h: &mut Harness) {
     h.respond(20, join_ok(1, true, subscription));
     // The leader ran the assignor: range gives it everything.
     let sent = h.take_sent();
-    let Request::SyncGroup { assignments, .. } = &sent[0] else {
+    let Request::SyncGroup(SyncGroupRequest { assignments, .. }) = &sent[0] else {
         panic!("{sent:?}")
     };
     assert_eq!(
@@ -311,14 +361,9 @@ fn join_group(h: &mut Harness) {
     h.respond(30, sync_ok(vec![0, 1, 2, 3]));
     let sent = h.take_sent();
     assert!(
-        matches!(&sent[..], [Request::OffsetFetch { partitions }] if partitions == &[0, 1, 2, 3])
+        matches!(&sent[..], [Request::OffsetFetch(OffsetFetchRequest { partitions, .. })] if partitions == &[0, 1, 2, 3])
     );
-    h.respond(
-        40,
-        Response::OffsetFetch {
-            committed: (0..4).map(|p| (p, None)).collect(),
-        },
-    );
+    h.respond(40, nothing_committed(4));
     assert!(!h.consumer.is_rebalancing());
     assert!(h.facts.contains(&Fact::Assigned {
         member: 0,
@@ -369,14 +414,29 @@ impl Subscription {
     }
 }
 
-fn consumer_heartbeat_ok(epoch: i32, assignment: Option<Vec<usize>>) -> Response {
-    Response::ConsumerGroupHeartbeat {
-        error: ErrorCode::None,
+fn consumer_heartbeat_answer(
+    error: ErrorCode,
+    epoch: i32,
+    interval_ms: i32,
+    assignment: Option<Vec<usize>>,
+) -> Response {
+    ConsumerGroupHeartbeatResponse {
+        error,
         member_id: None,
         member_epoch: epoch,
-        heartbeat_interval_ms: 5000,
+        heartbeat_interval_ms: interval_ms,
         assignment,
     }
+    .into()
+}
+
+fn consumer_heartbeat_ok(epoch: i32, assignment: Option<Vec<usize>>) -> Response {
+    consumer_heartbeat_answer(ErrorCode::None, epoch, 5000, assignment)
+}
+
+/// FENCED_MEMBER_EPOCH, as the coordinator answers it (epoch 0, no interval).
+fn consumer_heartbeat_fenced() -> Response {
+    consumer_heartbeat_answer(ErrorCode::FencedMemberEpoch, 0, 0, None)
 }
 
 /// When a KIP-848 member given its partitions at 10 ms runs `onPartitionsAssigned`: the answer
@@ -400,12 +460,7 @@ fn kip_848_member_given(h: &mut Harness, partitions: Vec<usize>) {
 /// the committed offsets of orders-0..n at 306 ms, so its poll loop goes on processing.
 fn kip_848_acknowledged_and_fetched(h: &mut Harness, n: usize) {
     h.respond(305, consumer_heartbeat_ok(2, None));
-    h.respond(
-        306,
-        Response::OffsetFetch {
-            committed: (0..n).map(|p| (p, None)).collect(),
-        },
-    );
+    h.respond(306, nothing_committed(n));
 }
 
 /// What each KIP-848 heartbeat sent since the last look reported owned (`None`: unchanged).
@@ -413,7 +468,9 @@ fn heartbeats_owned(h: &mut Harness) -> Vec<Option<Vec<usize>>> {
     h.take_sent()
         .into_iter()
         .filter_map(|r| match r {
-            Request::ConsumerGroupHeartbeat { owned, .. } => Some(owned),
+            Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest { owned, .. }) => {
+                Some(owned)
+            }
             _ => None,
         })
         .collect()
@@ -436,7 +493,7 @@ fn kip_848_member_stalled_past_its_poll_interval() -> Harness {
     );
     h.call(|c, env| c.start(env, 1, None));
     h.run_until(0);
-    h.respond(0, Response::FindCoordinator { broker: 0 });
+    h.respond(0, coordinator_found());
     h.respond(10, consumer_heartbeat_ok(2, Some(vec![0, 1])));
     h.run_until(ASSIGNED_AT);
     kip_848_acknowledged_and_fetched(&mut h, 2);
@@ -562,12 +619,13 @@ fn join_prepare_commit_sent(h: &mut Harness) -> u64 {
         if let Some(i) = h
             .sent
             .iter()
-            .position(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+            .position(|(_, r)| matches!(r, Request::OffsetCommit(_)))
         {
             let (at, _) = h.sent.remove(i);
-            let others = h.sent.iter().filter(|(_, r)| {
-                matches!(r, Request::OffsetCommit { .. } | Request::JoinGroup { .. })
-            });
+            let others = h
+                .sent
+                .iter()
+                .filter(|(_, r)| matches!(r, Request::OffsetCommit(_) | Request::JoinGroup(_)));
             assert_eq!(others.count(), 0, "{:?}", h.sent);
             return at.as_millis();
         }
@@ -579,7 +637,7 @@ fn join_prepare_commit_sent(h: &mut Harness) -> u64 {
 fn join_group_sent_at(h: &Harness) -> Option<u64> {
     h.sent
         .iter()
-        .find(|(_, r)| matches!(r, Request::JoinGroup { .. }))
+        .find(|(_, r)| matches!(r, Request::JoinGroup(_)))
         .map(|(at, _)| at.as_millis())
 }
 
@@ -596,7 +654,7 @@ fn busy_cooperative_member() -> Harness {
 fn commit_generations(sent: &[Request]) -> Vec<i32> {
     sent.iter()
         .filter_map(|r| match r {
-            Request::OffsetCommit { generation, .. } => Some(*generation),
+            Request::OffsetCommit(OffsetCommitRequest { generation, .. }) => Some(*generation),
             _ => None,
         })
         .collect()
@@ -652,7 +710,7 @@ fn first_auto_commit_answered(error: ErrorCode) -> (Harness, Vec<Request>) {
     );
     join_group(&mut h);
     let at = first_auto_commit_sent(&mut h);
-    h.respond(at + 5, Response::OffsetCommit { error });
+    h.respond(at + 5, commit_answer(error));
     h.run_until(at + 200);
     let sent = h.take_sent();
     (h, sent)
@@ -665,7 +723,7 @@ fn first_auto_commit_sent(h: &mut Harness) -> u64 {
     let at = h
         .sent
         .iter()
-        .find(|(_, r)| matches!(r, Request::OffsetCommit { .. }))
+        .find(|(_, r)| matches!(r, Request::OffsetCommit(_)))
         .map(|(at, _)| at.as_millis())
         .expect("the first auto-commit, an interval after the SyncGroup answer");
     h.take_sent();
@@ -677,20 +735,17 @@ fn first_auto_commit_sent(h: &mut Harness) -> u64 {
 fn commit_fails_until_the_coordinator_is_found(h: &mut Harness, failed: u64, found: u64) {
     h.respond(
         failed,
-        Response::Failed {
-            request: RequestKind::OffsetCommit,
-            error: ErrorCode::NotCoordinator,
-        },
+        failed_answer(RequestKind::OffsetCommit, ErrorCode::NotCoordinator),
     );
     h.run_until(found);
     let lookups = h.take_sent();
     assert!(
         lookups
             .iter()
-            .any(|r| matches!(r, Request::FindCoordinator)),
+            .any(|r| matches!(r, Request::FindCoordinator(_))),
         "{lookups:?}"
     );
-    h.respond(found, Response::FindCoordinator { broker: 0 });
+    h.respond(found, coordinator_found());
 }
 
 /// `commitOffsetsSync`: a synchronous commit that failed with a retriable error goes again
@@ -700,7 +755,7 @@ fn commit_fails_until_the_coordinator_is_found(h: &mut Harness, failed: u64, fou
 #[test]
 fn a_commit_sync_backs_off_exponentially_within_one_call() {
     let mut h = closing_at_2000();
-    let commits = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::OffsetCommit { .. }));
+    let commits = |h: &mut Harness| h.sent_at(|r| matches!(r, Request::OffsetCommit(_)));
     h.run_until(2010);
     let last = commits(&mut h);
     assert_eq!(last.len(), 1, "close()'s commit: {last:?}");
@@ -727,10 +782,10 @@ fn a_commit_sync_backs_off_exponentially_within_one_call() {
         let failed_at = *sent.last().expect("a commit after a batch") + 1;
         h.respond(
             failed_at,
-            Response::Failed {
-                request: RequestKind::OffsetCommit,
-                error: ErrorCode::CoordinatorLoadInProgress,
-            },
+            failed_answer(
+                RequestKind::OffsetCommit,
+                ErrorCode::CoordinatorLoadInProgress,
+            ),
         );
         h.run_until(failed_at + 200);
         let again = commits(&mut h);
@@ -738,12 +793,7 @@ fn a_commit_sync_backs_off_exponentially_within_one_call() {
             matches!(again[..], [t] if (80..120).contains(&(t - failed_at))),
             "{again:?}"
         );
-        h.respond(
-            again[0] + 1,
-            Response::OffsetCommit {
-                error: ErrorCode::None,
-            },
-        );
+        h.respond(again[0] + 1, commit_answer(ErrorCode::None));
     }
 }
 
@@ -758,7 +808,7 @@ fn an_offset_fetch_backs_off_exponentially() {
     h.respond(20, join_ok(1, true, subscription));
     h.take_sent();
     h.respond(30, sync_ok(vec![0, 1, 2, 3]));
-    let sent = h.sent_at(|r| matches!(r, Request::OffsetFetch { .. }));
+    let sent = h.sent_at(|r| matches!(r, Request::OffsetFetch(_)));
     assert_eq!(sent.len(), 1, "{sent:?}");
     let gaps = [(80, 120), (160, 240), (320, 480)];
     retried_after_loading(&mut h, RequestKind::OffsetFetch, sent[0], &gaps);
@@ -778,10 +828,7 @@ fn retried_after_loading(
         let failed_at = last + 5;
         h.respond(
             failed_at,
-            Response::Failed {
-                request: kind,
-                error: ErrorCode::CoordinatorLoadInProgress,
-            },
+            failed_answer(kind, ErrorCode::CoordinatorLoadInProgress),
         );
         h.run_until(failed_at + 2 * high);
         let again = h.sent_at(|r| r.kind() == kind);
@@ -802,7 +849,7 @@ fn lookups_failing(h: &mut Harness, until_ms: u64, last: usize) -> Vec<u64> {
         let lookups = h
             .take_sent()
             .into_iter()
-            .filter(|r| matches!(r, Request::FindCoordinator))
+            .filter(|r| matches!(r, Request::FindCoordinator(_)))
             .count();
         assert!(lookups <= 1, "one lookup at a time");
         if lookups == 1 {
@@ -812,10 +859,10 @@ fn lookups_failing(h: &mut Harness, until_ms: u64, last: usize) -> Vec<u64> {
             }
             h.respond(
                 t,
-                Response::Failed {
-                    request: RequestKind::FindCoordinator,
-                    error: ErrorCode::CoordinatorNotAvailable,
-                },
+                failed_answer(
+                    RequestKind::FindCoordinator,
+                    ErrorCode::CoordinatorNotAvailable,
+                ),
             );
         }
     }

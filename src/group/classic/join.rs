@@ -4,25 +4,18 @@
 
 use super::*;
 use crate::log;
-use crate::messages::JoinedMember;
+use crate::messages::{JoinGroupRequest, JoinGroupResponse, JoinedMember};
 
-/// A JoinGroup's contents, once it is known which process sent it.
+/// A JoinGroup, once it is known which process sent it.
 pub(in crate::group) struct Join {
-    pub version: i16,
-    pub reason: JoinReason,
     pub client: ClientRef,
-    pub group_instance_id: Option<String>,
-    pub client_id: String,
-    pub protocol_type: String,
-    pub protocols: Vec<JoinProtocol>,
-    pub rebalance_timeout_ms: u64,
-    pub session_timeout_ms: u64,
+    pub req: JoinGroupRequest,
 }
 
 impl Join {
     /// The rebalance this JoinGroup starts, if it starts one.
     fn trigger(&self) -> Trigger {
-        match self.reason {
+        match self.req.reason {
             JoinReason::Metadata => Trigger::MetadataChanged,
             JoinReason::Subscription => Trigger::SubscriptionChanged,
             JoinReason::FollowUp => Trigger::FollowUp,
@@ -42,7 +35,8 @@ fn supports_skipping_assignment(version: i16) -> bool {
 }
 
 impl ClassicGroup {
-    pub(in crate::group) fn join_group(&mut self, cx: &mut Cx, member_id: String, join: Join) {
+    pub(in crate::group) fn join_group(&mut self, cx: &mut Cx, join: Join) {
+        let member_id = join.req.member_id.clone();
         if self.state == ClassicGroupState::Dead {
             // Unloaded or deleted: the member is to find the coordinator again and rejoin.
             let member_id = if member_id.is_empty() { "" } else { &member_id };
@@ -111,11 +105,11 @@ impl ClassicGroup {
     }
 
     fn join_new_member(&mut self, cx: &mut Cx, join: Join) {
-        if !self.supports_protocols(&join.protocol_type, &join.protocols) {
+        if !self.supports_protocols(&join.req.protocol_type, &join.req.protocols) {
             log!(
                 cx,
                 "coordinator JoinGroup from {}: INCONSISTENT_GROUP_PROTOCOL",
-                join.client_id
+                join.req.client_id
             );
             cx.respond(
                 join.client,
@@ -123,7 +117,7 @@ impl ClassicGroup {
             );
             return;
         }
-        match join.group_instance_id.clone() {
+        match join.req.group_instance_id.clone() {
             Some(instance) => {
                 let new_id = cx.ids.classic(&instance);
                 match self.static_members.get(&instance).cloned() {
@@ -135,9 +129,9 @@ impl ClassicGroup {
                 }
             }
             None => {
-                let new_id = cx.ids.classic(&join.client_id);
-                if requires_known_member_id(join.version) {
-                    let deadline = cx.at(join.session_timeout_ms);
+                let new_id = cx.ids.classic(&join.req.client_id);
+                if requires_known_member_id(join.req.version) {
+                    let deadline = cx.at(join.req.session_timeout_ms);
                     cx.set_timer(CoordTimer::heartbeat(&new_id), deadline);
                     self.pending_join.insert(new_id.clone(), deadline);
                     log!(
@@ -156,7 +150,7 @@ impl ClassicGroup {
     }
 
     fn join_existing_member(&mut self, cx: &mut Cx, member_id: String, join: Join) {
-        if !self.supports_protocols(&join.protocol_type, &join.protocols) {
+        if !self.supports_protocols(&join.req.protocol_type, &join.req.protocols) {
             cx.respond(
                 join.client,
                 Response::join_error(ErrorCode::InconsistentGroupProtocol, &member_id),
@@ -168,11 +162,10 @@ impl ClassicGroup {
             self.add_member(cx, member_id, join);
             return;
         }
-        if let Err(error) = self.validate_member(&member_id, join.group_instance_id.as_deref()) {
-            let mut response = Response::join_error(error, &member_id);
-            if let Response::JoinGroup { protocol_name, .. } = &mut response {
-                *protocol_name = None;
-            }
+        if let Err(error) = self.validate_member(&member_id, join.req.group_instance_id.as_deref())
+        {
+            let mut response = JoinGroupResponse::error(error, &member_id);
+            response.protocol_name = None;
             cx.respond(join.client, response);
             return;
         }
@@ -180,7 +173,7 @@ impl ClassicGroup {
         let matches = self
             .members
             .get(&member_id)
-            .is_some_and(|m| m.protocols == join.protocols);
+            .is_some_and(|m| m.protocols == join.req.protocols);
         match self.state {
             ClassicGroupState::PreparingRebalance => {
                 log!(cx, "coordinator JoinGroup: {member_id} rejoined");
@@ -212,10 +205,10 @@ impl ClassicGroup {
     /// `updateMember`: the member's new protocols and timeouts, its JoinGroup parked.
     fn update_member(&mut self, member_id: &str, join: &Join) {
         self.members
-            .set_protocols(member_id, join.protocols.clone());
+            .set_protocols(member_id, join.req.protocols.clone());
         let m = self.members.get_mut(member_id).expect("member");
-        m.rebalance_timeout_ms = join.rebalance_timeout_ms;
-        m.session_timeout_ms = join.session_timeout_ms;
+        m.rebalance_timeout_ms = join.req.rebalance_timeout_ms;
+        m.session_timeout_ms = join.req.session_timeout_ms;
         m.awaiting_join = Some(join.client);
         m.client = join.client;
     }
@@ -233,12 +226,12 @@ impl ClassicGroup {
         {
             self.new_member_added = true;
         }
-        if let Some(instance) = &join.group_instance_id {
+        if let Some(instance) = &join.req.group_instance_id {
             self.static_members
                 .insert(instance.clone(), member_id.clone());
         }
         if self.members.is_empty() {
-            self.protocol_type = Some(join.protocol_type.clone());
+            self.protocol_type = Some(join.req.protocol_type.clone());
         }
         if self.leader.is_none() {
             self.leader = Some(member_id.clone());
@@ -248,10 +241,10 @@ impl ClassicGroup {
             member_id.clone(),
             GroupMember {
                 client,
-                group_instance_id: join.group_instance_id,
-                protocols: join.protocols,
-                rebalance_timeout_ms: join.rebalance_timeout_ms,
-                session_timeout_ms: join.session_timeout_ms,
+                group_instance_id: join.req.group_instance_id,
+                protocols: join.req.protocols,
+                rebalance_timeout_ms: join.req.rebalance_timeout_ms,
+                session_timeout_ms: join.req.session_timeout_ms,
                 awaiting_join: Some(client),
                 awaiting_sync: None,
                 is_new: true,
@@ -297,10 +290,8 @@ impl ClassicGroup {
         };
         // The old process is fenced at once if it has a JoinGroup or SyncGroup parked.
         if let Some(old) = member.awaiting_join.take() {
-            let mut fenced = Response::join_error(ErrorCode::FencedInstanceId, old_id);
-            if let Response::JoinGroup { protocol_name, .. } = &mut fenced {
-                *protocol_name = None;
-            }
+            let mut fenced = JoinGroupResponse::error(ErrorCode::FencedInstanceId, old_id);
+            fenced.protocol_name = None;
             cx.respond(old, fenced);
         }
         if let Some(old) = member.awaiting_sync.take() {
@@ -342,7 +333,7 @@ impl ClassicGroup {
                     // generation (and its stored assignment at SyncGroup).
                     self.write_group_metadata(cx);
                     let m = self.members.get_mut(&new_id).expect("inserted");
-                    let response = if supports_skipping_assignment(join.version) {
+                    let response = if supports_skipping_assignment(join.req.version) {
                         m.awaiting_join = None;
                         // KIP-814: only a replaced leader is told to skip the assignment.
                         let is_leader = self.leader.as_deref() == Some(new_id.as_str());
@@ -350,7 +341,7 @@ impl ClassicGroup {
                     } else {
                         // Answered directly, so the member still shows a parked JoinGroup,
                         // and the leader named is the one before the replacement.
-                        Response::JoinGroup {
+                        JoinGroupResponse {
                             error: ErrorCode::None,
                             member_id: new_id.clone(),
                             generation: self.generation,
@@ -387,13 +378,13 @@ impl ClassicGroup {
         member_id: &str,
         with_members: bool,
         skip_assignment: bool,
-    ) -> Response {
+    ) -> JoinGroupResponse {
         let members = if with_members {
             self.current_members()
         } else {
             Vec::new()
         };
-        Response::JoinGroup {
+        JoinGroupResponse {
             error: ErrorCode::None,
             member_id: member_id.to_string(),
             generation: self.generation,

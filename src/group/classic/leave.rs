@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::log;
-use crate::messages::{LeaveReason, LeavingMember, LeftMember};
+use crate::messages::{LeaveGroupRequest, LeaveGroupResponse, LeaveReason, LeftMember};
 
 impl ClassicGroup {
     /// LeaveGroup v3+: each member of the batch is removed (by id, or by instance id alone),
@@ -13,23 +13,23 @@ impl ClassicGroup {
     pub(in crate::group) fn leave_group(
         &mut self,
         cx: &mut Cx,
-        members: Vec<LeavingMember>,
-    ) -> Response {
+        req: LeaveGroupRequest,
+    ) -> LeaveGroupResponse {
         if self.state == ClassicGroupState::Dead {
-            return Response::LeaveGroup {
+            return LeaveGroupResponse {
                 error: ErrorCode::CoordinatorNotAvailable,
                 members: Vec::new(),
             };
         }
         if !self.exists {
-            return Response::LeaveGroup {
+            return LeaveGroupResponse {
                 error: ErrorCode::UnknownMemberId,
                 members: Vec::new(),
             };
         }
-        let mut answers = Vec::with_capacity(members.len());
+        let mut answers = Vec::with_capacity(req.members.len());
         let mut trigger = None;
-        for leaving in members {
+        for leaving in req.members {
             let instance = leaving.group_instance_id.as_deref();
             let error = if leaving.member_id.is_empty() {
                 // Removal by instance id (an administrator's, or a static member's close).
@@ -77,7 +77,7 @@ impl ClassicGroup {
                 ClassicGroupState::Empty | ClassicGroupState::Dead => {}
             }
         }
-        Response::LeaveGroup {
+        LeaveGroupResponse {
             error: ErrorCode::None,
             members: answers,
         }

@@ -2,16 +2,16 @@
 //! needs no group and is answered by the dispatcher.
 
 use super::*;
+use crate::messages::OffsetCommitRequest;
 
 impl ClassicGroup {
     pub(in crate::group) fn offset_commit(
         &mut self,
         cx: &mut Cx,
         from: ClientRef,
-        member_id: &str,
-        generation: i32,
-        offsets: &[(usize, u64)],
+        req: &OffsetCommitRequest,
     ) -> ErrorCode {
+        let (member_id, generation) = (req.member_id.as_str(), req.generation);
         // MUTANT(fenced-commit): a fenced member's commit (unknown member, old generation) is
         // written as if it were the owner's.
         if self.state == ClassicGroupState::Dead {
@@ -29,7 +29,7 @@ impl ClassicGroup {
         if self.state == ClassicGroupState::CompletingRebalance {
             return ErrorCode::RebalanceInProgress;
         }
-        cx.write_commits(from, offsets);
+        cx.write_commits(from, &req.offsets);
         ErrorCode::None
     }
 }

@@ -3,15 +3,13 @@
 
 use super::*;
 use crate::log;
+use crate::messages::HeartbeatRequest;
 
 impl ClassicGroup {
-    pub(in crate::group) fn heartbeat(
-        &mut self,
-        cx: &mut Cx,
-        member_id: &str,
-        instance: Option<&str>,
-        generation: i32,
-    ) -> ErrorCode {
+    pub(in crate::group) fn heartbeat(&mut self, cx: &mut Cx, req: &HeartbeatRequest) -> ErrorCode {
+        let member_id = req.member_id.as_str();
+        let instance = req.group_instance_id.as_deref();
+        let generation = req.generation;
         if self.state == ClassicGroupState::Dead {
             return ErrorCode::CoordinatorNotAvailable;
         }

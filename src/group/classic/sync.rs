@@ -4,16 +4,12 @@
 
 use super::*;
 use crate::log;
+use crate::messages::{SyncGroupRequest, SyncGroupResponse};
 
-/// A SyncGroup's contents.
+/// A SyncGroup, once it is known which process sent it.
 pub(in crate::group) struct Sync {
     pub client: ClientRef,
-    pub member_id: String,
-    pub generation: i32,
-    pub group_instance_id: Option<String>,
-    pub protocol_type: Option<String>,
-    pub protocol_name: Option<String>,
-    pub assignments: Option<Vec<(String, Vec<usize>)>>,
+    pub req: SyncGroupRequest,
 }
 
 /// A SyncGroup's protocol type or name differs from the group's (both given).
@@ -29,13 +25,17 @@ impl ClassicGroup {
         if !self.exists || self.state == ClassicGroupState::Empty {
             return Err(ErrorCode::UnknownMemberId);
         }
-        self.validate_member(&sync.member_id, sync.group_instance_id.as_deref())?;
-        if sync.generation != self.generation {
+        self.validate_member(&sync.req.member_id, sync.req.group_instance_id.as_deref())?;
+        if sync.req.generation != self.generation {
             return Err(ErrorCode::IllegalGeneration);
         }
-        if inconsistent(sync.protocol_type.as_deref(), self.protocol_type.as_deref())
-            || inconsistent(sync.protocol_name.as_deref(), self.protocol_name.as_deref())
-        {
+        if inconsistent(
+            sync.req.protocol_type.as_deref(),
+            self.protocol_type.as_deref(),
+        ) || inconsistent(
+            sync.req.protocol_name.as_deref(),
+            self.protocol_name.as_deref(),
+        ) {
             return Err(ErrorCode::InconsistentGroupProtocol);
         }
         Ok(())
@@ -46,7 +46,7 @@ impl ClassicGroup {
             cx.respond(sync.client, Response::sync_error(error));
             return;
         }
-        let member_id = sync.member_id.as_str();
+        let member_id = sync.req.member_id.as_str();
         self.members.get_mut(member_id).expect("member").client = sync.client;
         match self.state {
             ClassicGroupState::PreparingRebalance => {
@@ -65,7 +65,7 @@ impl ClassicGroup {
                     // The leader's assignment is written; then every parked member gets its
                     // share (members it left out get empty bytes) and the group is Stable.
                     let mut given: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-                    for (id, parts) in sync.assignments.unwrap_or_default() {
+                    for (id, parts) in sync.req.assignments.unwrap_or_default() {
                         given.insert(id, parts);
                     }
                     let ids: Vec<String> = self.members.keys().cloned().collect();
@@ -89,7 +89,7 @@ impl ClassicGroup {
                 // The stored assignment, at once (the session timer is not reset).
                 self.remove_pending_sync_member(cx, member_id);
                 let m = self.members.get(member_id).expect("member");
-                let response = Response::SyncGroup {
+                let response = SyncGroupResponse {
                     error: ErrorCode::None,
                     protocol_type: self.protocol_type.clone(),
                     protocol_name: self.protocol_name.clone(),
@@ -118,7 +118,7 @@ impl ClassicGroup {
             let Some(to) = m.awaiting_sync.take() else {
                 continue;
             };
-            let response = Response::SyncGroup {
+            let response = SyncGroupResponse {
                 error,
                 protocol_type: protocol_type.clone(),
                 protocol_name: protocol_name.clone(),

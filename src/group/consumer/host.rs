@@ -19,7 +19,9 @@ use crate::group::effects::{CoordTimer, CoordinatorConfig, Cx};
 use crate::log;
 use crate::messages::LEAVE_EPOCH;
 use crate::messages::{
-    ClientRef, ErrorCode, LeavingMember, LeftMember, Request, Response, Trigger,
+    ClientRef, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ErrorCode,
+    HeartbeatRequest, JoinGroupResponse, LeavingMember, LeftMember, OffsetCommitRequest,
+    SyncGroupResponse, Trigger,
 };
 use crate::sim::Out;
 use std::collections::BTreeMap;
@@ -256,34 +258,24 @@ impl ConsumerHost {
         &mut self,
         cx: &mut Cx,
         from: ClientRef,
-        request: Request,
-    ) -> (Response, Option<Downgrade>) {
-        let Request::ConsumerGroupHeartbeat {
-            member_id,
-            member_epoch,
-            instance_id,
-            rebalance_timeout_ms,
-            subscribed_topic_names,
-            server_assignor,
-            owned,
-        } = request
-        else {
-            unreachable!("the dispatcher routes only ConsumerGroupHeartbeat here")
-        };
+        req: ConsumerGroupHeartbeatRequest,
+    ) -> (ConsumerGroupHeartbeatResponse, Option<Downgrade>) {
+        let member_id = req.member_id;
+        let member_epoch = req.member_epoch;
         // What the heartbeat says it owns counts once the coordinator accepted it: a fenced or
         // unknown member's report is answered with an error and changes nothing.
-        let reported = owned.clone();
-        let owned = owned.map(|o| self.to_group(&o));
+        let reported = req.owned.clone();
+        let owned = req.owned.map(|o| self.to_group(&o));
         if let Some(o) = &owned {
             self.reported_owned.insert(member_id.clone(), o.clone());
         }
         let heartbeat = ConsumerHeartbeat {
             member_id: member_id.clone(),
             member_epoch,
-            instance_id,
-            rebalance_timeout_ms,
-            subscribed_topic_names,
-            server_assignor,
+            instance_id: req.instance_id,
+            rebalance_timeout_ms: req.rebalance_timeout_ms,
+            subscribed_topic_names: req.subscribed_topic_names,
+            server_assignor: req.server_assignor,
             owned,
         };
         let was_member = self.group.member(&member_id).is_some();
@@ -325,7 +317,7 @@ impl ConsumerHost {
             self.group.state().name()
         );
         let downgrade = self.apply(cx, out);
-        let response = Response::ConsumerGroupHeartbeat {
+        let response = ConsumerGroupHeartbeatResponse {
             error: response.error,
             member_id: response.member_id,
             member_epoch: response.member_epoch,
@@ -353,20 +345,18 @@ impl ConsumerHost {
         cx: &mut Cx,
         config: &CoordinatorConfig,
         from: ClientRef,
-        member_id: &str,
-        epoch: i32,
-        offsets: &[(usize, u64)],
+        req: &OffsetCommitRequest,
     ) -> ErrorCode {
-        let Some(member) = self.group.member(member_id) else {
+        let Some(member) = self.group.member(&req.member_id) else {
             return ErrorCode::UnknownMemberId;
         };
-        let parts: Vec<usize> = offsets.iter().map(|&(p, _)| p).collect();
+        let parts: Vec<usize> = req.offsets.iter().map(|&(p, _)| p).collect();
         // MUTANT(fenced-commit): a commit at a fenced member epoch is written all the same.
         let fenced_ok = config.accepts_fenced_commits();
-        if !fenced_ok && !member.may_commit_at(epoch, &self.to_group(&parts)) {
+        if !fenced_ok && !member.may_commit_at(req.generation, &self.to_group(&parts)) {
             return ErrorCode::StaleMemberEpoch;
         }
-        cx.write_commits(from, offsets);
+        cx.write_commits(from, &req.offsets);
         ErrorCode::None
     }
 
@@ -376,31 +366,31 @@ impl ConsumerHost {
     pub(in crate::group) fn classic_join(
         &mut self,
         cx: &mut Cx,
-        member_id: String,
         join: &Join,
-    ) -> (Response, Option<Downgrade>) {
+    ) -> (JoinGroupResponse, Option<Downgrade>) {
+        let member_id = join.req.member_id.clone();
         let is_unknown = member_id.is_empty();
-        if join.protocol_type != "consumer" || join.protocols.is_empty() {
+        if join.req.protocol_type != "consumer" || join.req.protocols.is_empty() {
             let error = ErrorCode::InconsistentGroupProtocol;
-            return (Response::join_error(error, &member_id), None);
+            return (JoinGroupResponse::error(error, &member_id), None);
         }
         // A consumer group's member ids are bare UUIDs.
         let member_id = if is_unknown { cx.ids.bare() } else { member_id };
-        if is_unknown && join.group_instance_id.is_none() && join.version >= 4 {
+        if is_unknown && join.req.group_instance_id.is_none() && join.req.version >= 4 {
             // `requiresKnownMemberId`: come back with this id.
-            let response = Response::join_error(ErrorCode::MemberIdRequired, &member_id);
+            let response = JoinGroupResponse::error(ErrorCode::MemberIdRequired, &member_id);
             return (response, None);
         }
-        let subscription = &join.protocols[0].metadata;
+        let subscription = &join.req.protocols[0].metadata;
         let request = ClassicJoin {
             member_id: member_id.clone(),
             is_unknown,
-            instance_id: join.group_instance_id.clone(),
-            protocols: join.protocols.clone(),
+            instance_id: join.req.group_instance_id.clone(),
+            protocols: join.req.protocols.clone(),
             topics: subscription.topics.clone(),
             owned: self.to_group(&subscription.owned),
-            rebalance_timeout_ms: join.rebalance_timeout_ms.min(i32::MAX as u64) as i32,
-            session_timeout_ms: join.session_timeout_ms,
+            rebalance_timeout_ms: join.req.rebalance_timeout_ms.min(i32::MAX as u64) as i32,
+            session_timeout_ms: join.req.session_timeout_ms,
         };
         let was_member = self.group.member(&member_id).is_some();
         let mut out = Out::new(false);
@@ -429,7 +419,7 @@ impl ConsumerHost {
                     self.group.group_epoch(),
                     self.group.state().name()
                 );
-                Response::JoinGroup {
+                JoinGroupResponse {
                     error: ErrorCode::None,
                     member_id: a.member_id,
                     generation: a.generation,
@@ -440,7 +430,7 @@ impl ConsumerHost {
                     skip_assignment: false,
                 }
             }
-            Err(error) => Response::join_error(error, &member_id),
+            Err(error) => JoinGroupResponse::error(error, &member_id),
         };
         (response, self.apply(cx, out))
     }
@@ -450,32 +440,33 @@ impl ConsumerHost {
         &mut self,
         cx: &mut Cx,
         sync: &Sync,
-    ) -> (Response, Option<Downgrade>) {
+    ) -> (SyncGroupResponse, Option<Downgrade>) {
         let mut out = Out::new(false);
         let answer = self.group.classic_sync(
             cx.now,
-            &sync.member_id,
-            sync.group_instance_id.as_deref(),
-            sync.generation,
-            sync.protocol_name.as_deref(),
+            &sync.req.member_id,
+            sync.req.group_instance_id.as_deref(),
+            sync.req.generation,
+            sync.req.protocol_name.as_deref(),
             &mut out,
         );
         let response = match answer {
             Ok(assigned) => {
                 let assignment = self.to_global(&assigned);
-                self.reported_owned.insert(sync.member_id.clone(), assigned);
+                self.reported_owned
+                    .insert(sync.req.member_id.clone(), assigned);
                 cx.fact(Fact::AssignmentSent {
                     member: sync.client.member,
                     partitions: assignment.clone(),
                 });
-                Response::SyncGroup {
+                SyncGroupResponse {
                     error: ErrorCode::None,
-                    protocol_type: sync.protocol_type.clone(),
-                    protocol_name: sync.protocol_name.clone(),
+                    protocol_type: sync.req.protocol_type.clone(),
+                    protocol_name: sync.req.protocol_name.clone(),
                     assignment: Some(assignment),
                 }
             }
-            Err(error) => Response::sync_error(error),
+            Err(error) => SyncGroupResponse::error(error),
         };
         (response, self.apply(cx, out))
     }
@@ -484,14 +475,16 @@ impl ConsumerHost {
     pub(in crate::group) fn classic_heartbeat(
         &mut self,
         cx: &mut Cx,
-        member_id: &str,
-        instance_id: Option<&str>,
-        generation: i32,
+        req: &HeartbeatRequest,
     ) -> (ErrorCode, Option<Downgrade>) {
         let mut out = Out::new(false);
-        let error =
-            self.group
-                .classic_heartbeat(cx.now, member_id, instance_id, generation, &mut out);
+        let error = self.group.classic_heartbeat(
+            cx.now,
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation,
+            &mut out,
+        );
         (error, self.apply(cx, out))
     }
 

@@ -5,7 +5,11 @@
 
 use super::*;
 use crate::group::classic::ClassicGroupState;
-use crate::messages::{ErrorCode, JoinProtocol, JoinReason, Subscription, Trigger};
+use crate::messages::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ErrorCode, HeartbeatRequest,
+    JoinGroupRequest, JoinGroupResponse, JoinProtocol, JoinReason, OffsetCommitRequest,
+    OffsetFetchRequest, Response, Subscription, SyncGroupRequest, SyncGroupResponse, Trigger,
+};
 
 const SESSION_MS: u64 = 10_000;
 const REBALANCE_MS: u64 = 30_000;
@@ -179,7 +183,7 @@ fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> 
         user_data: None,
         rack_id: None,
     };
-    Request::JoinGroup {
+    Request::JoinGroup(JoinGroupRequest {
         version: crate::messages::JOIN_GROUP_VERSION,
         member_id: member_id.to_string(),
         group_instance_id: instance.map(str::to_string),
@@ -195,7 +199,7 @@ fn join_request(member_id: &str, instance: Option<&str>, protocols: &[&str]) -> 
         rebalance_timeout_ms: REBALANCE_MS,
         session_timeout_ms: SESSION_MS,
         reason: JoinReason::New,
-    }
+    })
 }
 
 fn join(member_id: &str) -> Request {
@@ -203,11 +207,11 @@ fn join(member_id: &str) -> Request {
 }
 
 fn heartbeat(member_id: &str, generation: i32) -> Request {
-    Request::Heartbeat {
+    Request::Heartbeat(HeartbeatRequest {
         member_id: member_id.to_string(),
         generation,
         group_instance_id: None,
-    }
+    })
 }
 
 fn sync(
@@ -215,31 +219,40 @@ fn sync(
     generation: i32,
     assignments: Option<Vec<(String, Vec<usize>)>>,
 ) -> Request {
-    Request::SyncGroup {
+    Request::SyncGroup(SyncGroupRequest {
         member_id: member_id.to_string(),
         generation,
         group_instance_id: None,
         protocol_type: Some("consumer".into()),
         protocol_name: Some("range".into()),
         assignments,
-    }
+    })
+}
+
+fn commit(member_id: &str, generation: i32, partition: usize, offset: u64) -> Request {
+    Request::OffsetCommit(OffsetCommitRequest {
+        member_id: member_id.to_string(),
+        generation,
+        offsets: vec![(partition, offset)],
+    })
 }
 
 fn error_of(r: &Response) -> ErrorCode {
     match r {
-        Response::JoinGroup { error, .. }
-        | Response::SyncGroup { error, .. }
-        | Response::Heartbeat { error }
-        | Response::OffsetCommit { error }
-        | Response::LeaveGroup { error, .. } => *error,
-        Response::OffsetFetch { .. } | Response::FindCoordinator { .. } => ErrorCode::None,
-        Response::ConsumerGroupHeartbeat { error, .. } | Response::Failed { error, .. } => *error,
+        Response::JoinGroup(r) => r.error,
+        Response::SyncGroup(r) => r.error,
+        Response::Heartbeat(r) => r.error,
+        Response::OffsetCommit(r) => r.error,
+        Response::LeaveGroup(r) => r.error,
+        Response::OffsetFetch(_) | Response::FindCoordinator(_) => ErrorCode::None,
+        Response::ConsumerGroupHeartbeat(r) => r.error,
+        Response::Failed(r) => r.error,
     }
 }
 
 fn member_id_of(r: &Response) -> String {
     match r {
-        Response::JoinGroup { member_id, .. } => member_id.clone(),
+        Response::JoinGroup(r) => r.member_id.clone(),
         other => panic!("not a JoinGroup response: {other:?}"),
     }
 }
@@ -286,13 +299,13 @@ fn form_group(h: &mut Harness) -> [String; 3] {
     let responses = &h.sent[before..];
     assert_eq!(responses.len(), 3);
     for (to, r) in responses {
-        let Response::JoinGroup {
+        let Response::JoinGroup(JoinGroupResponse {
             error,
             generation,
             leader,
             members,
             ..
-        } = r
+        }) = r
         else {
             panic!("{r:?}")
         };
@@ -473,7 +486,7 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
     let facts_before = h.facts.len();
 
     let restarted = h.ask(10_000, 1, join_request("", Some("pod-b"), &["range"]));
-    let Response::JoinGroup {
+    let Response::JoinGroup(JoinGroupResponse {
         error,
         member_id: new_b,
         generation,
@@ -481,7 +494,7 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
         members,
         skip_assignment,
         ..
-    } = restarted
+    }) = restarted
     else {
         panic!()
     };
@@ -506,22 +519,22 @@ fn a_static_member_restart_in_a_stable_group_keeps_its_assignment() {
     assert!(timers.contains(&("heartbeat:B~2".to_string(), 20_000)));
     // Kafka leaves the old id's timer to fire and do nothing; here it is cancelled.
     assert!(!timers.iter().any(|(n, _)| n == "heartbeat:B"));
-    let Response::SyncGroup {
+    let Response::SyncGroup(SyncGroupResponse {
         error, assignment, ..
-    } = h.ask(10_100, 1, sync(&new_b, 1, None))
+    }) = h.ask(10_100, 1, sync(&new_b, 1, None))
     else {
         panic!()
     };
     assert_eq!((error, assignment), (ErrorCode::None, Some(vec![2, 3])));
 
     // The leader restarting is told to skip the assignment and gets the member list.
-    let Response::JoinGroup {
+    let Response::JoinGroup(JoinGroupResponse {
         member_id: new_a,
         skip_assignment,
         members,
         leader,
         ..
-    } = h.ask(11_000, 0, join_request("", Some("pod-a"), &["range"]))
+    }) = h.ask(11_000, 0, join_request("", Some("pod-a"), &["range"]))
     else {
         panic!()
     };
@@ -587,11 +600,7 @@ fn committed_offsets_are_kept_and_reported_as_facts() {
     let mut h = Harness::new();
     let ids = form_group(&mut h);
     h.request(6100, 0, sync(&ids[0], 1, assignments(&ids)));
-    let commit = |offset| Request::OffsetCommit {
-        member_id: ids[0].clone(),
-        generation: 1,
-        offsets: vec![(0, offset)],
-    };
+    let commit = |offset| commit(&ids[0], 1, 0, offset);
     assert_eq!(error_of(&h.ask(6200, 0, commit(10))), ErrorCode::None);
     assert_eq!(error_of(&h.ask(6300, 0, commit(7))), ErrorCode::None);
     assert_eq!(h.offsets.committed(0), Some(7));
@@ -600,16 +609,16 @@ fn committed_offsets_are_kept_and_reported_as_facts() {
         partition: 0,
         offset: 7
     }));
-    let Response::OffsetFetch { committed } = h.ask(
+    let Response::OffsetFetch(fetched) = h.ask(
         6400,
         1,
-        Request::OffsetFetch {
+        Request::OffsetFetch(OffsetFetchRequest {
             partitions: vec![0, 1],
-        },
+        }),
     ) else {
         panic!()
     };
-    assert_eq!(committed, vec![(0, Some(7)), (1, None)]);
+    assert_eq!(fetched.committed, vec![(0, Some(7)), (1, None)]);
 }
 
 /// `completeClassicGroupJoin` removes only the dynamic members that did not rejoin: a static
@@ -762,31 +771,17 @@ fn stable_classic_group(h: &mut Harness) -> [String; 3] {
 /// `instance`), which keeps its assignment for the instance.
 fn consumer_leave(member_id: &str, instance: Option<&str>) -> Request {
     use crate::messages::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
-    Request::ConsumerGroupHeartbeat {
-        member_id: member_id.to_string(),
-        member_epoch: if instance.is_some() {
-            STATIC_LEAVE_EPOCH
-        } else {
-            LEAVE_EPOCH
-        },
-        instance_id: instance.map(str::to_string),
-        rebalance_timeout_ms: -1,
-        subscribed_topic_names: None,
-        server_assignor: None,
-        owned: None,
-    }
+    let epoch = if instance.is_some() {
+        STATIC_LEAVE_EPOCH
+    } else {
+        LEAVE_EPOCH
+    };
+    let instance = instance.map(str::to_string);
+    ConsumerGroupHeartbeatRequest::leave(member_id.to_string(), epoch, instance).into()
 }
 
 fn consumer_join(member_id: &str) -> Request {
-    Request::ConsumerGroupHeartbeat {
-        member_id: member_id.to_string(),
-        member_epoch: 0,
-        instance_id: None,
-        rebalance_timeout_ms: REBALANCE_MS as i32,
-        subscribed_topic_names: Some(vec!["orders".into()]),
-        server_assignor: None,
-        owned: Some(Vec::new()),
-    }
+    consumer_heartbeat(member_id, 0, Some(&["orders"]), Some(Vec::new()))
 }
 
 /// `getOrMaybeCreateConsumerGroup` -> `validateOnlineUpgrade` -> `convertToConsumerGroup`: a
@@ -839,16 +834,16 @@ fn a_consumer_member_joining_a_stable_classic_group_converts_it() {
     );
     // A's rejoin, still owning its two partitions: answered at once, no leader.
     let mut rejoin = join(&a);
-    if let Request::JoinGroup { protocols, .. } = &mut rejoin {
+    if let Request::JoinGroup(JoinGroupRequest { protocols, .. }) = &mut rejoin {
         protocols[0].metadata.owned = vec![0, 1];
     }
-    let Response::JoinGroup {
+    let Response::JoinGroup(JoinGroupResponse {
         error,
         generation,
         leader,
         protocol_name,
         ..
-    } = h.ask(8010, 0, rejoin)
+    }) = h.ask(8010, 0, rejoin)
     else {
         panic!()
     };
@@ -895,8 +890,9 @@ fn the_last_consumer_member_leaving_converts_the_group_back_to_classic() {
     ] {
         let mut h = migrating(policy);
         stable_classic_group(&mut h);
-        let Response::ConsumerGroupHeartbeat { member_epoch, .. } =
-            h.ask(7000, 3, consumer_join("d"))
+        let Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
+            member_epoch, ..
+        }) = h.ask(7000, 3, consumer_join("d"))
         else {
             panic!()
         };
@@ -931,7 +927,8 @@ fn a_fail_over_after_a_migration_loads_the_group_as_it_became() {
     use crate::scenario::MigrationPolicy;
     let mut h = migrating(MigrationPolicy::Bidirectional);
     stable_classic_group(&mut h);
-    let Response::ConsumerGroupHeartbeat { member_epoch, .. } = h.ask(7000, 3, consumer_join("d"))
+    let Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse { member_epoch, .. }) =
+        h.ask(7000, 3, consumer_join("d"))
     else {
         panic!()
     };
@@ -1021,7 +1018,9 @@ fn pod_b_upgraded(h: &mut Harness) -> [String; 3] {
     h.request(6120, 2, sync(&ids[2], 1, None));
     assert_eq!(h.state(), ClassicGroupState::Stable);
     let mut upgraded = consumer_join("d");
-    if let Request::ConsumerGroupHeartbeat { instance_id, .. } = &mut upgraded {
+    if let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest { instance_id, .. }) =
+        &mut upgraded
+    {
         *instance_id = Some("pod-b".into());
     }
     let answer = h.ask(7000, 3, upgraded);
@@ -1084,11 +1083,11 @@ fn a_classic_process_taking_over_the_last_consumer_members_instance_converts_wit
         pod_b_upgraded(&mut h);
         let answer = h.ask(8000, 4, join_request("", Some("pod-b"), &["range"]));
         assert_eq!(error_of(&answer), ErrorCode::None, "{answer:?}");
-        let Response::JoinGroup {
+        let Response::JoinGroup(JoinGroupResponse {
             member_id,
             generation,
             ..
-        } = &answer
+        }) = &answer
         else {
             panic!("{answer:?}")
         };
@@ -1120,9 +1119,9 @@ fn a_classic_process_taking_over_the_last_consumer_members_instance_converts_wit
             assert!(ids.contains(member_id), "{ids:?}");
         }
         let synced = h.ask(8100, 4, sync(member_id, *generation, None));
-        let Response::SyncGroup {
+        let Response::SyncGroup(SyncGroupResponse {
             error, assignment, ..
-        } = synced
+        }) = synced
         else {
             panic!("{synced:?}")
         };
@@ -1149,7 +1148,7 @@ fn consumer_heartbeat(
     topics: Option<&[&str]>,
     owned: Option<Vec<usize>>,
 ) -> Request {
-    Request::ConsumerGroupHeartbeat {
+    Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest {
         member_id: member_id.to_string(),
         member_epoch,
         instance_id: None,
@@ -1161,18 +1160,18 @@ fn consumer_heartbeat(
         subscribed_topic_names: topics.map(|t| t.iter().map(|s| s.to_string()).collect()),
         server_assignor: None,
         owned,
-    }
+    })
 }
 
 /// (member epoch, assignment if sent) of a ConsumerGroupHeartbeat answer.
 fn epoch_and_assignment(r: &Response) -> (i32, Option<Vec<usize>>) {
     match r {
-        Response::ConsumerGroupHeartbeat {
+        Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse {
             error: ErrorCode::None,
             member_epoch,
             assignment,
             ..
-        } => (*member_epoch, assignment.clone()),
+        }) => (*member_epoch, assignment.clone()),
         other => panic!("not a successful heartbeat answer: {other:?}"),
     }
 }
@@ -1259,11 +1258,7 @@ fn a_lagging_commit_of_partitions_pending_revocation_is_written() {
     let kept = kept.expect("a smaller assignment");
     assert_eq!((epoch, kept.len()), (e2, 2));
     let revoking = *all.iter().find(|p| !kept.contains(p)).unwrap();
-    let commit = |epoch: i32, partition: usize| Request::OffsetCommit {
-        member_id: "a".into(),
-        generation: epoch,
-        offsets: vec![(partition, 5)],
-    };
+    let commit = |epoch: i32, partition: usize| commit("a", epoch, partition, 5);
     // Sent at e1, before the answer that moved a on arrived.
     assert_eq!(
         error_of(&h.ask(60, 0, commit(e1, revoking))),
@@ -1291,7 +1286,9 @@ fn static_heartbeat(member_id: &str, member_epoch: i32, owned: Option<Vec<usize>
         (member_epoch == 0).then_some(&["orders", "audit"][..]),
         owned,
     );
-    if let Request::ConsumerGroupHeartbeat { instance_id, .. } = &mut request {
+    if let Request::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest { instance_id, .. }) =
+        &mut request
+    {
         *instance_id = Some("pod-1".into());
     }
     request
@@ -1337,13 +1334,13 @@ fn a_downgrade_by_takeover_while_reconciling_leaves_a_bridged_members_target_uns
     let mut h = migrating(MigrationPolicy::Bidirectional);
     pod_b_upgraded(&mut h);
     let e = member_id_of(&h.ask(8200, 4, join("")));
-    let Response::JoinGroup { generation, .. } = h.ask(8210, 4, join(&e)) else {
+    let Response::JoinGroup(JoinGroupResponse { generation, .. }) = h.ask(8210, 4, join(&e)) else {
         panic!("no JoinGroup answer")
     };
-    let Response::SyncGroup {
+    let Response::SyncGroup(SyncGroupResponse {
         assignment: Some(sent),
         ..
-    } = h.ask(8220, 4, sync(&e, generation, None))
+    }) = h.ask(8220, 4, sync(&e, generation, None))
     else {
         panic!("no SyncGroup answer")
     };

@@ -11,6 +11,7 @@
 use super::ClassicMemberState;
 use crate::client::*;
 use crate::facts::RejoinCause;
+use crate::messages::HeartbeatRequest;
 
 impl Consumer {
     pub(in crate::client) fn enable_heartbeat(&mut self, env: &mut ClientEnv) {
@@ -66,7 +67,7 @@ impl Consumer {
         self.classic().last_heartbeat_sent = now;
         if let Some(generation) = self.classic().generation {
             self.classic().heartbeats_in_flight.push_back(generation);
-            let request = Request::Heartbeat {
+            let request = HeartbeatRequest {
                 member_id: self.classic().member_id.clone(),
                 generation,
                 group_instance_id: self.spec.group_instance_id.clone(),

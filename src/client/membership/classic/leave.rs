@@ -7,6 +7,7 @@
 use super::ClassicMemberState;
 use crate::client::poll::Listener;
 use crate::client::*;
+use crate::messages::LeaveGroupRequest;
 
 impl Consumer {
     /// `close()` after its commit: `onPartitionsRevoked` for everything, then LeaveGroup (a
@@ -18,7 +19,7 @@ impl Consumer {
         }
         let is_static = self.spec.group_instance_id.is_some();
         if !is_static && !self.classic().member_id.is_empty() {
-            env.send(Request::LeaveGroup {
+            env.send(LeaveGroupRequest {
                 members: vec![LeavingMember {
                     member_id: self.classic().member_id.clone(),
                     group_instance_id: None,
@@ -53,7 +54,7 @@ impl Consumer {
                 "{} poll timeout: LeaveGroup from the heartbeat thread",
                 self.name()
             );
-            env.send(Request::LeaveGroup {
+            env.send(LeaveGroupRequest {
                 members: vec![LeavingMember {
                     member_id: self.classic().member_id.clone(),
                     group_instance_id: None,

@@ -21,6 +21,7 @@ use crate::assignor::AssignError;
 use crate::client::poll::Listener;
 use crate::client::*;
 use crate::facts::RejoinCause;
+use crate::messages::{JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse};
 
 /// Where the member is in the group protocol (the classic client's `MemberState`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,7 +310,7 @@ impl Consumer {
         env: &mut ClientEnv,
         response: Response,
     ) {
-        if matches!(response, Response::JoinGroup { .. }) {
+        if matches!(response, Response::JoinGroup(_)) {
             self.classic().join_in_flight = false;
         }
         // For Kafka's sync-time and rebalance-latency: whichever thread polls the network
@@ -328,7 +329,7 @@ impl Consumer {
             }
             _ => None,
         };
-        if let (Some(at), Response::SyncGroup { .. }) = (read, &response) {
+        if let (Some(at), Response::SyncGroup(_)) = (read, &response) {
             env.fact(Fact::SyncGroupRead {
                 member: self.idx,
                 at,
@@ -413,7 +414,7 @@ impl Consumer {
         // For Kafka's consumer metrics (join-time, sync-time, rebalance-latency, failed-rebalance).
         let member = self.idx;
         match &response {
-            Response::JoinGroup { error, .. }
+            Response::JoinGroup(JoinGroupResponse { error, .. })
                 if self.classic().phase == ClassicMemberState::AwaitingJoin =>
             {
                 env.fact(Fact::JoinGroupAnswered {
@@ -421,9 +422,9 @@ impl Consumer {
                     error: *error,
                 })
             }
-            Response::SyncGroup {
+            Response::SyncGroup(SyncGroupResponse {
                 error, assignment, ..
-            } if self.classic().phase == ClassicMemberState::AwaitingSync => {
+            }) if self.classic().phase == ClassicMemberState::AwaitingSync => {
                 env.fact(Fact::SyncGroupAnswered {
                     member,
                     generation: self.classic().generation.unwrap_or(-1),
@@ -434,7 +435,7 @@ impl Consumer {
             _ => {}
         }
         match response {
-            Response::JoinGroup {
+            Response::JoinGroup(JoinGroupResponse {
                 error,
                 member_id,
                 generation,
@@ -443,7 +444,8 @@ impl Consumer {
                 leader,
                 members,
                 skip_assignment,
-            } if self.classic().phase == ClassicMemberState::AwaitingJoin => match error {
+                ..
+            }) if self.classic().phase == ClassicMemberState::AwaitingJoin => match error {
                 ErrorCode::None => {
                     self.classic().member_id = member_id;
                     self.classic().generation = Some(generation);
@@ -506,15 +508,14 @@ impl Consumer {
                     };
                     self.classic().phase = ClassicMemberState::AwaitingSync;
                     // SyncGroup v5 echoes the protocol the JoinGroup response named.
-                    let request = Request::SyncGroup {
+                    env.send(SyncGroupRequest {
                         member_id: self.classic().member_id.clone(),
                         generation,
                         group_instance_id: self.spec.group_instance_id.clone(),
                         protocol_type,
                         protocol_name,
                         assignments,
-                    };
-                    env.send(request);
+                    });
                 }
                 ErrorCode::MemberIdRequired => {
                     self.classic().member_id = member_id;
@@ -543,9 +544,9 @@ impl Consumer {
                     self.send_join(env);
                 }
             },
-            Response::SyncGroup {
+            Response::SyncGroup(SyncGroupResponse {
                 error, assignment, ..
-            } if self.classic().phase == ClassicMemberState::AwaitingSync => {
+            }) if self.classic().phase == ClassicMemberState::AwaitingSync => {
                 match error {
                     ErrorCode::None => {
                         // STABLE from here (SyncGroupResponseHandler), before onJoinComplete:
@@ -818,7 +819,7 @@ impl Consumer {
             user_data: None,
             rack_id: spec.client_rack.clone(),
         };
-        let request = Request::JoinGroup {
+        let request = JoinGroupRequest {
             version: JOIN_GROUP_VERSION,
             member_id: self.classic_ref().member_id.clone(),
             group_instance_id: spec.group_instance_id.clone(),

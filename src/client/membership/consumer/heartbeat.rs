@@ -6,6 +6,7 @@
 
 use super::ConsumerMemberState;
 use crate::client::*;
+use crate::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
 
 impl Consumer {
     /// The background thread's heartbeat (`ConsumerHeartbeatRequestManager`).
@@ -49,21 +50,16 @@ impl Consumer {
             return;
         }
         let request = match m.state {
-            ConsumerMemberState::Leaving => Request::ConsumerGroupHeartbeat {
-                member_id,
-                member_epoch: if is_static { -2 } else { -1 },
-                instance_id,
-                rebalance_timeout_ms: -1,
-                subscribed_topic_names: None,
-                server_assignor: None,
-                owned: None,
-            },
+            ConsumerMemberState::Leaving => {
+                let epoch = if is_static { -2 } else { -1 };
+                ConsumerGroupHeartbeatRequest::leave(member_id, epoch, instance_id)
+            }
             ConsumerMemberState::Joining if m.member_epoch == 0 => {
                 m.sent_topics = Some(topics.clone());
                 m.sent_owned = Some(owned.clone());
                 m.sent_timeout = Some(timeout);
                 m.sent_assignor = assignor.clone();
-                Request::ConsumerGroupHeartbeat {
+                ConsumerGroupHeartbeatRequest {
                     member_id,
                     member_epoch: 0,
                     instance_id,
@@ -90,7 +86,7 @@ impl Consumer {
                 if let Some(t) = changed_timeout {
                     m.sent_timeout = Some(t);
                 }
-                Request::ConsumerGroupHeartbeat {
+                ConsumerGroupHeartbeatRequest {
                     member_id,
                     member_epoch: m.member_epoch,
                     instance_id,
@@ -118,11 +114,15 @@ impl Consumer {
     pub(in crate::client) fn on_consumer_heartbeat_response(
         &mut self,
         env: &mut ClientEnv,
-        error: ErrorCode,
-        member_epoch: i32,
-        heartbeat_interval_ms: i32,
-        assignment: Option<Vec<usize>>,
+        response: ConsumerGroupHeartbeatResponse,
     ) {
+        let ConsumerGroupHeartbeatResponse {
+            error,
+            member_epoch,
+            heartbeat_interval_ms,
+            assignment,
+            ..
+        } = response;
         // The answer to the leave a poll timeout sent (epoch -1, or -2 for a static member):
         // Kafka sends that one with its answer ignored ("we can ignore the leave response
         // because we can join before or after receiving the response",

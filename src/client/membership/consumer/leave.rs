@@ -6,6 +6,7 @@
 use super::ConsumerMemberState;
 use crate::client::poll::Listener;
 use crate::client::*;
+use crate::messages::ConsumerGroupHeartbeatRequest;
 
 impl Consumer {
     /// The background thread checks the poll timer: past `max.poll.interval.ms` the member
@@ -33,15 +34,12 @@ impl Consumer {
         } else {
             -1
         };
-        env.send(Request::ConsumerGroupHeartbeat {
+        let instance_id = self.spec.group_instance_id.clone();
+        env.send(ConsumerGroupHeartbeatRequest::leave(
             member_id,
-            member_epoch: epoch,
-            instance_id: self.spec.group_instance_id.clone(),
-            rebalance_timeout_ms: -1,
-            subscribed_topic_names: None,
-            server_assignor: None,
-            owned: None,
-        });
+            epoch,
+            instance_id,
+        ));
         let m = self.kip848();
         m.commit_epoch = None;
         m.in_flight = false;
