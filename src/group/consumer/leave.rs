@@ -38,7 +38,7 @@ impl ConsumerGroup {
                 member_id: id.clone(),
                 tombstone: false,
             });
-            self.members.insert(id.clone(), left);
+            self.store_member(left);
             STATIC_LEAVE_EPOCH
         } else {
             self.fence(cx, &id, EpochCause::MemberLeft);
@@ -184,6 +184,6 @@ impl ConsumerGroup {
         ] {
             cx.record(record);
         }
-        self.members.remove(member_id);
+        self.drop_member(member_id);
     }
 }

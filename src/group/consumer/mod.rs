@@ -32,7 +32,7 @@ pub(super) use host::{ConsumerHost, ConsumerSetup, Downgrade};
 pub use target::SERVER_ASSIGNORS;
 
 use crate::assignor::{Topic, TopicPartition};
-use crate::java::{Capacity, JavaHashMap};
+use crate::java::{Capacity, JavaHashMap, TimelineHashSet};
 use crate::messages::{ErrorCode, JoinProtocol};
 use crate::scenario::MigrationPolicy;
 use crate::sim::time::Duration;
@@ -379,6 +379,12 @@ pub struct ConsumerGroup {
     /// When the current target was computed (`None`: never).
     assignment_time: Option<SimTime>,
     members: JavaHashMap<String, ConsumerMember>,
+    /// The member ids in the order of Kafka's own map of them (`ModernGroup.members`, a
+    /// `TimelineHashMap`), as its records replayed them: put by each replayed member record
+    /// (a member stored at the end of a heartbeat, [`ConsumerGroup::store_member`]), removed by
+    /// the removal. Not yet holding a member whose first heartbeat is running (Kafka replays its
+    /// records after the handler), which is what the target's member order needs.
+    member_order: TimelineHashSet<String>,
     /// Each member's target assignment.
     target: BTreeMap<String, Partitions>,
     /// The partition counts of the subscribed topics the group epoch was last computed
@@ -417,6 +423,7 @@ impl ConsumerGroup {
             assignment_epoch: 1,
             assignment_time: None,
             members: JavaHashMap::new(Capacity::Default),
+            member_order: TimelineHashSet::new(),
             target: BTreeMap::new(),
             metadata_seen: BTreeMap::new(),
             metadata_version: 0,
@@ -442,7 +449,7 @@ impl ConsumerGroup {
             group
                 .target
                 .insert(m.member_id.clone(), m.assigned_partitions());
-            group.members.insert(m.member_id.clone(), m);
+            group.store_member(m);
         }
         // `fromClassicGroup` sets no subscription metadata and leaves the refresh deadline at
         // 0: the first heartbeat or JoinGroup after the conversion finds the metadata expired
@@ -491,9 +498,33 @@ impl ConsumerGroup {
         &self.topics
     }
 
-    /// Members in the broker's map order (Java's iteration order, not the order they joined in).
+    /// Members in the broker's map order: Kafka's `TimelineHashMap` of them (slot order of a
+    /// Fibonacci hash, then the order they were put in), which `ClassicGroup.fromConsumerGroup`
+    /// and the describe walk; a member whose first heartbeat is under way comes last.
     pub fn members(&self) -> impl Iterator<Item = &ConsumerMember> {
-        self.members.iter().map(|(_, m)| m)
+        let stored = self
+            .member_order
+            .iter()
+            .filter_map(|id| self.members.get(id));
+        let unstored = self
+            .members
+            .iter()
+            .filter(|(id, _)| !self.member_order.contains(id))
+            .map(|(_, m)| m);
+        stored.chain(unstored)
+    }
+
+    /// A member stored as Kafka replays its record (`ConsumerGroup.updateMember`,
+    /// ConsumerGroup.java:318: a put into its `TimelineHashMap` of members, which may grow it).
+    fn store_member(&mut self, member: ConsumerMember) {
+        self.member_order.put(member.member_id.clone());
+        self.members.insert(member.member_id.clone(), member);
+    }
+
+    /// A member removed as Kafka replays its tombstone (`ConsumerGroup.removeMember`, :346).
+    pub(super) fn drop_member(&mut self, member_id: &str) {
+        self.member_order.remove(&member_id.to_string());
+        self.members.remove(member_id);
     }
 
     pub fn member(&self, member_id: &str) -> Option<&ConsumerMember> {
@@ -638,6 +669,8 @@ impl ConsumerGroup {
         }
         let subscription_changed =
             is_new || updated.subscribed_topic_names != member.subscribed_topic_names;
+        // In the group's map for what follows, but not yet in Kafka's order: Kafka replays this
+        // heartbeat's records after it (see `member_order`).
         self.members
             .insert(updated.member_id.clone(), updated.clone());
         // The subscribed topics' counts, recomputed only when a subscription or the metadata
@@ -662,7 +695,7 @@ impl ConsumerGroup {
         }
         // 2. The target assignment, if it is behind and may be recomputed now.
         if self.group_epoch > self.assignment_epoch && self.may_assign(cx.now) {
-            self.compute_target(cx);
+            self.compute_target(cx, member, &updated);
         }
         // 3. Reconcile the member towards its target, or with its new subscription
         // (`maybeReconcile`: a member reconciled to the target is left alone unless its
@@ -714,8 +747,7 @@ impl ConsumerGroup {
                 cx.out.push(GroupEffect::CancelTimer(timer));
             }
         }
-        self.members
-            .insert(reconciled.member_id.clone(), reconciled.clone());
+        self.store_member(reconciled.clone());
         reconciled
     }
 
@@ -908,10 +940,18 @@ impl ConsumerGroup {
         }
     }
 
-    /// Recomputes the target at the group epoch and writes what changed.
-    fn compute_target(&mut self, cx: &mut Cx) {
-        let default_assignor = self.config.assignors[0].clone();
-        let target = target::compute(&self.topics, &self.members, &self.target, &default_assignor);
+    /// Recomputes the target at the group epoch, in the heartbeat that turned `before` into
+    /// `after` (`maybeUpdateTargetAssignment`, GMM:3858), and writes what changed.
+    fn compute_target(&mut self, cx: &mut Cx, before: &ConsumerMember, after: &ConsumerMember) {
+        let name = target::preferred_for_target(&self.members, before, after)
+            .unwrap_or_else(|| self.config.assignors[0].clone());
+        let target = target::compute(
+            &self.topics,
+            &self.members,
+            self.member_order.iter(),
+            &self.target,
+            &name,
+        );
         for (id, parts) in &target {
             let before = self.target.get(id);
             if before.map_or(!parts.is_empty(), |b| b != parts) {
