@@ -8,7 +8,7 @@
 //! its `HashMap` (TargetAssignmentBuilder.java:456-466): `group.members()`'s order, Kafka's
 //! `TimelineHashMap` of members, which for these ids is C before A although A joined first
 //! (they share its slot 0, and its iterator hands out a slot's newest element first,
-//! SnapshottableHashTable.java:173).
+//! SnapshottableHashTable.java:172).
 //! A and C share a bucket of that 16-bucket map, so the uniform assignor meets them in that
 //! order (`memberIds()`, GroupSpecImpl.java:82) and the first with room takes partition 2
 //! (UniformHomogeneousAssignmentBuilder.java:249-267). Every expected answer here is Kafka

@@ -39,7 +39,7 @@ mod k03 {
 /// - A and C share a bucket of a 16-bucket `HashMap` (2: `(h ^ h >>> 16) & 15`), so the uniform
 ///   assignor meets them in the order `memberSpecs` was filled in (TargetAssignmentBuilder.java:
 ///   456-466), which is the group's `TimelineHashMap` order: A and C share its slot 0 (of 2,
-///   and of 4), whose iterator hands out the newest first (SnapshottableHashTable.java:173), so
+///   and of 4), whose iterator hands out the newest first (SnapshottableHashTable.java:172), so
 ///   C comes before A, though A joined first.
 mod issue67 {
     pub const A: &str = "v3uF8LhUKCbNhomp6bvBTQ";
