@@ -13,6 +13,8 @@
 //! order (`memberIds()`, GroupSpecImpl.java:82) and the first with room takes partition 2
 //! (UniformHomogeneousAssignmentBuilder.java:249-267). Every expected answer here is Kafka
 //! 4.3.1's own classes' on JDK 17, fed as reference/README.md "How inputs are fed" says.
+//! (cgsim's coordinator still fills its member specs in join order for members sharing a
+//! bucket, A before C here: `group::consumer::target::member_spec_order`.)
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -38,7 +38,7 @@ impl ConsumerGroup {
                 member_id: id.clone(),
                 tombstone: false,
             });
-            self.store_member(left);
+            self.members.insert(id.clone(), left);
             STATIC_LEAVE_EPOCH
         } else {
             self.fence(cx, &id, EpochCause::MemberLeft);
@@ -184,6 +184,6 @@ impl ConsumerGroup {
         ] {
             cx.record(record);
         }
-        self.drop_member(member_id);
+        self.members.remove(member_id);
     }
 }

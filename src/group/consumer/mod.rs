@@ -32,7 +32,7 @@ pub(super) use host::{ConsumerHost, ConsumerSetup, Downgrade};
 pub use target::SERVER_ASSIGNORS;
 
 use crate::assignor::{Topic, TopicPartition};
-use crate::java::{Capacity, JavaHashMap, TimelineHashSet};
+use crate::java::{Capacity, JavaHashMap};
 use crate::messages::{ErrorCode, JoinProtocol};
 use crate::scenario::MigrationPolicy;
 use crate::sim::time::Duration;
@@ -379,12 +379,6 @@ pub struct ConsumerGroup {
     /// When the current target was computed (`None`: never).
     assignment_time: Option<SimTime>,
     members: JavaHashMap<String, ConsumerMember>,
-    /// The member ids in the order of Kafka's own map of them (`ModernGroup.members`, a
-    /// `TimelineHashMap`), as its records replayed them: put by each replayed member record
-    /// (a member stored at the end of a heartbeat, [`ConsumerGroup::store_member`]), removed by
-    /// the removal. Not yet holding a member whose first heartbeat is running (Kafka replays its
-    /// records after the handler), which is what the target's member order needs.
-    member_order: TimelineHashSet<String>,
     /// Each member's target assignment.
     target: BTreeMap<String, Partitions>,
     /// The partition counts of the subscribed topics the group epoch was last computed
@@ -423,7 +417,6 @@ impl ConsumerGroup {
             assignment_epoch: 1,
             assignment_time: None,
             members: JavaHashMap::new(Capacity::Default),
-            member_order: TimelineHashSet::new(),
             target: BTreeMap::new(),
             metadata_seen: BTreeMap::new(),
             metadata_version: 0,
@@ -449,7 +442,7 @@ impl ConsumerGroup {
             group
                 .target
                 .insert(m.member_id.clone(), m.assigned_partitions());
-            group.store_member(m);
+            group.members.insert(m.member_id.clone(), m);
         }
         // `fromClassicGroup` sets no subscription metadata and leaves the refresh deadline at
         // 0: the first heartbeat or JoinGroup after the conversion finds the metadata expired
@@ -498,33 +491,9 @@ impl ConsumerGroup {
         &self.topics
     }
 
-    /// Members in the broker's map order: Kafka's `TimelineHashMap` of them (slot order of a
-    /// Fibonacci hash, then the order they were put in), which `ClassicGroup.fromConsumerGroup`
-    /// and the describe walk; a member whose first heartbeat is under way comes last.
+    /// Members in the broker's map order (Java's iteration order, not the order they joined in).
     pub fn members(&self) -> impl Iterator<Item = &ConsumerMember> {
-        let stored = self
-            .member_order
-            .iter()
-            .filter_map(|id| self.members.get(id));
-        let unstored = self
-            .members
-            .iter()
-            .filter(|(id, _)| !self.member_order.contains(id))
-            .map(|(_, m)| m);
-        stored.chain(unstored)
-    }
-
-    /// A member stored as Kafka replays its record (`ConsumerGroup.updateMember`,
-    /// ConsumerGroup.java:318: a put into its `TimelineHashMap` of members, which may grow it).
-    fn store_member(&mut self, member: ConsumerMember) {
-        self.member_order.put(member.member_id.clone());
-        self.members.insert(member.member_id.clone(), member);
-    }
-
-    /// A member removed as Kafka replays its tombstone (`ConsumerGroup.removeMember`, :346).
-    pub(super) fn drop_member(&mut self, member_id: &str) {
-        self.member_order.remove(&member_id.to_string());
-        self.members.remove(member_id);
+        self.members.iter().map(|(_, m)| m)
     }
 
     pub fn member(&self, member_id: &str) -> Option<&ConsumerMember> {
@@ -669,8 +638,6 @@ impl ConsumerGroup {
         }
         let subscription_changed =
             is_new || updated.subscribed_topic_names != member.subscribed_topic_names;
-        // In the group's map for what follows, but not yet in Kafka's order: Kafka replays this
-        // heartbeat's records after it (see `member_order`).
         self.members
             .insert(updated.member_id.clone(), updated.clone());
         // The subscribed topics' counts, recomputed only when a subscription or the metadata
@@ -747,7 +714,8 @@ impl ConsumerGroup {
                 cx.out.push(GroupEffect::CancelTimer(timer));
             }
         }
-        self.store_member(reconciled.clone());
+        self.members
+            .insert(reconciled.member_id.clone(), reconciled.clone());
         reconciled
     }
 
@@ -945,13 +913,7 @@ impl ConsumerGroup {
     fn compute_target(&mut self, cx: &mut Cx, before: &ConsumerMember, after: &ConsumerMember) {
         let name = target::preferred_for_target(&self.members, before, after)
             .unwrap_or_else(|| self.config.assignors[0].clone());
-        let target = target::compute(
-            &self.topics,
-            &self.members,
-            self.member_order.iter(),
-            &self.target,
-            &name,
-        );
+        let target = target::compute(&self.topics, &self.members, &self.target, &name);
         for (id, parts) in &target {
             let before = self.target.get(id);
             if before.map_or(!parts.is_empty(), |b| b != parts) {

@@ -137,45 +137,33 @@ pub(super) fn topics_by_name(topics: &[Topic]) -> BTreeMap<&str, usize> {
     by_name
 }
 
-/// The order the assignor meets the members in (`TargetAssignmentBuilder.build`,
-/// TargetAssignmentBuilder.java:456-489): `memberSpecs`, a fresh `HashMap`, is filled from
-/// `group.members()`, Kafka's `TimelineHashMap`, in its iteration order (`kafka_order`: the
-/// members as Kafka had them before this heartbeat), then the updated member is put (one
-/// already there keeps its place; a new one goes to the tail of its bucket). The assignor
-/// iterates `memberIds()`, that map's key set (GroupSpecImpl.java:82), so members come in
-/// bucket order of a 16-bucket table, and members sharing a bucket in `group.members()`'s
-/// order, not in the order they joined. Members not in `kafka_order` (the updated one, if new)
-/// come last, in the group's map order.
-fn member_spec_order<'m>(
-    members: &'m JavaHashMap<String, ConsumerMember>,
-    kafka_order: impl Iterator<Item = &'m String>,
-) -> Vec<&'m ConsumerMember> {
+/// The order the assignor meets the members in: `TargetAssignmentBuilder.build` puts them in a
+/// fresh `HashMap` (`memberSpecs`, TargetAssignmentBuilder.java:456-466), so they iterate in
+/// Java's hash order for a HashMap sized for the members there are now (`memberIds()`,
+/// GroupSpecImpl.java:82). Members sharing one of its buckets come in the order it was filled
+/// in, which in Kafka is `group.members()`'s, a `TimelineHashMap`'s (slot order, a slot's
+/// members newest first, SnapshottableHashTable.java:172), then a new member's; here it is the
+/// group's own map's order, join order for such members: not yet Kafka's when they share a
+/// bucket (branch uniform-after-range-timeline-order has Kafka's, and the snapshots it moves).
+fn member_spec_order(members: &JavaHashMap<String, ConsumerMember>) -> Vec<&ConsumerMember> {
     let mut specs: JavaHashMap<String, &ConsumerMember> = JavaHashMap::new(Capacity::Default);
-    for id in kafka_order {
-        if let Some(m) = members.get(id.as_str()) {
-            specs.insert(id.clone(), m);
-        }
-    }
     for (id, m) in members.iter() {
-        if !specs.contains_key(id.as_str()) {
-            specs.insert(id.clone(), m);
-        }
+        specs.insert(id.clone(), m);
     }
     specs.iter().map(|(_, &m)| m).collect()
 }
 
 /// The new target of every member, by the server assignor `name` (a `group.remote.assignor`
-/// name). `members` holds the updated member already; `kafka_order` is the group's members
-/// as Kafka holds them ([`member_spec_order`]).
-pub fn compute<'m>(
+/// name). Members are given to the assignor in the order of the builder's member-spec map
+/// ([`member_spec_order`]; the updated member is in the group's map already).
+pub fn compute(
     topics: &[Topic],
-    members: &'m JavaHashMap<String, ConsumerMember>,
-    kafka_order: impl Iterator<Item = &'m String>,
+    members: &JavaHashMap<String, ConsumerMember>,
     current: &BTreeMap<String, Partitions>,
     name: &str,
 ) -> BTreeMap<String, Partitions> {
     let topic_index = topics_by_name(topics);
-    let spec_members: Vec<Member> = member_spec_order(members, kafka_order)
+    let spec_members: Vec<Member> = member_spec_order(members)
         .into_iter()
         .map(|m| {
             let mut subscription = m.subscribed_topic_names.clone();
@@ -246,25 +234,28 @@ mod tests {
         map
     }
 
-    /// `memberSpecs` is filled in `group.members()`'s order (TargetAssignmentBuilder.java:460),
-    /// so two members sharing a bucket of its 16 reach the assignor in Kafka's member-map
-    /// order, not in the order they joined. "Aa" and "BB" share a hash code (2112).
+    /// `TargetAssignmentBuilder.build` hands the assignor a fresh `HashMap` of member specs: a
+    /// group that once had 13 members (its map grown to 32 buckets, which it keeps) and now has
+    /// "q" (hash 113) and "b" (98) gives them in a 16-bucket map's order, q (bucket 1) before
+    /// b (bucket 2), where the group's own map has b (bucket 2) before q (bucket 17).
     #[test]
-    fn members_sharing_a_bucket_reach_the_assignor_in_kafkas_member_order() {
-        let members = group_of(&[member("Aa", None), member("BB", None)]);
-        let kafka_order = ["BB".to_string(), "Aa".to_string()];
-        let order: Vec<&str> = member_spec_order(&members, kafka_order.iter())
+    fn members_reach_the_assignor_in_a_fresh_hash_maps_order() {
+        let mut members: JavaHashMap<String, ConsumerMember> = JavaHashMap::new(Capacity::Default);
+        let others: Vec<String> = (0..11).map(|i| format!("member-{i}")).collect();
+        for id in others.iter().map(String::as_str).chain(["q", "b"]) {
+            members.insert(id.to_string(), ConsumerMember::new(id.to_string()));
+        }
+        assert_eq!(members.capacity(), 32);
+        for id in &others {
+            members.remove(id.as_str());
+        }
+        let group_order: Vec<&str> = members.keys().map(String::as_str).collect();
+        assert_eq!(group_order, ["b", "q"]);
+        let spec_order: Vec<&str> = member_spec_order(&members)
             .iter()
             .map(|m| m.member_id.as_str())
             .collect();
-        assert_eq!(order, ["BB", "Aa"]);
-        // A member Kafka does not hold yet (its first heartbeat is running) is put last.
-        let only_aa = ["Aa".to_string()];
-        let order: Vec<&str> = member_spec_order(&members, only_aa.iter())
-            .iter()
-            .map(|m| m.member_id.as_str())
-            .collect();
-        assert_eq!(order, ["Aa", "BB"]);
+        assert_eq!(spec_order, ["q", "b"]);
     }
 
     /// ConsumerGroup.java:603-614, run on JDK 17 with Kafka 4.3.1's classes: a 1:1 tie goes to

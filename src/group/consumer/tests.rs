@@ -31,21 +31,6 @@ mod k03 {
     pub const B: &str = "T2BViDekQZCf8qje1P_TyA";
     pub const C: &str = "7sB1rK2dRUeZkrOysdcRWA";
 }
-/// Issue 67 item 3's group, with member ids Kafka's `Uuid` makes (base64 of two random longs),
-/// chosen so that, run through Kafka 4.3.1's own `TimelineHashMap`, `HashMap`s, `RangeAssignor`
-/// and `UniformAssignor` (JDK 17), they show what decides the target after B leaves:
-/// - as strings C < B < A, so the server range assignor (members sorted by id,
-///   RangeAssignor.java:242-261) gives C orders 0-1, B 2-3 and A 4-5;
-/// - A and C share a bucket of a 16-bucket `HashMap` (2: `(h ^ h >>> 16) & 15`), so the uniform
-///   assignor meets them in the order `memberSpecs` was filled in (TargetAssignmentBuilder.java:
-///   456-466), which is the group's `TimelineHashMap` order: A and C share its slot 0 (of 2,
-///   and of 4), whose iterator hands out the newest first (SnapshottableHashTable.java:172), so
-///   C comes before A, though A joined first.
-mod issue67 {
-    pub const A: &str = "v3uF8LhUKCbNhomp6bvBTQ";
-    pub const B: &str = "eY8tAbDisFXOckrmYLhOeg";
-    pub const C: &str = "IyVCpZNiT9A5pPQTyH0DdQ";
-}
 mod k04 {
     pub const A: &str = "xgClow_RR1KnoJ_aQr9c7Q";
     pub const B: &str = "9eI5n5rJQPKLJ-6aho53-w";
@@ -1341,39 +1326,22 @@ fn range_target_then_b_leaves(a: &str, b: &str, c: &str) -> (Group, u64) {
     (g, t + 100)
 }
 
-/// Issue 67 item 3: after range made the target and B left, C's heartbeat computes the next
-/// one; the 1:1 tie goes to C's `uniform` (ConsumerGroup.java:608-613), which starts from the
-/// previous target (TargetAssignmentBuilder.java:463, `targetAssignment.getOrDefault`): A keeps
-/// 4-5 and C 0-1, both under the quota of 3 (UniformHomogeneousAssignmentBuilder.java:134-136,
-/// 183-184); B's 2 and 3, in nobody's target (:123-126, `isPartitionAssigned` over the inverted
-/// target, which B's tombstone left), go to the members with room in `memberIds()` order
-/// (:227-228, :249-267). That order is the `memberSpecs` HashMap's (TargetAssignmentBuilder.java:
-/// 456-466, GroupSpecImpl.java:82), where A and C share a bucket, so it is the order Kafka's
-/// `TimelineHashMap` of members gave them in: C first. C gets 2, A gets 3, as Kafka's group
-/// answered (A 3-5, C 0-2); in join order (A first) it would be A 2,4,5 and C 0,1,3.
-#[test]
-fn after_a_range_member_leaves_uniform_spreads_its_partitions_in_kafkas_member_order() {
-    use issue67::{A, B, C};
-    let (mut g, t) = range_target_then_b_leaves(A, B, C);
-    let order: Vec<&str> = g.group.members().map(|m| m.member_id.as_str()).collect();
-    assert_eq!(order, [C, A]);
-
-    assert_eq!(g.hb(t, C, 4), ok(C, 5, Some(orders(&[0, 1, 2]))));
-    assert_eq!(g.group.assignment_epoch(), 5);
-    assert_eq!(g.group.target_of(A), orders(&[3, 4, 5]));
-    assert_eq!(g.group.target_of(C), orders(&[0, 1, 2]));
-    assert_eq!(g.group.preferred_assignor().as_deref(), Some("uniform"));
-
-    assert_eq!(g.hb(t + 100, A, 4), ok(A, 5, Some(orders(&[3, 4, 5]))));
-    assert_eq!(g.group.state(), ConsumerGroupState::Stable);
-}
-
-/// Issue 67 item 3, the other way round: with k03's member ids (C < B < A too, but A's bucket
-/// of 16 is 9 and C's 12, so uniform meets A first), the target after B's leave depends on who
-/// heartbeats first. A's heartbeat computes it with A's `range` (the 1:1 tie goes to the
-/// heartbeating member's assignor, ConsumerGroup.java:608-613): C 0-2, A 3-5, while the group
-/// goes on reporting `uniform`. C's heartbeat computes it with `uniform`: A gets 2 and C 3.
-/// Both answers are Kafka 4.3.1's own classes' (JDK 17).
+/// Issue 67 item 3: after range made the target and B left, the next heartbeat computes the
+/// target at a 1:1 tie between range and uniform, and the tie goes to the heartbeating
+/// member's assignor (ConsumerGroup.java:608-613), while the group goes on reporting `uniform`
+/// (:626). With k03's member ids (C < B < A, so range gave C 0-1, B 2-3, A 4-5):
+/// - A's heartbeat first: `range` (members sorted by id, RangeAssignor.java:242-261) gives
+///   C 0-2 and A 3-5, the issue's Kafka answer;
+/// - C's heartbeat first: `uniform`, which starts from the previous target
+///   (TargetAssignmentBuilder.java:463, `targetAssignment.getOrDefault`): A keeps 4-5 and C
+///   0-1, both under the quota of 3 (UniformHomogeneousAssignmentBuilder.java:134-136,
+///   183-184); B's 2 and 3, in nobody's target (:123-126, `isPartitionAssigned` over the
+///   inverted target, which B's tombstone left), go to the members with room in `memberIds()`
+///   order (:227-228, :249-267), the `memberSpecs` HashMap's (TargetAssignmentBuilder.java:
+///   456-466, GroupSpecImpl.java:82): A (bucket 9 of 16) before C (12), so A gets 2 and C 3,
+///   the issue's cgsim answer, which is also Kafka's for this order of heartbeats.
+///
+/// Both answers are Kafka 4.3.1's own classes' (JDK 17); cgsim used to run uniform either way.
 #[test]
 fn after_a_range_member_leaves_the_tie_goes_to_the_assignor_of_the_heartbeating_member() {
     use k03::{A, B, C};
