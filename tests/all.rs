@@ -48,5 +48,6 @@ mod streams_reference;
 mod sweep;
 mod timeline;
 mod timeline_browser;
+mod uniform_after_range;
 mod uniform_reference;
 mod upgrade;

@@ -4,7 +4,9 @@
 //! and a bucket's chain in insertion order (new keys are appended at the tail; a resize splits a
 //! chain into two while keeping relative order; re-putting a key does not move it). So the
 //! iteration order is exactly "sort by (bucket index at the current capacity, insertion
-//! sequence)", and all we need to track is the capacity, which only ever grows. Tree bins (8+ keys
+//! sequence)", and all we need to track is the capacity, which only ever grows (`compute` and
+//! `computeIfAbsent` put a new key at the *head* of its bucket instead: [`JavaHashMap::insert_first`]
+//! gives it a sequence below every other). Tree bins (8+ keys
 //! in one bucket of a table of 64+) are not emulated: unreachable with Kafka's member ids and
 //! topic names in practice.
 
@@ -123,7 +125,8 @@ struct Slot<K, V> {
     key: K,
     value: V,
     hash: i32,
-    seq: u64,
+    /// Chain position: tail inserts count up from 0, head inserts down from -1.
+    seq: i64,
 }
 
 /// A map that iterates as a `java.util.HashMap` built the same way would.
@@ -135,7 +138,8 @@ pub struct JavaHashMap<K, V> {
     index: FxHashMap<K, usize>,
     capacity: usize,
     len: usize,
-    next_seq: u64,
+    next_seq: i64,
+    next_head_seq: i64,
 }
 
 impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
@@ -146,6 +150,7 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
             capacity: capacity.initial_table_size(),
             len: 0,
             next_seq: 0,
+            next_head_seq: -1,
         }
     }
 
@@ -181,6 +186,31 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
         while self.len > threshold(self.capacity) && self.capacity < MAXIMUM_CAPACITY {
             self.capacity *= 2;
         }
+        None
+    }
+
+    /// `compute` (or `computeIfAbsent`) of an absent key: unlike `put`, it links the new key at
+    /// the *head* of its bucket (`tab[i] = newNode(hash, key, v, first)`), so it iterates before
+    /// the keys already there; and it resizes only *before* linking, when the map is already
+    /// over its threshold, not after. An existing key is replaced in place, as by `insert`.
+    pub fn insert_first(&mut self, key: K, value: V) -> Option<V> {
+        if let Some(&i) = self.index.get(&key) {
+            let slot = self.slots[i].as_mut().expect("indexed slot is live");
+            return Some(std::mem::replace(&mut slot.value, value));
+        }
+        if self.len > threshold(self.capacity) && self.capacity < MAXIMUM_CAPACITY {
+            self.capacity *= 2;
+        }
+        let hash = key.java_hash();
+        self.index.insert(key.clone(), self.slots.len());
+        self.slots.push(Some(Slot {
+            key,
+            value,
+            hash,
+            seq: self.next_head_seq,
+        }));
+        self.next_head_seq -= 1;
+        self.len += 1;
         None
     }
 
@@ -386,6 +416,39 @@ mod tests {
         m.remove(&"BB".to_string());
         m.insert("BB".to_string());
         assert_eq!(keys_of(&m), ["Aa", "C#", "BB"]);
+    }
+
+    #[test]
+    fn compute_links_a_new_key_at_the_head_of_its_bucket() {
+        // What `ConsumerGroup.computePreferredServerAssignor` does to its copy of the counts
+        // (checked with JDK 17): `new HashMap<>(Map.of-like {uniform=1, range=1})` has 4
+        // buckets, "uniform" and "range" both in bucket 1; `compute("range", dec)` drops range
+        // (count 1 -> null), `compute("range", inc)` links it again, at the head:
+        // [range, uniform]. A `put` would have appended it: [uniform, range].
+        let mut m: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::CopyOfMap(2));
+        m.insert("uniform".to_string(), 1);
+        m.insert("range".to_string(), 1);
+        assert_eq!(m.capacity(), 4);
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["uniform", "range"]);
+        m.remove("range");
+        m.insert_first("range".to_string(), 1);
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["range", "uniform"]);
+        // A later put still goes to the tail.
+        m.insert("C#".to_string(), 1);
+        m.insert_first("Aa".to_string(), 1);
+        m.insert("BB".to_string(), 1);
+        let keys: Vec<&String> = m.keys().collect();
+        let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+        assert!(at("Aa") < at("C#") && at("C#") < at("BB"));
+        // compute grows only before linking, when already over the threshold (3 of 4).
+        let mut m: JavaHashMap<String, u32> = JavaHashMap::new(Capacity::CopyOfMap(2));
+        for k in ["a", "b", "c"] {
+            m.insert(k.to_string(), 1);
+        }
+        m.insert_first("d".to_string(), 1);
+        assert_eq!((m.len(), m.capacity()), (4, 4));
+        m.insert_first("e".to_string(), 1);
+        assert_eq!((m.len(), m.capacity()), (5, 8));
     }
 
     #[test]

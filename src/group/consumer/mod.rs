@@ -656,7 +656,7 @@ impl ConsumerGroup {
         }
         // 2. The target assignment, if it is behind and may be recomputed now.
         if self.group_epoch > self.assignment_epoch && self.may_assign(cx.now) {
-            self.compute_target(cx);
+            self.compute_target(cx, member, &updated);
         }
         // 3. Reconcile the member towards its target, or with its new subscription
         // (`maybeReconcile`: a member reconciled to the target is left alone unless its
@@ -902,10 +902,12 @@ impl ConsumerGroup {
         }
     }
 
-    /// Recomputes the target at the group epoch and writes what changed.
-    fn compute_target(&mut self, cx: &mut Cx) {
-        let default_assignor = self.config.assignors[0].clone();
-        let target = target::compute(&self.topics, &self.members, &self.target, &default_assignor);
+    /// Recomputes the target at the group epoch, in the heartbeat that turned `before` into
+    /// `after` (`maybeUpdateTargetAssignment`, GMM:3858), and writes what changed.
+    fn compute_target(&mut self, cx: &mut Cx, before: &ConsumerMember, after: &ConsumerMember) {
+        let name = target::preferred_for_target(&self.members, before, after)
+            .unwrap_or_else(|| self.config.assignors[0].clone());
+        let target = target::compute(&self.topics, &self.members, &self.target, &name);
         for (id, parts) in &target {
             let before = self.target.get(id);
             if before.map_or(!parts.is_empty(), |b| b != parts) {

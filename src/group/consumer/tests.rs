@@ -1262,19 +1262,100 @@ fn the_most_requested_server_assignor_is_used() {
     assert_eq!(target_sizes(&g), [1, 1, 2]);
 }
 
-/// COORDINATOR.md §5.3 Assignor choice: a tie goes to the first assignor in the counting
-/// `HashMap`'s order, whatever the members' order (`Stream.max` keeps the first of equals):
-/// `uniform` beat `range` 1:1 in k08. Two members on two 3-partition topics: `uniform` gives
-/// 3 and 3, `range` 4 and 2.
+/// COORDINATOR.md §5.3 Assignor choice, ties: the group *reports* uniform for a 1:1 tie
+/// (`preferredServerAssignor()`, ConsumerGroup.java:626: the first maximum of its
+/// `TimelineHashMap`, where uniform comes first), but the target a heartbeat computes uses
+/// `computePreferredServerAssignor(member, updatedMember)` (GMM:3880, ConsumerGroup.java:
+/// 603-614), whose copy of the counts has the joining member's assignor linked at the head of
+/// the bucket both names share (`HashMap.compute`), so the joiner's own assignor wins the tie
+/// (Kafka 4.3.1's classes on JDK 17 answer so). Two members on two 3-partition topics:
+/// `uniform` gives 3 and 3, `range` 4 and 2.
 #[test]
-fn a_tie_between_server_assignors_goes_to_uniform_by_hashmap_order() {
+fn a_tie_at_a_join_goes_to_the_joining_members_assignor_and_uniform_is_reported() {
     use k01::{A, B};
-    for (first, second) in [("range", "uniform"), ("uniform", "range")] {
+    for (first, second, sizes) in [("range", "uniform", [3, 3]), ("uniform", "range", [2, 4])] {
         let mut g = two_topic_group(&["range", "uniform"], 3);
         join_asking(&mut g, &[(A, Some(first)), (B, Some(second))]);
         assert_eq!(g.group.preferred_assignor().as_deref(), Some("uniform"));
-        assert_eq!(target_sizes(&g), [3, 3]);
+        assert_eq!(target_sizes(&g), sizes, "{first} then {second}");
     }
+}
+
+/// Heartbeats from `members`, each reporting what it was last given, until the group is
+/// stable (a Java consumer that reconciles at once, as the k* scripts' aliases do).
+fn settle(g: &mut Group, mut t: u64, members: &[&str]) -> u64 {
+    for _ in 0..5 {
+        for &id in members {
+            let m = g.member(id);
+            let (epoch, owned) = (m.member_epoch, m.assigned_partitions());
+            g.hb_owned(t, id, epoch, owned);
+            t += 10;
+        }
+        if g.group.state() == ConsumerGroupState::Stable {
+            return t;
+        }
+    }
+    panic!("the group did not settle: {:?}", g.group.state());
+}
+
+/// Issue 67 item 3's group up to B's leave: A and B ask for `range`, C for `uniform`; 2:1, so
+/// range makes the target (C orders 0-1, B 2-3, A 4-5 for ids sorted C < B < A) and the group
+/// settles on it at epoch 4; then B leaves (epoch -1): epoch 5, range and uniform 1:1.
+fn range_target_then_b_leaves(a: &str, b: &str, c: &str) -> (Group, u64) {
+    let mut g = Group::orders(0);
+    for (t, id, assignor) in [(0, a, "range"), (100, b, "range"), (200, c, "uniform")] {
+        g.send(
+            t,
+            ConsumerHeartbeat {
+                server_assignor: Some(assignor.to_string()),
+                ..full(id, &["orders"])
+            },
+        );
+    }
+    assert_eq!(g.group.preferred_assignor().as_deref(), Some("range"));
+    let t = settle(&mut g, 300, &[a, b, c]);
+    for (id, range) in [(c, [0, 1]), (b, [2, 3]), (a, [4, 5])] {
+        assert_eq!(g.group.target_of(id), orders(&range));
+        assert_eq!(g.member(id).assigned_partitions(), orders(&range));
+    }
+    assert_eq!(g.group.assignment_epoch(), 4);
+    g.hb(t, b, LEAVE_EPOCH);
+    assert_eq!(g.group.group_epoch(), 5);
+    assert_eq!(g.group.state(), ConsumerGroupState::Assigning);
+    assert_eq!(g.group.preferred_assignor().as_deref(), Some("uniform"));
+    (g, t + 100)
+}
+
+/// Issue 67 item 3: after range made the target and B left, the next heartbeat computes the
+/// target at a 1:1 tie between range and uniform, and the tie goes to the heartbeating
+/// member's assignor (ConsumerGroup.java:608-613), while the group goes on reporting `uniform`
+/// (:626). With k03's member ids (C < B < A, so range gave C 0-1, B 2-3, A 4-5):
+/// - A's heartbeat first: `range` (members sorted by id, RangeAssignor.java:242-261) gives
+///   C 0-2 and A 3-5, the issue's Kafka answer;
+/// - C's heartbeat first: `uniform`, which starts from the previous target
+///   (TargetAssignmentBuilder.java:463, `targetAssignment.getOrDefault`): A keeps 4-5 and C
+///   0-1, both under the quota of 3 (UniformHomogeneousAssignmentBuilder.java:134-136,
+///   183-184); B's 2 and 3, in nobody's target (:123-126, `isPartitionAssigned` over the
+///   inverted target, which B's tombstone left), go to the members with room in `memberIds()`
+///   order (:227-228, :249-267), the `memberSpecs` HashMap's (TargetAssignmentBuilder.java:
+///   456-466, GroupSpecImpl.java:82): A (bucket 9 of 16) before C (12), so A gets 2 and C 3,
+///   the issue's cgsim answer, which is also Kafka's for this order of heartbeats.
+///
+/// Both answers are Kafka 4.3.1's own classes' (JDK 17); cgsim used to run uniform either way.
+#[test]
+fn after_a_range_member_leaves_the_tie_goes_to_the_assignor_of_the_heartbeating_member() {
+    use k03::{A, B, C};
+    let (mut g, t) = range_target_then_b_leaves(A, B, C);
+    assert_eq!(g.hb(t, A, 4), ok(A, 5, Some(orders(&[3, 4, 5]))));
+    assert_eq!(g.group.target_of(A), orders(&[3, 4, 5]));
+    assert_eq!(g.group.target_of(C), orders(&[0, 1, 2]));
+    assert_eq!(g.group.preferred_assignor().as_deref(), Some("uniform"));
+
+    let (mut g, t) = range_target_then_b_leaves(A, B, C);
+    assert_eq!(g.hb(t, C, 4), ok(C, 5, Some(orders(&[0, 1, 3]))));
+    assert_eq!(g.group.target_of(A), orders(&[2, 4, 5]));
+    assert_eq!(g.group.target_of(C), orders(&[0, 1, 3]));
+    assert_eq!(g.group.preferred_assignor().as_deref(), Some("uniform"));
 }
 
 /// COORDINATOR.md §5.3 Assignor choice: when no member asks for one, the first of
