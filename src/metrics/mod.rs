@@ -119,6 +119,9 @@ pub struct Metrics {
     processed: u64,
     processed_twice: u64,
     skipped: u64,
+    /// The record ranges an offset reset skipped that nobody has processed since, for the
+    /// partitions that have any: a zombie batch may still process them.
+    skipped_ranges: BTreeMap<usize, Vec<(u64, u64)>>,
     /// Per member, records fetched from a replica in another rack; `None` without broker racks.
     cross_rack_fetched: Option<Vec<u64>>,
     co_partitioning: Vec<CoPartitionBreak>,
@@ -217,6 +220,7 @@ impl Metrics {
             processed: 0,
             processed_twice: 0,
             skipped: 0,
+            skipped_ranges: BTreeMap::new(),
             cross_rack_fetched: (!scenario.cluster.broker_racks.is_empty()).then(|| vec![0; n]),
             co_partitioning: Vec::new(),
             partition_exists: scenario

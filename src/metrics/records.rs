@@ -8,19 +8,59 @@ impl Metrics {
         self.move_position(p, position);
         if position > self.accounted_upto[p] {
             self.skipped += position - self.accounted_upto[p];
+            self.skipped_ranges
+                .entry(p)
+                .or_default()
+                .push((self.accounted_upto[p], position));
             self.accounted_upto[p] = position;
         }
     }
 
-    /// Records `[from, to)` of partition `p` were processed by member `m`.
+    /// Records `[from, to)` of partition `p` were processed by member `m`. Records below what
+    /// is accounted for were processed before (processed twice), unless an offset reset
+    /// skipped them first: a zombie batch still processing them after the new owner's reset
+    /// jumped past them (`auto.offset.reset = latest` with no commit) processes them once,
+    /// and they are no longer skipped.
     pub fn processed(&mut self, m: usize, p: usize, from: u64, to: u64) {
         let n = to - from;
         if self.owner[p] == Some(m) && to > self.position[p] {
             self.move_position(p, to);
         }
         self.processed += n;
-        self.processed_twice += self.accounted_upto[p].min(to).saturating_sub(from);
+        let below = self.accounted_upto[p].min(to).saturating_sub(from);
+        let first_time = self.unskip(p, from, to);
+        self.processed_twice += below - first_time;
         self.accounted_upto[p] = self.accounted_upto[p].max(to);
+    }
+
+    /// Takes `[from, to)` out of the ranges a reset skipped on `p`; how many records it took.
+    fn unskip(&mut self, p: usize, from: u64, to: u64) -> u64 {
+        let Some(ranges) = self.skipped_ranges.get_mut(&p) else {
+            return 0;
+        };
+        let mut taken = 0;
+        let mut left = Vec::with_capacity(ranges.len() + 1);
+        for &(a, b) in ranges.iter() {
+            let (lo, hi) = (a.max(from), b.min(to));
+            if lo >= hi {
+                left.push((a, b));
+                continue;
+            }
+            taken += hi - lo;
+            if a < lo {
+                left.push((a, lo));
+            }
+            if hi < b {
+                left.push((hi, b));
+            }
+        }
+        if left.is_empty() {
+            self.skipped_ranges.remove(&p);
+        } else {
+            *ranges = left;
+        }
+        self.skipped -= taken;
+        taken
     }
 
     /// Member `m` fetched `records` from a replica outside its rack.
