@@ -152,46 +152,8 @@ fn an_eager_join_is_one_rebalance_that_stops_the_member_that_stays() {
     // back; c2 gets t-0, t-1 (the facts of `scale-out`'s shape on two members, trimmed).
     let mut story = Story::new(scenario(2, 4));
     formed_by_c1(&mut story);
+    c2_joins_eagerly_taking(&mut story, &[2, 3], &[0, 1]);
     story
-        .at(10_000, [Fact::ProcessStarted { member: 1 }])
-        .at(
-            10_008,
-            [
-                Fact::Joining { member: 1 },
-                Fact::JoinGroupSent { member: 1 },
-            ],
-        )
-        .at(
-            10_019,
-            [
-                added(1, "c2-id"),
-                Fact::RebalanceStarted {
-                    generation: 2,
-                    trigger: Trigger::MemberJoined,
-                    member: Some(1),
-                },
-            ],
-        )
-        .at(
-            12_030,
-            [
-                Fact::Revoked {
-                    member: 0,
-                    partitions: vec![0, 1, 2, 3],
-                },
-                Fact::JoinGroupSent { member: 0 },
-            ],
-        )
-        .at(
-            12_033,
-            [Fact::JoinCompleted {
-                generation: 2,
-                assignor: "range".into(),
-            }],
-        )
-        .at(12_038, [Fact::GroupStable { generation: 2 }])
-        .at(12_041, sync_ok(0, 2, &[2, 3]))
-        .at(12_044, sync_ok(1, 2, &[0, 1]))
         .at(12_045, [processing(0, &[2, 3])])
         .at(12_050, [processing(1, &[0, 1])]);
     let r = story.report(30_000);
@@ -247,49 +209,11 @@ fn an_eager_join_is_one_rebalance_that_stops_the_member_that_stays() {
 #[test]
 fn a_crash_is_detected_by_the_session_and_its_partitions_are_lost_to_the_group() {
     // Two members; c2 crashes owning t-2, t-3 at 20 s; its session expires 45 s later, and
-    // c1 (cooperative here: it keeps what it has) takes them.
+    // c1 (eager: it revokes its own t-0, t-1 before rejoining) takes all four.
     let mut story = Story::new(scenario(2, 4));
     formed_by_c1(&mut story);
+    c2_joins_eagerly_taking(&mut story, &[0, 1], &[2, 3]);
     story
-        .at(10_000, [Fact::ProcessStarted { member: 1 }])
-        .at(
-            10_008,
-            [
-                Fact::Joining { member: 1 },
-                Fact::JoinGroupSent { member: 1 },
-            ],
-        )
-        .at(
-            10_019,
-            [
-                added(1, "c2-id"),
-                Fact::RebalanceStarted {
-                    generation: 2,
-                    trigger: Trigger::MemberJoined,
-                    member: Some(1),
-                },
-            ],
-        )
-        .at(
-            12_030,
-            [
-                Fact::Revoked {
-                    member: 0,
-                    partitions: vec![0, 1, 2, 3],
-                },
-                Fact::JoinGroupSent { member: 0 },
-            ],
-        )
-        .at(
-            12_033,
-            [Fact::JoinCompleted {
-                generation: 2,
-                assignor: "range".into(),
-            }],
-        )
-        .at(12_038, [Fact::GroupStable { generation: 2 }])
-        .at(12_041, sync_ok(0, 2, &[0, 1]))
-        .at(12_044, sync_ok(1, 2, &[2, 3]))
         .at(12_045, [processing(0, &[0, 1])])
         .at(12_050, [processing(1, &[2, 3])])
         .at(
@@ -546,6 +470,12 @@ fn a_cooperative_join_stops_nobody_and_its_follow_up_is_timed_on_the_rebalance_t
 /// c2 joins at 10 s and the eager rebalance (generation 2) gives c1 t-2, t-3 and c2 t-0, t-1:
 /// the eager story's facts, for the stories that need a rebalance and are about something else.
 fn c2_joins_eagerly(story: &mut Story) {
+    c2_joins_eagerly_taking(story, &[2, 3], &[0, 1]);
+}
+
+/// c2 joins at 10 s; eager c1 revokes everything before its JoinGroup; the SyncGroups give c1
+/// `c1_gets` and c2 `c2_gets` (generation 2, range).
+fn c2_joins_eagerly_taking(story: &mut Story, c1_gets: &[usize], c2_gets: &[usize]) {
     story
         .at(10_000, [Fact::ProcessStarted { member: 1 }])
         .at(
@@ -584,8 +514,8 @@ fn c2_joins_eagerly(story: &mut Story) {
             }],
         )
         .at(12_038, [Fact::GroupStable { generation: 2 }])
-        .at(12_041, sync_ok(0, 2, &[2, 3]))
-        .at(12_044, sync_ok(1, 2, &[0, 1]));
+        .at(12_041, sync_ok(0, 2, c1_gets))
+        .at(12_044, sync_ok(1, 2, c2_gets));
 }
 
 fn notification(outcome: Result<(), Miss>, latency_us: u64) -> Fact {
