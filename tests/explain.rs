@@ -225,3 +225,45 @@ fn a_sync_group_that_keeps_timing_out_is_named_as_the_loops_cause() {
     assert_eq!(cause["kind"], "request_timed_out", "{cause}");
     assert_eq!(e["settled"]["settled"], false);
 }
+
+#[test]
+fn a_static_members_restart_without_a_rebalance_is_not_folded_into_the_next_one() {
+    // Six static members bounced one after another, each down 50 s (past the 45 s session):
+    // c4's process restarts at 200 s and takes its entry over at once (KIP-345, no rebalance);
+    // the rebalance that c5's expiry starts at 224 s finds c4 a member that learns of it from
+    // its heartbeat, not one that "started and joined" at 200 s.
+    let mut toml = String::from(
+        "name = \"static-rolling\"\nseed = 1\nduration_ms = 400_000\n\n\
+         [[topics]]\nname = \"orders\"\npartitions = 12\n\n\
+         [group]\nrecord_processing_us = 2_000\nmax_poll_records = 100\n\n",
+    );
+    for i in 1..=6 {
+        toml.push_str(&format!(
+            "[[members]]\nname = \"c{i}\"\ngroup_instance_id = \"pod-{i}\"\n\n"
+        ));
+    }
+    toml.push_str(
+        "[[producers]]\ntopic = \"orders\"\nrecords_per_sec = 240\n\n\
+         [[timeline]]\nat_ms = 60_000\naction = \"rolling_bounce\"\ninterval_ms = 30_000\n\
+         duration_ms = 50_000\n",
+    );
+    let dir = std::env::temp_dir().join(format!("cgsim-explain-static-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("static-rolling.toml");
+    std::fs::write(&path, toml).unwrap();
+    let (code, text) = cgsim(&["explain", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{text}");
+    let g4 = &text[text.find("generation 4").expect("generation 4")..];
+    let g4 = &g4[..g4.find("generation 5").unwrap_or(g4.len())];
+    assert!(g4.contains("c5's session expired at 224.010 s"), "{g4}");
+    assert!(
+        g4.contains("c1..c4 learned of it from their next heartbeat answers"),
+        "{g4}"
+    );
+    assert!(!g4.contains("c4 and c5 started"), "{g4}");
+    assert!(
+        g4.contains("c5 started and joined as new member (at 230.005 s)"),
+        "{g4}"
+    );
+}

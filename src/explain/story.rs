@@ -229,8 +229,17 @@ impl Walk {
                     r.failed.push((*member, now, *error));
                 }
             }
-            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. } => {
+            Fact::MemberAdded { member, .. } => {
                 self.in_group.insert(*member);
+            }
+            Fact::MemberReplaced { member, .. } => {
+                self.in_group.insert(*member);
+                // KIP-345: a static member's new process took over its entry of a Stable group,
+                // its JoinGroup answered at once with no rebalance: that join is over, and is no
+                // part of the next rebalance's join phase.
+                if self.open.is_none() {
+                    self.joining.remove(member);
+                }
             }
             Fact::MemberRemoved { member, .. } => {
                 self.in_group.remove(member);
