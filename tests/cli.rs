@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-fn cgsim(args: &[&str], stdin: &str) -> Output {
+/// `cgsim ARGS` with `stdin` on its standard input.
+pub(crate) fn cgsim(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
         .args(args)
         .stdin(Stdio::piped())

@@ -215,28 +215,9 @@ fn a_crash_is_detected_by_the_session_and_its_partitions_are_lost_to_the_group()
     c2_joins_eagerly_taking(&mut story, &[0, 1], &[2, 3]);
     story
         .at(12_045, [processing(0, &[0, 1])])
-        .at(12_050, [processing(1, &[2, 3])])
-        .at(
-            20_000,
-            [Fact::Crashed {
-                member: 1,
-                owned: vec![2, 3],
-            }],
-        )
-        .at(
-            65_000,
-            [
-                Fact::MemberRemoved {
-                    member: 1,
-                    member_id: "c2-id".into(),
-                },
-                Fact::RebalanceStarted {
-                    generation: 3,
-                    trigger: Trigger::MemberExpired,
-                    member: Some(1),
-                },
-            ],
-        )
+        .at(12_050, [processing(1, &[2, 3])]);
+    c2_crashes_and_expires(&mut story, &[2, 3]);
+    story
         .at(
             65_010,
             [
@@ -465,6 +446,33 @@ fn a_cooperative_join_stops_nobody_and_its_follow_up_is_timed_on_the_rebalance_t
     );
     assert_eq!((r.moved.total, r.moved.minimum), (2, 2));
     assert_eq!(r.final_assignment["c2"], ["t-2", "t-3"]);
+}
+
+/// c2's process dies owning `owned` at 20 s; its session (45 s) expires at 65 s, and the
+/// coordinator removes it and starts generation 3.
+fn c2_crashes_and_expires(story: &mut Story, owned: &[usize]) {
+    story
+        .at(
+            20_000,
+            [Fact::Crashed {
+                member: 1,
+                owned: owned.to_vec(),
+            }],
+        )
+        .at(
+            65_000,
+            [
+                Fact::MemberRemoved {
+                    member: 1,
+                    member_id: "c2-id".into(),
+                },
+                Fact::RebalanceStarted {
+                    generation: 3,
+                    trigger: Trigger::MemberExpired,
+                    member: Some(1),
+                },
+            ],
+        );
 }
 
 /// c2 joins at 10 s and the eager rebalance (generation 2) gives c1 t-2, t-3 and c2 t-0, t-1:
@@ -704,28 +712,9 @@ fn records_are_counted_once_and_a_redelivery_after_a_crash_counts_twice() {
             ],
         )
         // Processed, not committed: t-0's 35..50.
-        .at(18_000, [processed(1, 0, 35, 50)])
-        .at(
-            20_000,
-            [Fact::Crashed {
-                member: 1,
-                owned: vec![0, 1],
-            }],
-        )
-        .at(
-            65_000,
-            [
-                Fact::MemberRemoved {
-                    member: 1,
-                    member_id: "c2-id".into(),
-                },
-                Fact::RebalanceStarted {
-                    generation: 3,
-                    trigger: Trigger::MemberExpired,
-                    member: Some(1),
-                },
-            ],
-        )
+        .at(18_000, [processed(1, 0, 35, 50)]);
+    c2_crashes_and_expires(&mut story, &[0, 1]);
+    story
         .at(
             65_010,
             [

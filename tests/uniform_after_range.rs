@@ -16,8 +16,7 @@
 //! (cgsim's coordinator still fills its member specs in join order for members sharing a
 //! bucket, A before C here: `group::consumer::target::member_spec_order`.)
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use crate::cli::cgsim;
 
 const A: &str = "v3uF8LhUKCbNhomp6bvBTQ";
 const C: &str = "IyVCpZNiT9A5pPQTyH0DdQ";
@@ -38,20 +37,7 @@ fn assign(assignor: &str, members: &[(&str, &[i32])]) -> String {
         r#"{{"id":"issue-67-3","assignor":"{assignor}","topics":{{"orders":6}},"topic_ids":{{"orders":"JOf3PyY7QSq-_xHk7RU6Iw"}},"members":[{}]}}"#,
         members.join(",")
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
-        .arg("assign")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cgsim runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{line}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = cgsim(&["assign"], &format!("{line}\n"));
     assert_eq!(
         out.status.code(),
         Some(0),

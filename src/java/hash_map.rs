@@ -169,20 +169,13 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
 
     /// `put`: a new key goes to the tail of its bucket; an existing key keeps its place.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
-        if let Some(&i) = self.index.get(&key) {
-            let slot = self.slots[i].as_mut().expect("indexed slot is live");
-            return Some(std::mem::replace(&mut slot.value, value));
-        }
-        let hash = key.java_hash();
-        self.index.insert(key.clone(), self.slots.len());
-        self.slots.push(Some(Slot {
-            key,
-            value,
-            hash,
-            seq: self.next_seq,
-        }));
+        let (key, value) = match self.replace(key, value) {
+            Ok(old) => return Some(old),
+            Err(new) => new,
+        };
+        let seq = self.next_seq;
         self.next_seq += 1;
-        self.len += 1;
+        self.link(key, value, seq);
         while self.len > threshold(self.capacity) && self.capacity < MAXIMUM_CAPACITY {
             self.capacity *= 2;
         }
@@ -194,24 +187,41 @@ impl<K: JavaHash + Hash + Eq + Clone, V> JavaHashMap<K, V> {
     /// the keys already there; and it resizes only *before* linking, when the map is already
     /// over its threshold, not after. An existing key is replaced in place, as by `insert`.
     pub fn insert_first(&mut self, key: K, value: V) -> Option<V> {
-        if let Some(&i) = self.index.get(&key) {
-            let slot = self.slots[i].as_mut().expect("indexed slot is live");
-            return Some(std::mem::replace(&mut slot.value, value));
-        }
+        let (key, value) = match self.replace(key, value) {
+            Ok(old) => return Some(old),
+            Err(new) => new,
+        };
         if self.len > threshold(self.capacity) && self.capacity < MAXIMUM_CAPACITY {
             self.capacity *= 2;
         }
+        let seq = self.next_head_seq;
+        self.next_head_seq -= 1;
+        self.link(key, value, seq);
+        None
+    }
+
+    /// An existing key's value replaced in place (`Ok` with the old value), or the pair back.
+    fn replace(&mut self, key: K, value: V) -> Result<V, (K, V)> {
+        match self.index.get(&key) {
+            Some(&i) => {
+                let slot = self.slots[i].as_mut().expect("indexed slot is live");
+                Ok(std::mem::replace(&mut slot.value, value))
+            }
+            None => Err((key, value)),
+        }
+    }
+
+    /// A new key linked at `seq` in its bucket's order.
+    fn link(&mut self, key: K, value: V, seq: i64) {
         let hash = key.java_hash();
         self.index.insert(key.clone(), self.slots.len());
         self.slots.push(Some(Slot {
             key,
             value,
             hash,
-            seq: self.next_head_seq,
+            seq,
         }));
-        self.next_head_seq -= 1;
         self.len += 1;
-        None
     }
 
     pub fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&V>

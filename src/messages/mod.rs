@@ -69,18 +69,37 @@ pub enum LeaveReason {
     PollTimeout,
 }
 
-/// A request a client sends, one variant per API.
-#[derive(Clone, Debug)]
-pub enum Request {
-    JoinGroup(JoinGroupRequest),
-    SyncGroup(SyncGroupRequest),
-    Heartbeat(HeartbeatRequest),
-    LeaveGroup(LeaveGroupRequest),
-    OffsetCommit(OffsetCommitRequest),
-    OffsetFetch(OffsetFetchRequest),
-    FindCoordinator(FindCoordinatorRequest),
-    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest),
+/// A message enum, one variant per message struct, with `From` each struct to its variant, so
+/// a sender writes only the struct.
+macro_rules! message_enum {
+    ($(#[$meta:meta])* $enum:ident { $($variant:ident($message:ty)),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug)]
+        pub enum $enum {
+            $($variant($message)),*
+        }
+
+        $(impl From<$message> for $enum {
+            fn from(message: $message) -> $enum {
+                $enum::$variant(message)
+            }
+        })*
+    };
 }
+
+message_enum!(
+    /// A request a client sends, one variant per API.
+    Request {
+        JoinGroup(JoinGroupRequest),
+        SyncGroup(SyncGroupRequest),
+        Heartbeat(HeartbeatRequest),
+        LeaveGroup(LeaveGroupRequest),
+        OffsetCommit(OffsetCommitRequest),
+        OffsetFetch(OffsetFetchRequest),
+        FindCoordinator(FindCoordinatorRequest),
+        ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest),
+    }
+);
 
 /// Which request a [`Response::Failed`] answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -125,19 +144,20 @@ impl Request {
     }
 }
 
-/// The answer a broker gives, one variant per API, and the world's [`FailedResponse`].
-#[derive(Clone, Debug)]
-pub enum Response {
-    JoinGroup(JoinGroupResponse),
-    SyncGroup(SyncGroupResponse),
-    Heartbeat(HeartbeatResponse),
-    LeaveGroup(LeaveGroupResponse),
-    OffsetCommit(OffsetCommitResponse),
-    OffsetFetch(OffsetFetchResponse),
-    FindCoordinator(FindCoordinatorResponse),
-    Failed(FailedResponse),
-    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse),
-}
+message_enum!(
+    /// The answer a broker gives, one variant per API, and the world's [`FailedResponse`].
+    Response {
+        JoinGroup(JoinGroupResponse),
+        SyncGroup(SyncGroupResponse),
+        Heartbeat(HeartbeatResponse),
+        LeaveGroup(LeaveGroupResponse),
+        OffsetCommit(OffsetCommitResponse),
+        OffsetFetch(OffsetFetchResponse),
+        FindCoordinator(FindCoordinatorResponse),
+        Failed(FailedResponse),
+        ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse),
+    }
+);
 
 /// A request that got no answer from the group's state: the connection failed (the broker
 /// died, a network partition, `request.timeout.ms`) or the broker is not the coordinator
@@ -182,51 +202,7 @@ impl Response {
             Response::ConsumerGroupHeartbeat(_) => RequestKind::ConsumerGroupHeartbeat,
         }
     }
-
-    /// A JoinGroup error answer as Kafka builds one ([`JoinGroupResponse::error`]).
-    pub fn join_error(error: ErrorCode, member_id: &str) -> Response {
-        Response::JoinGroup(JoinGroupResponse::error(error, member_id))
-    }
-
-    /// A SyncGroup error answer ([`SyncGroupResponse::error`]).
-    pub fn sync_error(error: ErrorCode) -> Response {
-        Response::SyncGroup(SyncGroupResponse::error(error))
-    }
 }
-
-/// `From` each message struct to its enum variant, so a sender writes only the struct.
-macro_rules! variants {
-    ($enum:ident: $($variant:ident($message:ty)),* $(,)?) => {
-        $(impl From<$message> for $enum {
-            fn from(message: $message) -> $enum {
-                $enum::$variant(message)
-            }
-        })*
-    };
-}
-
-variants!(Request:
-    JoinGroup(JoinGroupRequest),
-    SyncGroup(SyncGroupRequest),
-    Heartbeat(HeartbeatRequest),
-    LeaveGroup(LeaveGroupRequest),
-    OffsetCommit(OffsetCommitRequest),
-    OffsetFetch(OffsetFetchRequest),
-    FindCoordinator(FindCoordinatorRequest),
-    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest),
-);
-
-variants!(Response:
-    JoinGroup(JoinGroupResponse),
-    SyncGroup(SyncGroupResponse),
-    Heartbeat(HeartbeatResponse),
-    LeaveGroup(LeaveGroupResponse),
-    OffsetCommit(OffsetCommitResponse),
-    OffsetFetch(OffsetFetchResponse),
-    FindCoordinator(FindCoordinatorResponse),
-    Failed(FailedResponse),
-    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse),
-);
 
 /// Why a rebalance started (DESIGN.md `rebalances.list[].trigger`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -127,7 +127,10 @@ fn a_membership_reset_while_a_join_group_is_out_waits_for_its_answer() {
         Vec::<String>::new(),
         "the first is still out"
     );
-    h.respond(4000, Response::join_error(ErrorCode::UnknownMemberId, ""));
+    h.respond(
+        4000,
+        JoinGroupResponse::error(ErrorCode::UnknownMemberId, ""),
+    );
     h.run_until(4100);
     assert_eq!(joins(&h.take_sent()), [""], "then one, anew");
 }
@@ -481,7 +484,10 @@ fn a_join_group_unknown_member_id_loses_the_partitions_before_joining_anew() {
         "cooperative: it keeps what it owns"
     );
     let t = h.now.as_millis();
-    h.respond(t + 10, Response::join_error(ErrorCode::UnknownMemberId, ""));
+    h.respond(
+        t + 10,
+        JoinGroupResponse::error(ErrorCode::UnknownMemberId, ""),
+    );
     h.run_until(t + 2000);
     assert!(h.facts.contains(&Fact::Lost {
         member: 0,
@@ -1036,7 +1042,10 @@ fn an_assignment_naming_a_topic_no_longer_subscribed_is_not_taken_and_the_member
         "topics = [\"orders\", \"payments\"]\n\n[[topics]]\nname = \"payments\"\npartitions = 2\n",
     );
     start_and_find_the_coordinator(&mut h);
-    h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
+    h.respond(
+        10,
+        JoinGroupResponse::error(ErrorCode::MemberIdRequired, ID),
+    );
     h.take_sent();
     // The application subscribes to `orders` alone while the JoinGroup is out.
     h.call(|c, env| c.subscribe(env, vec!["orders".into()]));

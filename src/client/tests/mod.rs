@@ -146,7 +146,8 @@ impl Harness {
     }
 
     /// A response arrives at `t_ms` (timers due before it fire first).
-    fn respond(&mut self, t_ms: u64, response: Response) {
+    fn respond(&mut self, t_ms: u64, response: impl Into<Response>) {
+        let response = response.into();
         self.run_until(t_ms);
         self.call(|c, env| c.on_response(env, ME, response));
         self.run_until(t_ms);
@@ -343,7 +344,10 @@ fn join_group(h: &mut Harness) {
     h.respond(0, coordinator_found());
     let sent = h.take_sent();
     assert_eq!(join_subscription(&sent[0]).0, "", "a new member has no id");
-    h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
+    h.respond(
+        10,
+        JoinGroupResponse::error(ErrorCode::MemberIdRequired, ID),
+    );
     let sent = h.take_sent();
     let (id, subscription, _) = join_subscription(&sent[0]);
     assert_eq!(id, ID);
@@ -802,7 +806,10 @@ fn a_commit_sync_backs_off_exponentially_within_one_call() {
 fn an_offset_fetch_backs_off_exponentially() {
     let mut h = Harness::new("assignors = [\"range\"]", "");
     start_and_find_the_coordinator(&mut h);
-    h.respond(10, Response::join_error(ErrorCode::MemberIdRequired, ID));
+    h.respond(
+        10,
+        JoinGroupResponse::error(ErrorCode::MemberIdRequired, ID),
+    );
     let sent = h.take_sent();
     let subscription = join_subscription(&sent[0]).1.clone();
     h.respond(20, join_ok(1, true, subscription));

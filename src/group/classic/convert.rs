@@ -60,10 +60,13 @@ impl ClassicGroup {
         for id in &ids {
             let m = self.members.get_mut(id).expect("member");
             if let Some(to) = m.awaiting_join.take() {
-                cx.respond(to, Response::join_error(ErrorCode::RebalanceInProgress, id));
+                cx.respond(
+                    to,
+                    JoinGroupResponse::error(ErrorCode::RebalanceInProgress, id),
+                );
             }
             if let Some(to) = m.awaiting_sync.take() {
-                cx.respond(to, Response::sync_error(ErrorCode::RebalanceInProgress));
+                cx.respond(to, SyncGroupResponse::error(ErrorCode::RebalanceInProgress));
             }
         }
         let protocol = self.protocol_name.as_deref();

@@ -41,7 +41,7 @@ impl ClassicGroup {
             // Unloaded or deleted: the member is to find the coordinator again and rejoin.
             let member_id = if member_id.is_empty() { "" } else { &member_id };
             let error = ErrorCode::CoordinatorNotAvailable;
-            cx.respond(join.client, Response::join_error(error, member_id));
+            cx.respond(join.client, JoinGroupResponse::error(error, member_id));
             return;
         }
         let is_unknown_member = member_id.is_empty();
@@ -51,7 +51,7 @@ impl ClassicGroup {
                 // No group for a member that names an id.
                 cx.respond(
                     join.client,
-                    Response::join_error(ErrorCode::UnknownMemberId, &member_id),
+                    JoinGroupResponse::error(ErrorCode::UnknownMemberId, &member_id),
                 );
                 return;
             }
@@ -61,7 +61,7 @@ impl ClassicGroup {
             self.remove_from_group(cx, &member_id);
             cx.respond(
                 join.client,
-                Response::join_error(ErrorCode::GroupMaxSizeReached, ""),
+                JoinGroupResponse::error(ErrorCode::GroupMaxSizeReached, ""),
             );
         } else if is_unknown_member {
             self.join_new_member(cx, join);
@@ -113,7 +113,7 @@ impl ClassicGroup {
             );
             cx.respond(
                 join.client,
-                Response::join_error(ErrorCode::InconsistentGroupProtocol, ""),
+                JoinGroupResponse::error(ErrorCode::InconsistentGroupProtocol, ""),
             );
             return;
         }
@@ -140,7 +140,7 @@ impl ClassicGroup {
                     );
                     cx.respond(
                         join.client,
-                        Response::join_error(ErrorCode::MemberIdRequired, &new_id),
+                        JoinGroupResponse::error(ErrorCode::MemberIdRequired, &new_id),
                     );
                 } else {
                     self.add_member(cx, new_id, join);
@@ -153,7 +153,7 @@ impl ClassicGroup {
         if !self.supports_protocols(&join.req.protocol_type, &join.req.protocols) {
             cx.respond(
                 join.client,
-                Response::join_error(ErrorCode::InconsistentGroupProtocol, &member_id),
+                JoinGroupResponse::error(ErrorCode::InconsistentGroupProtocol, &member_id),
             );
             return;
         }
@@ -197,7 +197,7 @@ impl ClassicGroup {
             }
             ClassicGroupState::Empty | ClassicGroupState::Dead => cx.respond(
                 join.client,
-                Response::join_error(ErrorCode::UnknownMemberId, &member_id),
+                JoinGroupResponse::error(ErrorCode::UnknownMemberId, &member_id),
             ),
         }
     }
@@ -295,7 +295,7 @@ impl ClassicGroup {
             cx.respond(old, fenced);
         }
         if let Some(old) = member.awaiting_sync.take() {
-            cx.respond(old, Response::sync_error(ErrorCode::FencedInstanceId));
+            cx.respond(old, SyncGroupResponse::error(ErrorCode::FencedInstanceId));
         }
         // Kafka never cancels the old id's timer (it fires later and finds no member); the
         // model cancels it.

@@ -40,7 +40,8 @@ use crate::facts::Fact;
 use crate::java::{Capacity, JavaHashMap, JavaHashSet};
 use crate::messages::records::{GroupMetadataRecord, GroupRecord, MemberMetadataRecord};
 use crate::messages::{
-    ClientRef, ErrorCode, JoinProtocol, JoinReason, Response, Subscription, Trigger,
+    ClientRef, ErrorCode, JoinGroupResponse, JoinProtocol, JoinReason, Subscription,
+    SyncGroupResponse, Trigger,
 };
 use crate::sim::SimTime;
 use std::collections::BTreeMap;

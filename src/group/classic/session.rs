@@ -98,7 +98,7 @@ impl ClassicGroup {
             .get_mut(member_id)
             .and_then(|m| m.awaiting_join.take())
         {
-            cx.respond(to, Response::join_error(ErrorCode::UnknownMemberId, ""));
+            cx.respond(to, JoinGroupResponse::error(ErrorCode::UnknownMemberId, ""));
         }
     }
 }

@@ -43,7 +43,7 @@ impl ClassicGroup {
 
     pub(in crate::group) fn sync_group(&mut self, cx: &mut Cx, sync: Sync) {
         if let Err(error) = self.validate_sync(&sync) {
-            cx.respond(sync.client, Response::sync_error(error));
+            cx.respond(sync.client, SyncGroupResponse::error(error));
             return;
         }
         let member_id = sync.req.member_id.as_str();
@@ -52,7 +52,7 @@ impl ClassicGroup {
             ClassicGroupState::PreparingRebalance => {
                 cx.respond(
                     sync.client,
-                    Response::sync_error(ErrorCode::RebalanceInProgress),
+                    SyncGroupResponse::error(ErrorCode::RebalanceInProgress),
                 );
             }
             ClassicGroupState::CompletingRebalance => {
