@@ -320,8 +320,20 @@ impl<E> EventQueue<E> {
 
     /// Time of the next live event.
     pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.peek().map(|(at, _)| at)
+    }
+
+    /// Time and insertion sequence number of the next live event.
+    pub fn peek(&mut self) -> Option<(SimTime, u64)> {
         self.skip_cancelled();
-        self.near.last().map(|&key| key_at(key))
+        self.near.last().map(|&key| (key_at(key), key_seq(key)))
+    }
+
+    /// The sequence number the next scheduled event gets: something that is not an event
+    /// (an observer's sample) placed at an instant with it comes after every event scheduled
+    /// so far for that instant and before every one scheduled from now on.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
     }
 }
 

@@ -49,7 +49,6 @@ pub fn record(d: &mut Digest, at: SimTime, seq: u64, event: &Event) {
             d.u8(10);
             d.u64(*m as u64);
         }
-        Event::LagSample => d.u8(7),
         Event::ForceOwnership { member, partition } => {
             d.u8(8);
             d.u64(*member as u64);

@@ -7,6 +7,7 @@
 mod connections;
 pub mod digest;
 mod faults;
+mod lag_samples;
 pub mod net;
 
 use crate::app::standby::StandbyPlacement;
@@ -30,6 +31,7 @@ use crate::sim::time::Duration;
 use crate::sim::{Digest, EventQueue, Out, RngStreams, SimTime, Trace};
 use crate::workload::producer::Logs;
 use connections::{ByConnection, Carried};
+use lag_samples::ObserverClock;
 use net::{Connection, Direction, Network};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -78,8 +80,6 @@ pub enum Event {
     SettleCheck,
     /// The end of the quiet window after the settle bound: still Stable, no rebalance since.
     SettleWindowEnd,
-    /// Sample consumer lag.
-    LagSample,
     /// Test-only fault injection: make member `member` claim `partition` without an assignment.
     #[doc(hidden)]
     ForceOwnership {
@@ -190,9 +190,8 @@ struct World<'s> {
     timers: Timers,
     coordinator_out: Out<CoordinatorEffect>,
     member_out: Out<ClientEffect>,
-    /// The lag-sampling event, and whether it samples finely (during a rebalance).
-    next_lag_sample: Option<TimerId>,
-    lag_fine: bool,
+    /// When lag is sampled and the logs trimmed (outside the queue).
+    observer_clock: ObserverClock,
     /// Broker or network faults are scripted: requests are routed through them.
     faults: bool,
     /// The broker whose coordinator holds the group now (`None`: its broker died, or the
@@ -218,8 +217,6 @@ struct World<'s> {
     dead: BTreeSet<(ClientRef, u32)>,
     /// Keyed records are generated this far ahead of simulated time.
     keyed_horizon: Duration,
-    /// When the keyed logs were last trimmed.
-    last_trim: SimTime,
     /// Offsets answered by OffsetFetch responses still on their way: a consumer may seek
     /// there, so the logs keep them (`(client, partition, offset)`).
     offsets_in_flight: Vec<(ClientRef, usize, u64)>,
@@ -233,8 +230,6 @@ struct World<'s> {
 /// instructions over its first 200 s). Longer steps gain little more and keep more records
 /// ahead of the readers.
 const KEYED_STEP_MS: u64 = 4_000;
-/// The keyed logs are trimmed at the first lag sample this long after the last trim.
-const TRIM_EVERY_MS: u64 = 10_000;
 
 impl<'s> World<'s> {
     fn new(scenario: &'s Scenario, options: RunOptions) -> Self {
@@ -311,8 +306,7 @@ impl<'s> World<'s> {
             },
             coordinator_out: Out::new(logging),
             member_out: Out::new(logging),
-            next_lag_sample: None,
-            lag_fine: false,
+            observer_clock: ObserverClock::new(0),
             faults: !cluster_quiet,
             coordinator_home: Some(coordinator_home),
             coordinator_loading_until: SimTime::ZERO,
@@ -323,7 +317,6 @@ impl<'s> World<'s> {
             // A consumer reads a partition's next append time to choose its wake, up to the
             // fetch's max wait ahead (`client::fetch`): past this, "not before" is as good.
             keyed_horizon: Duration::from_millis(scenario.group.fetch_max_wait_ms + KEYED_STEP_MS),
-            last_trim: SimTime::ZERO,
             offsets_in_flight: Vec::new(),
             keep_every_record: options.keep_every_record,
         }
@@ -382,7 +375,7 @@ impl<'s> World<'s> {
         if settle.until <= end {
             self.queue.schedule(settle.until, Event::SettleWindowEnd);
         }
-        self.next_lag_sample = Some(self.queue.schedule(SimTime::ZERO, Event::LagSample));
+        self.observer_clock = ObserverClock::new(self.queue.next_seq());
     }
 
     /// What keeps the group from being settled (the coordinator Stable and every live member
@@ -433,13 +426,21 @@ impl<'s> World<'s> {
     /// The event loop; `None` when `keep_going` said stop (asked every [`CHECK_EVERY`] events).
     fn run_checked(mut self, keep_going: &mut dyn FnMut(u64) -> bool) -> Option<RunOutput> {
         let end = SimTime::from_millis(self.scenario.duration_ms);
-        while let Some(t) = self.queue.peek_time() {
+        while let Some((t, seq)) = self.queue.peek() {
             if t > end {
                 break;
             }
             if t + self.keyed_horizon >= self.logs.generated_before() {
                 let step = Duration::from_millis(KEYED_STEP_MS);
                 self.logs.generate_through(t + self.keyed_horizon + step);
+            }
+            while let Some(at) = self.observer_clock.sample_due(t, Some(seq)) {
+                self.sample_lag(at);
+            }
+            if let Some(safe) = self.observer_clock.trim_due(t) {
+                if !self.keep_every_record {
+                    self.trim_logs(safe);
+                }
             }
             let (at, seq, event) = self.queue.pop_with_seq().expect("peeked");
             if let Some(d) = &mut self.digest {
@@ -454,6 +455,9 @@ impl<'s> World<'s> {
         }
         // The run ends at `end`: close open intervals there.
         self.logs.generate_through(end);
+        while let Some(at) = self.observer_clock.sample_due(end, None) {
+            self.sample_lag(at);
+        }
         let events = self.queue.popped();
         let digest = self.digest.as_ref().map(Digest::hex).unwrap_or_default();
         let history = self.observers.metrics.take_history();
@@ -568,22 +572,6 @@ impl<'s> World<'s> {
                 let unsettled = self.unsettled();
                 self.observers.check.settle_window_closed(now, unsettled);
             }
-            Event::LagSample => {
-                self.observers.metrics.sample_lag(now, &self.logs);
-                if now >= self.last_trim + Duration::from_millis(TRIM_EVERY_MS)
-                    && !self.keep_every_record
-                {
-                    self.trim_logs();
-                }
-                let factor = self.observers.metrics.lag_sampling_factor(now);
-                let every = (self.scenario.lag_sample_ms / factor).max(1);
-                // Fine whenever the factor asks for it, even when `lag_sample_ms = 1` cannot get
-                // finer: otherwise `refine_lag_sampling` re-schedules this sample at the same
-                // instant forever.
-                self.lag_fine = factor > 1;
-                let next = now + Duration::from_millis(every);
-                self.next_lag_sample = Some(self.queue.schedule(next, Event::LagSample));
-            }
             Event::ForceOwnership { member, partition } => {
                 // To every observer, the claim is an assignment nobody made.
                 let claim = Fact::Assigned {
@@ -664,14 +652,12 @@ impl<'s> World<'s> {
         }
     }
 
-    /// Forgets the keyed appends nobody can read any more: those counted by the last lag
-    /// sample (now) and below every partition's lowest readable offset: its committed offset
+    /// Forgets the keyed appends nobody can read any more: those at or before `safe` (the
+    /// last lag sample, which counted past them) and below every partition's lowest readable offset: its committed offset
     /// (or 0 with none, when a reset goes to the earliest), every consumer's position, every
     /// offset an OffsetFetch answer on its way carries. A reset to the latest offset reads
     /// the log end, never below it.
-    fn trim_logs(&mut self) {
-        let now = self.now();
-        self.last_trim = now;
+    fn trim_logs(&mut self, safe: SimTime) {
         let earliest = self.scenario.group.auto_offset_reset == OffsetReset::Earliest;
         let offsets = &self.cluster.offsets;
         let mut low_water: Vec<u64> = (0..self.partitions.len())
@@ -689,7 +675,7 @@ impl<'s> World<'s> {
         for &(_, p, offset) in &self.offsets_in_flight {
             low_water[p] = low_water[p].min(offset);
         }
-        self.logs.trim(now, |p| low_water[p]);
+        self.logs.trim(safe, |p| low_water[p]);
     }
 
     /// A new process for member `m`, configured anew when `spec` is given (else as before).
@@ -732,15 +718,23 @@ impl<'s> World<'s> {
         }
     }
 
+    /// Samples consumer lag at `at` and plans the next sample.
+    fn sample_lag(&mut self, at: SimTime) {
+        self.observers.metrics.sample_lag(at, &self.logs);
+        let factor = self.observers.metrics.lag_sampling_factor(at);
+        let every = Duration::from_millis((self.scenario.lag_sample_ms / factor).max(1));
+        // Fine whenever the factor asks for it, even when `lag_sample_ms = 1` cannot get
+        // finer: otherwise `refine_lag_sampling` brings this sample to the same instant forever.
+        let fine = factor > 1;
+        self.observer_clock
+            .sampled(at, every, fine, self.queue.next_seq());
+    }
+
     /// A rebalance began since the last lag sample: sample now, then finely.
     fn refine_lag_sampling(&mut self) {
         let now = self.now();
-        if !self.lag_fine && self.observers.metrics.lag_sampling_factor(now) > 1 {
-            if let Some(t) = self.next_lag_sample.take() {
-                self.queue.cancel(t);
-            }
-            self.next_lag_sample = Some(self.queue.schedule(now, Event::LagSample));
-            self.lag_fine = true;
+        if !self.observer_clock.is_fine() && self.observers.metrics.lag_sampling_factor(now) > 1 {
+            self.observer_clock.refine(now, self.queue.next_seq());
         }
     }
 
