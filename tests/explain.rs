@@ -267,3 +267,79 @@ fn a_static_members_restart_without_a_rebalance_is_not_folded_into_the_next_one(
         "{g4}"
     );
 }
+
+/// A deploy of static members: each restart within the session timeout is told as a rebalance
+/// that did not happen (KIP-345), in its place among the rebalances, and the one rebalance (c6's
+/// session expiry) tells the eager members' full revoke before their JoinGroups, with none of
+/// the restarts folded into it. The text is a snapshot.
+#[test]
+fn a_static_rolling_deploy_is_told_restart_by_restart() {
+    let (code, text) = cgsim(&[
+        "explain",
+        "scenarios/static-rolling-deploy.toml",
+        "--variant",
+        "eager",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(text.matches("no rebalance at ").count(), 6, "{text}");
+    assert!(
+        text.contains("c3 closed at 120.000 s without a LeaveGroup"),
+        "{text}"
+    );
+    let expiry = &text[text.find("generation 2").expect("generation 2")..];
+    assert!(!expiry.contains("joined as new member"), "{expiry}");
+    assert!(expiry.contains("revoked everything they owned"), "{expiry}");
+    insta::with_settings!({
+        snapshot_path => "../snapshots",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!("explain--static-rolling-deploy@eager", text);
+    });
+}
+
+/// The same deploy under KIP-848 in JSON: `non_events[]`, each `{at_ms, member, reason}`, one per
+/// restart (a static member leaves with epoch -2 and its new process takes the entry over, the
+/// group epoch unchanged). The JSON is a snapshot.
+#[test]
+fn explain_json_lists_the_rebalances_that_did_not_happen() {
+    let e = json(&[
+        "explain",
+        "scenarios/static-rolling-deploy.toml",
+        "--variant",
+        "consumer",
+    ]);
+    let non_events = e["non_events"].as_array().expect("non_events[]");
+    let members: Vec<&str> = non_events
+        .iter()
+        .map(|n| n["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(members, ["c1", "c2", "c3", "c4", "c5", "c6"]);
+    let first = &non_events[0];
+    assert_eq!(first["at_ms"], 65_010, "{first}");
+    let reason = first["reason"].as_str().unwrap();
+    assert!(reason.contains("member epoch -2"), "{reason}");
+    assert!(
+        reason.contains("within group.consumer.session.timeout.ms (45000 ms)"),
+        "{reason}"
+    );
+    // The formation's acknowledgements are the formation's, not the restarts' 65 s to 215 s.
+    let formation = e["rebalances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["formation"] == true && !r["end_ms"].is_null())
+        .expect("the formation's last epoch");
+    assert_eq!(formation["end_ms"], 10_509);
+    assert!(formation["waited_for"]["ms"].as_u64().unwrap() < 11_000);
+    insta::with_settings!({
+        snapshot_path => "../snapshots",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(
+            "explain--static-rolling-deploy@consumer",
+            serde_json::to_string_pretty(&e).unwrap()
+        );
+    });
+}

@@ -29,6 +29,8 @@ pub struct Explanation {
     /// `classic` or `consumer` (KIP-848).
     pub protocol: &'static str,
     pub rebalances: Vec<Rebalance>,
+    /// Where a reader would expect a rebalance and the group had none, and why, in order.
+    pub non_events: Vec<NonEvent>,
     /// Rebalance loops: the same members rejoining again and again, with the cause.
     pub loops: Vec<Loop>,
     pub settled: Settled,
@@ -68,6 +70,14 @@ impl Rebalance {
             causes,
         }
     }
+}
+
+/// A rebalance that did not happen: when, whose, and why not.
+#[derive(Serialize, Debug, Clone)]
+pub struct NonEvent {
+    pub at_ms: u64,
+    pub member: String,
+    pub reason: String,
 }
 
 /// One link of a chain: what happened, when, to whom, in words.
@@ -238,6 +248,11 @@ pub fn explain(scenario: &Scenario, facts: &[(SimTime, Fact)], report: &Report) 
             }
         })
         .collect();
+    let non_events = story
+        .takeovers
+        .iter()
+        .filter_map(|t| non_event(&ctx, t))
+        .collect();
     let loops = loops::find(&ctx, &story);
     let settled = settle::verdict(&ctx, &story, &loops, report);
     Explanation {
@@ -246,9 +261,63 @@ pub fn explain(scenario: &Scenario, facts: &[(SimTime, Fact)], report: &Report) 
         variant: scenario.variant.clone(),
         protocol: if consumer { "consumer" } else { "classic" },
         rebalances,
+        non_events,
         loops,
         settled,
     }
+}
+
+/// A static member's takeover of its entry with no rebalance, told (KIP-345); `None` for a
+/// dynamic member's (a restart within its old session, which the coordinator counts as a new
+/// member and rebalances for once it joins).
+fn non_event(ctx: &Ctx, t: &story::Takeover) -> Option<NonEvent> {
+    let spec = ctx.scenario.members.get(t.member)?;
+    let instance = spec.group_instance_id.as_deref()?;
+    let name = ctx.name(t.member);
+    let (setting, leave) = if spec.protocol == Protocol::Consumer {
+        (
+            "group.consumer.session.timeout.ms",
+            "leaving with member epoch -2, which keeps a static member's entry and assignment",
+        )
+    } else {
+        (
+            "session.timeout.ms",
+            "without a LeaveGroup, as a static member closes",
+        )
+    };
+    let mut how = String::new();
+    match t.down {
+        Some((down, story::Down::Closed)) => {
+            how.push_str(&format!("{name} closed at {} {leave}", at(down)));
+        }
+        Some((down, story::Down::Crashed)) => {
+            how.push_str(&format!("{name} crashed at {}", at(down)));
+        }
+        None => how.push_str(&name),
+    }
+    if let Some(started) = t.restarted {
+        if t.down.is_some() {
+            how.push(',');
+        }
+        how.push_str(&format!(" restarted at {}", at(started)));
+    }
+    let within = match t.down {
+        Some((down, _)) => format!(
+            ", {} ms after it went down, within {setting} ({} ms)",
+            ms_between(down, t.at),
+            spec.settings.session_timeout_ms
+        ),
+        None => String::new(),
+    };
+    Some(NonEvent {
+        at_ms: t.at.as_millis(),
+        member: name,
+        reason: format!(
+            "{how} and took its entry over as {instance} at {}{within}: no rebalance, as \
+             KIP-345 intends (it goes on with its old assignment)",
+            at(t.at)
+        ),
+    })
 }
 
 #[cfg(test)]

@@ -15,7 +15,12 @@ pub fn render_text(e: &Explanation) -> String {
     } else {
         "generation"
     };
+    // The rebalances that did not happen go where they fall among those that did.
+    let mut non_events = e.non_events.iter().peekable();
     for r in &e.rebalances {
+        while let Some(n) = non_events.next_if(|n| n.at_ms < r.start_ms) {
+            let _ = writeln!(out, "no rebalance at {} ms: {}", n.at_ms, n.reason);
+        }
         let _ = write!(
             out,
             "{word} {}{}  {}{}  {} ms",
@@ -41,6 +46,9 @@ pub fn render_text(e: &Explanation) -> String {
         for c in &r.causes {
             let _ = writeln!(out, "  - {}", c.text);
         }
+    }
+    for n in non_events {
+        let _ = writeln!(out, "no rebalance at {} ms: {}", n.at_ms, n.reason);
     }
     if e.loops.is_empty() {
         out.push_str("loops: none\n");

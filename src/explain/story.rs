@@ -86,9 +86,30 @@ pub(super) struct Record {
     pub failed: Vec<(usize, SimTime, ErrorCode)>,
 }
 
+/// How a member's process went down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Down {
+    Closed,
+    Crashed,
+}
+
+/// KIP-345: a static member's new process took its entry over while the group was Stable, and
+/// no rebalance followed: a place a reader might expect one.
+#[derive(Clone, Debug)]
+pub(super) struct Takeover {
+    pub member: usize,
+    pub at: SimTime,
+    /// When its previous process went down, and how.
+    pub down: Option<(SimTime, Down)>,
+    /// When its new process started.
+    pub restarted: Option<SimTime>,
+}
+
 /// Every rebalance of the run, in order, and per member the events kept for loops.
 pub(super) struct Story {
     pub records: Vec<Record>,
+    /// Entries taken over with no rebalance, in order.
+    pub takeovers: Vec<Takeover>,
     /// Each member's poll timeouts: (when, last poll).
     pub poll_timeouts: BTreeMap<usize, Vec<(SimTime, SimTime)>>,
     /// Each member's batch ends (time, records) after a poll timeout (the zombie batch).
@@ -121,6 +142,10 @@ struct Walk {
     batch_after_timeout: BTreeMap<usize, Vec<(SimTime, u64)>>,
     stalls: BTreeMap<usize, Vec<(SimTime, SimTime)>>,
     request_timeouts: BTreeMap<usize, Vec<(SimTime, RequestKind, u64)>>,
+    /// Each member's last process end and start.
+    down: BTreeMap<usize, (SimTime, Down)>,
+    restarted: BTreeMap<usize, SimTime>,
+    takeovers: Vec<Takeover>,
 }
 
 impl Walk {
@@ -138,6 +163,7 @@ impl Walk {
     fn fact(&mut self, now: SimTime, fact: &Fact) {
         match fact {
             Fact::ProcessStarted { member } => {
+                self.restarted.insert(*member, now);
                 self.why.remove(member);
                 self.revoked_pending.remove(member);
                 self.note(now, *member, Event::Started);
@@ -157,7 +183,10 @@ impl Walk {
                     .push((now, *last_poll));
                 self.awaiting_batch.insert(*member);
             }
-            Fact::CloseRequested { member } => self.note(now, *member, Event::Closed),
+            Fact::CloseRequested { member } => {
+                self.down.insert(*member, (now, Down::Closed));
+                self.note(now, *member, Event::Closed);
+            }
             Fact::RequestTimedOut {
                 member,
                 request: request @ (RequestKind::JoinGroup | RequestKind::SyncGroup),
@@ -171,6 +200,7 @@ impl Walk {
                     .push((now, request, waited_ms));
             }
             Fact::Crashed { member, owned } => {
+                self.down.insert(*member, (now, Down::Crashed));
                 let crashed = Event::Crashed { owned: owned.len() };
                 self.last_event.insert(*member, (now, crashed));
                 self.owned.remove(member);
@@ -229,16 +259,23 @@ impl Walk {
                     r.failed.push((*member, now, *error));
                 }
             }
+            // KIP-848: a static member's new process is added under a member id of its own while
+            // its previous one's entry is still there (it left with epoch -2): it takes it over.
+            // (A dynamic member's restart within its old session is added the same way; the
+            // teller keeps only static members' takeovers.)
             Fact::MemberAdded { member, .. } => {
-                self.in_group.insert(*member);
+                let again = !self.in_group.insert(*member);
+                if again && self.open.is_none() {
+                    self.taken_over(now, *member);
+                }
             }
             Fact::MemberReplaced { member, .. } => {
                 self.in_group.insert(*member);
-                // KIP-345: a static member's new process took over its entry of a Stable group,
-                // its JoinGroup answered at once with no rebalance: that join is over, and is no
-                // part of the next rebalance's join phase.
+                // Its JoinGroup, answered at once in a Stable group, is over: no part of the
+                // next rebalance's join phase.
                 if self.open.is_none() {
                     self.joining.remove(member);
+                    self.taken_over(now, *member);
                 }
             }
             Fact::MemberRemoved { member, .. } => {
@@ -323,7 +360,9 @@ impl Walk {
             }
             Fact::AssignmentSent { member, partitions } => {
                 self.assignment.insert(*member, partitions.clone());
-                if let Some(r) = self.current() {
+                // Only a running epoch bump's: a static member's new process is sent its entry's
+                // assignment after the group's last bump was acknowledged, with no new one.
+                if let Some(r) = self.open.and_then(|i| self.records.get_mut(i)) {
                     r.sent
                         .entry(*member)
                         .or_default()
@@ -351,6 +390,18 @@ impl Walk {
         }
     }
 
+    /// KIP-345: a static member's new process took over its entry of a Stable group: unless it
+    /// starts a rebalance itself (at once, as a changed subscription does), a rebalance that
+    /// did not happen.
+    fn taken_over(&mut self, now: SimTime, member: usize) {
+        self.takeovers.push(Takeover {
+            member,
+            at: now,
+            down: self.down.get(&member).copied(),
+            restarted: self.restarted.get(&member).copied(),
+        });
+    }
+
     fn take_away(&mut self, member: usize, partitions: &[usize]) {
         if let Some(o) = self.owned.get_mut(&member) {
             for p in partitions {
@@ -360,6 +411,9 @@ impl Walk {
     }
 
     fn started(&mut self, now: SimTime, generation: i32, trigger: Trigger, member: Option<usize>) {
+        // A takeover that starts this rebalance is a rebalance that happened.
+        self.takeovers
+            .retain(|t| !(t.at == now && Some(t.member) == member));
         if let Some(i) = self.open.take() {
             self.records[i].superseded_by = Some(generation);
         }
@@ -404,9 +458,156 @@ pub(super) fn walk(facts: &[(SimTime, Fact)]) -> Story {
     }
     Story {
         records: w.records,
+        takeovers: w.takeovers,
         poll_timeouts: w.poll_timeouts,
         batch_after_timeout: w.batch_after_timeout,
         stalls: w.stalls,
         request_timeouts: w.request_timeouts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(t: u64) -> SimTime {
+        SimTime::from_millis(t)
+    }
+
+    /// c1 and c2 form generation 1.
+    fn formed() -> Vec<(SimTime, Fact)> {
+        let mut facts = Vec::new();
+        for member in [0, 1] {
+            facts.push((ms(0), Fact::ProcessStarted { member }));
+            facts.push((
+                ms(1),
+                Fact::MemberAdded {
+                    member,
+                    incarnation: 1,
+                    member_id: format!("m{member}"),
+                },
+            ));
+        }
+        facts.push((
+            ms(1),
+            Fact::RebalanceStarted {
+                generation: 1,
+                trigger: Trigger::MemberJoined,
+                member: Some(0),
+            },
+        ));
+        facts.push((ms(3_000), Fact::GroupStable { generation: 1 }));
+        facts
+    }
+
+    /// A static member's new process that takes its entry of a Stable group over is a takeover,
+    /// with when it went down and restarted.
+    #[test]
+    fn a_takeover_of_a_stable_groups_entry_is_a_rebalance_that_did_not_happen() {
+        let mut facts = formed();
+        facts.push((ms(60_000), Fact::CloseRequested { member: 1 }));
+        facts.push((ms(65_000), Fact::ProcessStarted { member: 1 }));
+        facts.push((ms(65_005), Fact::JoinGroupSent { member: 1 }));
+        facts.push((
+            ms(65_006),
+            Fact::MemberReplaced {
+                member: 1,
+                member_id: "m1b".into(),
+            },
+        ));
+        let story = walk(&facts);
+        assert_eq!(story.takeovers.len(), 1);
+        let t = &story.takeovers[0];
+        assert_eq!((t.member, t.at), (1, ms(65_006)));
+        assert_eq!(t.down, Some((ms(60_000), Down::Closed)));
+        assert_eq!(t.restarted, Some(ms(65_000)));
+        assert_eq!(story.records.len(), 1);
+    }
+
+    /// A takeover that starts a rebalance at once (its subscription changed) happened; one while
+    /// a rebalance runs is part of it.
+    #[test]
+    fn a_takeover_that_rebalances_or_falls_in_a_rebalance_is_no_non_event() {
+        let mut facts = formed();
+        let replaced = |at| {
+            (
+                ms(at),
+                Fact::MemberReplaced {
+                    member: 1,
+                    member_id: format!("m1-{at}"),
+                },
+            )
+        };
+        facts.push(replaced(65_000));
+        facts.push((
+            ms(65_000),
+            Fact::RebalanceStarted {
+                generation: 2,
+                trigger: Trigger::MemberJoined,
+                member: Some(1),
+            },
+        ));
+        facts.push(replaced(65_001));
+        let story = walk(&facts);
+        assert!(story.takeovers.is_empty(), "{:?}", story.takeovers);
+    }
+
+    /// KIP-848: the new process is added under its own member id while the entry it left with
+    /// epoch -2 is still there.
+    #[test]
+    fn a_kip848_member_added_again_without_a_removal_is_a_takeover() {
+        let mut facts = formed();
+        facts.push((
+            ms(60_000),
+            Fact::Crashed {
+                member: 0,
+                owned: vec![0],
+            },
+        ));
+        facts.push((ms(61_000), Fact::ProcessStarted { member: 0 }));
+        facts.push((
+            ms(61_010),
+            Fact::MemberAdded {
+                member: 0,
+                incarnation: 2,
+                member_id: "m0b".into(),
+            },
+        ));
+        let story = walk(&facts);
+        assert_eq!(story.takeovers.len(), 1);
+        assert_eq!(story.takeovers[0].down, Some((ms(60_000), Down::Crashed)));
+    }
+
+    /// KIP-848: an assignment sent after the last bump was acknowledged (a takeover's) is no
+    /// part of that bump: its acknowledgement stays the one it had.
+    #[test]
+    fn an_assignment_sent_after_the_group_was_stable_leaves_its_bump_alone() {
+        let mut facts = formed();
+        facts.truncate(facts.len() - 1);
+        let sent = |at, member| {
+            (
+                ms(at),
+                Fact::AssignmentSent {
+                    member,
+                    partitions: vec![member],
+                },
+            )
+        };
+        let owned = |at, member| {
+            (
+                ms(at),
+                Fact::OwnedReported {
+                    member,
+                    partitions: vec![member],
+                },
+            )
+        };
+        facts.extend([sent(10, 0), sent(10, 1), owned(20, 0), owned(30, 1)]);
+        facts.push((ms(30), Fact::GroupStable { generation: 1 }));
+        facts.extend([sent(65_000, 1), owned(65_100, 1)]);
+        let story = walk(&facts);
+        let r = &story.records[0];
+        assert_eq!(r.acknowledged.get(&1), Some(&ms(30)));
+        assert_eq!(r.sent[&1].len(), 1);
     }
 }
