@@ -15,6 +15,7 @@ pub mod explain;
 pub mod facts;
 pub mod fuzz;
 pub mod group;
+pub mod history;
 pub mod java;
 pub mod lab;
 pub mod messages;

@@ -151,7 +151,7 @@ fn the_projects_scenarios_pass_their_own_expectations() {
     assert!(!out.contains("FAIL"), "{out}");
     let last = out.lines().last().unwrap_or("");
     assert!(
-        last.starts_with("check: ") && last.ends_with(" 0 failed, over 21 scenario(s)"),
+        last.starts_with("check: ") && last.ends_with(" 0 failed, over 22 scenario(s)"),
         "{last}"
     );
     // Every scenario states at least one expectation.

@@ -1,21 +1,20 @@
 //! A run at one instant, for the rebalance view's scrubber: who owns and who processes each
 //! partition, each member's process and its place in the group protocol, the coordinator's
 //! state; and the run's lanes (every partition's owners over time, each member's life), which
-//! the page draws on one time axis. Everything here is folded from the run's history (the same
-//! marks the SVG timeline and the Perfetto trace are drawn from, so the three agree) and its
-//! facts; the page only draws it.
+//! the page draws on one time axis. Everything here is read from the run's histories: the marks
+//! the SVG timeline and the Perfetto trace are drawn from (so the three agree), and the group's
+//! history (`crate::history`: each member and the coordinator at any instant); the page only
+//! draws it.
 //!
 //! "At T ms" is the end of that millisecond: every event the report times at T or before (the
 //! report floors microseconds to milliseconds) has happened. So at a rebalance's `end_ms` the
 //! group is Stable and the new owners hold their partitions.
 
 use super::runs::LabRun;
-use crate::client::{ClassicMemberState, ConsumerMemberState};
-use crate::facts::{Fact, RejoinCause};
-use crate::group::classic::ClassicGroupState;
-use crate::messages::ErrorCode;
-use crate::metrics::{ConsumerGroupReplay, Mark};
+use crate::facts::RejoinCause;
+use crate::metrics::Mark;
 use crate::scenario::{Protocol, TimelineAction};
+use crate::sim::SimTime;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -223,140 +222,12 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
     let nm = names.len();
     let report = &run.report;
 
-    // The coordinator and each member, folded from the facts: the group by its type, each
+    // The coordinator and each member, from the group's history: the group by its type, each
     // member by its membership's state type (`ClassicMemberState`, `ConsumerMemberState`).
-    let mut group_protocol = run.scenario.group.protocol;
-    // Per group type, as the dispatcher holds either: a classic group's state (Dead until its
-    // first member creates it) and the consumer group's records replayed.
-    let mut classic_state = ClassicGroupState::Dead;
-    let mut generation = None;
-    let mut classic_members: BTreeSet<usize> = BTreeSet::new();
-    let mut replay = ConsumerGroupReplay::default();
-    let mut broker = Some(run.coordinator_broker);
-    let mut loading = false;
-    let mut leader = None;
-    let mut member_id: Vec<Option<String>> = vec![None; nm];
-    let mut process = vec!["not started"; nm];
-    let mut stalled_until = vec![None; nm];
-    let mut state: Vec<Option<&'static str>> = vec![None; nm];
-    let mut synced_generation = vec![None; nm];
-    let mut rejoin = vec![None; nm];
-    let mut error = vec![None; nm];
-    for (_, fact) in run.facts.iter().take_while(|(at, _)| *at <= bound) {
-        let consumer = |m: usize| member_protocol(run, m, at_ms) == Protocol::Consumer;
-        match fact {
-            Fact::MemberAdded {
-                member,
-                member_id: id,
-                ..
-            }
-            | Fact::MemberReplaced {
-                member,
-                member_id: id,
-            } => {
-                classic_members.insert(*member);
-                member_id[*member] = Some(id.clone());
-            }
-            Fact::MemberRemoved { member, .. } => {
-                classic_members.remove(member);
-            }
-            Fact::RebalanceStarted { .. } => classic_state = ClassicGroupState::PreparingRebalance,
-            Fact::JoinCompleted { generation: g, .. } => {
-                classic_state = ClassicGroupState::CompletingRebalance;
-                generation = Some(*g);
-            }
-            Fact::GroupStable { generation: g } => {
-                classic_state = ClassicGroupState::Stable;
-                generation = Some(*g);
-            }
-            Fact::GroupEmpty => classic_state = ClassicGroupState::Empty,
-            Fact::ConsumerGroupRecorded(record) => replay.replay(record),
-            Fact::GroupConverted { to_consumer, .. } => {
-                group_protocol = if *to_consumer {
-                    Protocol::Consumer
-                } else {
-                    Protocol::Classic
-                };
-            }
-            Fact::CoordinatorFailed { .. } => broker = None,
-            Fact::CoordinatorMoved { to, .. } => {
-                broker = *to;
-                loading = to.is_some();
-            }
-            Fact::CoordinatorLoaded => loading = false,
-            Fact::LeaderElected { member, .. } => leader = Some(names[*member].clone()),
-            Fact::ProcessStarted { member } => {
-                let m = *member;
-                process[m] = "running";
-                stalled_until[m] = None;
-                error[m] = None;
-                rejoin[m] = None;
-                state[m] = Some(if consumer(m) {
-                    ConsumerMemberState::Unsubscribed.name()
-                } else {
-                    ClassicMemberState::Unjoined.name()
-                });
-            }
-            Fact::MemberStateChanged { member, state: now } => state[*member] = Some(now),
-            Fact::Stalled { member, until } => {
-                process[*member] = "stalled";
-                stalled_until[*member] = Some(until.as_millis());
-            }
-            Fact::StallEnded { member } => {
-                if process[*member] == "stalled" {
-                    process[*member] = "running";
-                }
-                stalled_until[*member] = None;
-            }
-            Fact::CloseRequested { member } => process[*member] = "closing",
-            Fact::ProcessStopped { member } => {
-                process[*member] = "closed";
-                state[*member] = None;
-                synced_generation[*member] = None;
-                stalled_until[*member] = None;
-                rejoin[*member] = None;
-            }
-            Fact::Crashed { member, .. } => {
-                process[*member] = "crashed";
-                state[*member] = None;
-                synced_generation[*member] = None;
-                stalled_until[*member] = None;
-                rejoin[*member] = None;
-            }
-            Fact::FatalError { member, error: e } => error[*member] = Some(*e),
-            Fact::JoinGroupSent { member } => {
-                state[*member] = Some(ClassicMemberState::AwaitingJoin.name());
-                rejoin[*member] = None;
-            }
-            Fact::JoinGroupAnswered { member, error: e } => {
-                state[*member] = Some(if *e == ErrorCode::None {
-                    ClassicMemberState::AwaitingSync.name()
-                } else {
-                    ClassicMemberState::Unjoined.name()
-                });
-            }
-            Fact::SyncGroupAnswered {
-                member,
-                generation: g,
-                error: e,
-                ..
-            } => {
-                if *e == ErrorCode::None {
-                    state[*member] = Some(ClassicMemberState::Stable.name());
-                    synced_generation[*member] = Some(*g);
-                } else {
-                    state[*member] = Some(ClassicMemberState::Unjoined.name());
-                }
-            }
-            Fact::RejoinNeeded { member, cause } => rejoin[*member] = Some(rejoin_cause(*cause)),
-            // Classic: a poll timeout makes the member leave (`maybeLeaveGroup`), unjoined.
-            Fact::PollTimeout { member, .. } if !consumer(*member) => {
-                state[*member] = Some(ClassicMemberState::Unjoined.name());
-            }
-            _ => {}
-        }
-    }
-
+    let t = SimTime::from_micros(bound);
+    let coordinator_state = run.group.coordinator_at(t);
+    let replay = run.group.consumer_group_at(t);
+    let group_protocol = coordinator_state.protocol;
     let consumer_group = group_protocol == Protocol::Consumer && replay.exists();
     let mut epochs: Vec<Option<i32>> = vec![None; nm];
     let mut in_consumer_group: BTreeSet<usize> = BTreeSet::new();
@@ -370,7 +241,7 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
         // A mixed group keeps its classic members in the consumer group's map too.
         &in_consumer_group
     } else {
-        &classic_members
+        &coordinator_state.classic_members
     };
     let (group_epoch, target_epoch) = replay.epochs();
     let coordinator = CoordinatorAt {
@@ -378,17 +249,21 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
         state: if consumer_group {
             replay.state()
         } else {
-            classic_state.name()
+            coordinator_state.classic_state.name()
         },
         generation: if consumer_group {
             Some(group_epoch)
         } else {
-            generation
+            coordinator_state.generation
         },
         target_epoch: consumer_group.then_some(target_epoch),
-        broker,
-        loading,
-        leader: if consumer_group { None } else { leader },
+        broker: coordinator_state.broker,
+        loading: coordinator_state.loading,
+        leader: if consumer_group {
+            None
+        } else {
+            coordinator_state.leader.map(|m| names[m].clone())
+        },
         members: in_group.iter().map(|&m| names[m].clone()).collect(),
     };
 
@@ -412,23 +287,24 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
                     .map(|p| pnames[p].clone())
                     .collect()
             };
+            let member = run.group.member_at(m, t);
             MemberAt {
                 name: names[m].clone(),
-                member_id: member_id[m].clone(),
-                process: process[m],
-                stalled_until_ms: stalled_until[m],
+                member_id: member.member_id.clone(),
+                process: member.process.name(),
+                stalled_until_ms: member.stalled_until.map(SimTime::as_millis),
                 protocol: protocol_name(protocol),
-                state: state[m],
+                state: member.membership,
                 generation: match protocol {
-                    Protocol::Classic => synced_generation[m],
+                    Protocol::Classic => member.synced_generation,
                     Protocol::Consumer => epochs[m],
                 },
                 in_group: in_group.contains(&m),
-                rejoin: rejoin[m],
+                rejoin: member.rejoin.map(rejoin_cause),
                 owned: list(&owner),
                 processing: list(&active),
                 paused: view.pauses.get(m).is_some_and(|p| within(p)),
-                error: error[m],
+                error: member.error,
             }
         })
         .collect();

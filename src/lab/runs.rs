@@ -1,5 +1,5 @@
 //! The lab's runs: each a whole `cgsim run` of one scenario text, seed and variant, with its
-//! history and facts kept, held to the lab's bounds (events and wall time, asked through
+//! histories kept (the marks the pictures are drawn from, and the group's history), held to the lab's bounds (events and wall time, asked through
 //! [`run_while`], which reads no clock itself), a few at a time, and the recent ones kept so
 //! that scrubbing through a run asks nothing of the simulator.
 //!
@@ -8,13 +8,11 @@
 
 use super::api::ApiError;
 use super::limits::{RunLimits, MAX_CONCURRENT_RUNS};
-use crate::cluster::Cluster;
-use crate::facts::Fact;
+use crate::history::GroupHistory;
 use crate::metrics::History;
 use crate::report::history_view::View;
 use crate::report::Report;
 use crate::scenario::Scenario;
-use crate::sim::RngStreams;
 use crate::world::{run_while, RunOptions};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -31,11 +29,8 @@ pub struct LabRun {
     pub history: History,
     /// The history folded into intervals (as the SVG timeline and the Perfetto trace fold it).
     pub view: View,
-    /// The facts the state at an instant is folded from (`instant.rs`), with their time in
-    /// microseconds; the per-batch ones (records processed, fetch lag, ...) are left out.
-    pub facts: Vec<(u64, Fact)>,
-    /// The broker hosting the group's coordinator when the run starts.
-    pub coordinator_broker: u32,
+    /// The group's history: each member's and the coordinator's state at any instant.
+    pub group: GroupHistory,
 }
 
 /// What identifies a run: the scenario text as run, the seed and the variant.
@@ -126,7 +121,6 @@ impl Runner {
         let out = catch_unwind(AssertUnwindSafe(|| {
             let options = RunOptions {
                 record_history: true,
-                keep_facts: true,
                 ..RunOptions::default()
             };
             run_while(&scenario, options, &mut |events| {
@@ -176,25 +170,14 @@ impl Runner {
                 });
             }
         };
-        let coordinator_broker = Cluster::new(
-            &scenario,
-            RngStreams::new(scenario.seed).stream("placement"),
-        )
-        .coordinator_broker;
-        let facts = out
-            .facts
-            .into_iter()
-            .filter(|(_, f)| kept(f))
-            .map(|(t, f)| (t.as_micros(), f))
-            .collect();
         let history = out.history.expect("asked for");
+        let group = out.group_history.expect("asked for");
         let view = View::new(&history, out.report.duration_ms.saturating_mul(1000));
         Ok(LabRun {
             report: out.report,
             history,
             view,
-            facts,
-            coordinator_broker,
+            group,
             scenario,
         })
     }
@@ -209,42 +192,6 @@ impl Drop for Turn<'_> {
         *running -= 1;
         self.0.turn.notify_one();
     }
-}
-
-/// Whether the instant view reads this fact (the per-batch and per-record ones it does not).
-fn kept(fact: &Fact) -> bool {
-    matches!(
-        fact,
-        Fact::MemberAdded { .. }
-            | Fact::MemberReplaced { .. }
-            | Fact::MemberRemoved { .. }
-            | Fact::RebalanceStarted { .. }
-            | Fact::JoinCompleted { .. }
-            | Fact::GroupStable { .. }
-            | Fact::GroupEmpty
-            | Fact::ConsumerGroupRecorded(_)
-            | Fact::ProcessStarted { .. }
-            | Fact::Joining { .. }
-            | Fact::CloseRequested { .. }
-            | Fact::ProcessStopped { .. }
-            | Fact::Crashed { .. }
-            | Fact::Stalled { .. }
-            | Fact::StallEnded { .. }
-            | Fact::RejoinNeeded { .. }
-            | Fact::PollTimeout { .. }
-            | Fact::FatalError { .. }
-            | Fact::JoinGroupSent { .. }
-            | Fact::JoinGroupAnswered { .. }
-            | Fact::SyncGroupAnswered { .. }
-            | Fact::LeaderElected { .. }
-            | Fact::MemberStateChanged { .. }
-            | Fact::CoordinatorFailed { .. }
-            | Fact::CoordinatorMoved { .. }
-            | Fact::CoordinatorLoaded
-            | Fact::CoordinatorUnknown { .. }
-            | Fact::CoordinatorFound { .. }
-            | Fact::GroupConverted { .. }
-    )
 }
 
 #[cfg(test)]

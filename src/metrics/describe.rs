@@ -10,12 +10,11 @@
 //! build (Kafka's coordinator changes its state only by replaying the records it writes): the
 //! members in its `TimelineHashMap`'s order, each with its member epoch, current assignment and
 //! target assignment, the group's state from its epochs (`ConsumerGroup.maybeUpdateGroupState`).
-//! Here [`ConsumerGroupReplay`] replays the same records, from their facts.
+//! Here `history::ConsumerGroupReplay` replays the same records, from their facts.
 
 use super::outcome::{DescribedMember, GroupDescription, MemberEpochs, PartitionOffsets};
 use super::*;
-use crate::facts::ConsumerRecord;
-use crate::java::{Capacity, JavaHashMap, TimelineHashSet};
+use crate::java::{Capacity, JavaHashMap};
 
 /// The coordinator's side of the group, as its facts tell it.
 pub(super) struct GroupRecord {
@@ -38,117 +37,6 @@ impl GroupRecord {
             members: JavaHashMap::new(Capacity::Default),
             synced: vec![None; members],
             committed: vec![None; partitions],
-        }
-    }
-}
-
-/// A consumer group member as its records leave it.
-#[derive(Clone, Debug, Default)]
-struct ReplayedMember {
-    member: Option<usize>,
-    member_epoch: i32,
-    stable: bool,
-    assigned: Vec<usize>,
-}
-
-/// KIP-848: the consumer group rebuilt from its records (the coordinator's own state is built
-/// the same way). Public so that `cgsim lab` can replay a run's facts up to any instant.
-#[derive(Clone, Debug, Default)]
-pub struct ConsumerGroupReplay {
-    /// Whether the group exists (a record was written).
-    exists: bool,
-    group_epoch: i32,
-    target_epoch: i32,
-    /// The member map's keys, in its iteration order.
-    order: TimelineHashSet<String>,
-    members: BTreeMap<String, ReplayedMember>,
-    /// Target assignments by member id (kept apart from the members, as Kafka keeps them).
-    targets: BTreeMap<String, Vec<usize>>,
-}
-
-impl ConsumerGroupReplay {
-    pub fn replay(&mut self, record: &ConsumerRecord) {
-        self.exists = true;
-        match record {
-            ConsumerRecord::Member {
-                member_id,
-                member,
-                tombstone: false,
-            } => {
-                let m = self.members.entry(member_id.clone()).or_default();
-                m.member = member.or(m.member);
-                self.order.put(member_id.clone());
-            }
-            ConsumerRecord::Member {
-                member_id,
-                tombstone: true,
-                ..
-            } => {
-                self.members.remove(member_id);
-                self.order.remove(member_id);
-            }
-            ConsumerRecord::CurrentAssignment {
-                member_id,
-                member_epoch,
-                stable,
-                assigned,
-            } => {
-                let m = self.members.entry(member_id.clone()).or_default();
-                m.member_epoch = *member_epoch;
-                m.stable = *stable;
-                m.assigned = assigned.clone();
-                self.order.put(member_id.clone());
-            }
-            ConsumerRecord::TargetMember {
-                member_id,
-                partitions,
-            } => match partitions {
-                Some(p) => {
-                    self.targets.insert(member_id.clone(), p.clone());
-                }
-                None => {
-                    self.targets.remove(member_id);
-                }
-            },
-            ConsumerRecord::TargetEpoch { epoch } => self.target_epoch = *epoch,
-            ConsumerRecord::GroupEpoch { epoch } => self.group_epoch = *epoch,
-        }
-    }
-
-    /// Whether the group exists (a record was written).
-    pub fn exists(&self) -> bool {
-        self.exists
-    }
-
-    /// The group epoch and the target assignment epoch.
-    pub fn epochs(&self) -> (i32, i32) {
-        (self.group_epoch, self.target_epoch)
-    }
-
-    /// Per member the records name: the scenario member, its member epoch, whether its state is
-    /// STABLE, and what it is assigned; by member id.
-    pub fn members(&self) -> impl Iterator<Item = (Option<usize>, i32, bool, &[usize])> + '_ {
-        self.members
-            .values()
-            .map(|m| (m.member, m.member_epoch, m.stable, m.assigned.as_slice()))
-    }
-
-    /// `ConsumerGroup.maybeUpdateGroupState`'s answer, by Kafka's state names.
-    pub fn state(&self) -> &'static str {
-        if !self.exists {
-            "Dead"
-        } else if self.members.is_empty() {
-            "Empty"
-        } else if self.group_epoch > self.target_epoch {
-            "Assigning"
-        } else if self
-            .members
-            .values()
-            .any(|m| !m.stable || m.member_epoch != self.target_epoch)
-        {
-            "Reconciling"
-        } else {
-            "Stable"
         }
     }
 }
@@ -216,26 +104,24 @@ impl Metrics {
         }
         let named = |parts: &[usize]| parts.iter().map(|&p| names[p].clone()).collect();
         let consumer = &self.consumer_group;
-        let (state, members) = if consumer.exists {
+        let (state, members) = if consumer.exists() {
             // ConsumerGroupDescribe: every member with its current and target assignments,
             // whatever the group's state.
+            let (_, target_epoch) = consumer.epochs();
             let members = consumer
-                .order
-                .iter()
-                .filter_map(|id| {
-                    let r = &consumer.members[id];
+                .described()
+                .filter_map(|r| {
                     let spec = &scenario.members[r.member?];
-                    let target = consumer.targets.get(id).map_or(&[][..], Vec::as_slice);
                     Some(DescribedMember {
                         name: spec.name.clone(),
-                        consumer_id: id.clone(),
+                        consumer_id: r.member_id.to_string(),
                         group_instance_id: spec.group_instance_id.clone(),
                         client_id: spec.client_id.clone(),
-                        assignment: named(&r.assigned),
+                        assignment: named(r.assigned),
                         epochs: Some(MemberEpochs {
                             member_epoch: r.member_epoch,
-                            target_epoch: consumer.target_epoch,
-                            target_assignment: named(target),
+                            target_epoch,
+                            target_assignment: named(r.target),
                         }),
                     })
                 })

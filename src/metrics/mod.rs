@@ -23,7 +23,6 @@ mod rebalances;
 mod records;
 mod stats;
 
-pub use describe::ConsumerGroupReplay;
 pub use faults::{ByCause, CoordinatorEntry, PauseCause};
 pub use history::{History, Mark};
 pub use migration::Migration;
@@ -160,7 +159,7 @@ pub struct Metrics {
     /// The coordinator's side of the group, for `--describe` (`describe.rs`).
     group: describe::GroupRecord,
     /// KIP-848: the consumer group as its records tell it (under the consumer protocol).
-    consumer_group: describe::ConsumerGroupReplay,
+    consumer_group: crate::history::ConsumerGroupReplay,
 }
 
 fn ms(t: SimTime) -> u64 {
@@ -256,7 +255,7 @@ impl Metrics {
             migrations: Vec::new(),
             sensors: vec![kafka::Sensors::default(); n],
             group: describe::GroupRecord::new(n, p),
-            consumer_group: describe::ConsumerGroupReplay::default(),
+            consumer_group: crate::history::ConsumerGroupReplay::default(),
         }
     }
 

@@ -19,6 +19,7 @@ use crate::facts::Fact;
 use crate::group::consumer::{ConsumerGroupConfig, ConsumerTopic};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::Coordinator;
+use crate::history::{GroupHistory, Recorder as HistoryRecorder};
 use crate::messages::{ClientRef, FindCoordinatorResponse, Request, Response};
 use crate::metrics::{History, Metrics};
 use crate::report::Report;
@@ -93,7 +94,8 @@ pub enum Event {
 pub struct RunOptions {
     /// Keep the trace lines (for `--trace`).
     pub keep_trace: bool,
-    /// Keep a [`History`] of owner changes, processing and phases (for timelines).
+    /// Keep a [`History`] of owner changes, processing and phases (for timelines), and the
+    /// group's [`GroupHistory`] (for the lab's state at an instant).
     pub record_history: bool,
     /// Keep every fact the models recorded, in order (for `cgsim explain`).
     pub keep_facts: bool,
@@ -109,6 +111,8 @@ pub struct RunOptions {
 pub struct RunOutput {
     pub report: Report,
     pub history: Option<History>,
+    /// The group's history (`crate::history`), when asked for with `record_history`.
+    pub group_history: Option<GroupHistory>,
     pub trace: Vec<String>,
     pub events: u64,
     /// Every fact with its time, in the order recorded (empty unless `keep_facts`).
@@ -284,6 +288,9 @@ impl<'s> World<'s> {
             digest: (!options.skip_digest).then(Digest::new),
             observers: Observers {
                 facts: options.keep_facts.then(Vec::new),
+                history: options
+                    .record_history
+                    .then(|| HistoryRecorder::new(scenario, coordinator_home)),
                 standby: StandbyPlacement::new(n, partitions_len),
                 check,
                 metrics,
@@ -474,6 +481,7 @@ impl<'s> World<'s> {
         Some(RunOutput {
             report,
             history,
+            group_history: self.observers.history.take().map(HistoryRecorder::finish),
             trace: self.trace.lines().to_vec(),
             events,
             facts: self.observers.facts.take().unwrap_or_default(),
@@ -856,6 +864,8 @@ impl<'s> World<'s> {
 struct Observers {
     /// The facts themselves, when kept (`RunOptions::keep_facts`).
     facts: Option<Vec<(SimTime, Fact)>>,
+    /// The group's history, when recorded (`RunOptions::record_history`).
+    history: Option<HistoryRecorder>,
     /// State recovery's record of previous owners and members (standby placement).
     standby: StandbyPlacement,
     /// The named properties, each with its own record of the truth.
@@ -868,6 +878,9 @@ impl Observers {
     fn observe(&mut self, now: SimTime, fact: &Fact) {
         if let Some(facts) = &mut self.facts {
             facts.push((now, fact.clone()));
+        }
+        if let Some(history) = &mut self.history {
+            history.observe(now, fact);
         }
         self.standby.observe(fact);
         self.check.observe(now, fact);

@@ -1,0 +1,101 @@
+//! The coordinator's side of the group over time: the group's type (the online migration
+//! converts it), a classic group's state, generation, members and leader, and where the
+//! coordinator is (its broker, still loading the group after a fail-over). A KIP-848 group's
+//! own state is its records' (`consumer_group.rs`).
+
+use crate::facts::Fact;
+use crate::group::classic::ClassicGroupState;
+use crate::scenario::Protocol;
+use std::collections::BTreeSet;
+
+/// The coordinator's side of the group at an instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CoordinatorState {
+    /// The group's type now.
+    pub protocol: Protocol,
+    /// A classic group's state (Dead until its first member creates it).
+    pub classic_state: ClassicGroupState,
+    /// A classic group's generation, once it has one.
+    pub generation: Option<i32>,
+    /// The members a classic group holds.
+    pub classic_members: BTreeSet<usize>,
+    /// The broker hosting the coordinator (`None`: its broker died and none took over yet).
+    pub broker: Option<u32>,
+    /// A new coordinator still loading the group from `__consumer_offsets`.
+    pub loading: bool,
+    /// Classic: the member the last JoinGroup answers made the leader.
+    pub leader: Option<usize>,
+}
+
+impl CoordinatorState {
+    pub(super) fn new(protocol: Protocol, broker: u32) -> Self {
+        CoordinatorState {
+            protocol,
+            classic_state: ClassicGroupState::Dead,
+            generation: None,
+            classic_members: BTreeSet::new(),
+            broker: Some(broker),
+            loading: false,
+            leader: None,
+        }
+    }
+
+    /// The state after `fact`; `None` when it changes nothing here.
+    pub(super) fn after(&self, fact: &Fact) -> Option<CoordinatorState> {
+        // Most facts are a member's (records processed, callbacks): answered before any clone.
+        if !matches!(
+            fact,
+            Fact::MemberAdded { .. }
+                | Fact::MemberReplaced { .. }
+                | Fact::MemberRemoved { .. }
+                | Fact::RebalanceStarted { .. }
+                | Fact::JoinCompleted { .. }
+                | Fact::GroupStable { .. }
+                | Fact::GroupEmpty
+                | Fact::GroupConverted { .. }
+                | Fact::CoordinatorFailed { .. }
+                | Fact::CoordinatorMoved { .. }
+                | Fact::CoordinatorLoaded
+                | Fact::LeaderElected { .. }
+        ) {
+            return None;
+        }
+        let mut s = self.clone();
+        match fact {
+            Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. } => {
+                s.classic_members.insert(*member);
+            }
+            Fact::MemberRemoved { member, .. } => {
+                s.classic_members.remove(member);
+            }
+            Fact::RebalanceStarted { .. } => {
+                s.classic_state = ClassicGroupState::PreparingRebalance
+            }
+            Fact::JoinCompleted { generation, .. } => {
+                s.classic_state = ClassicGroupState::CompletingRebalance;
+                s.generation = Some(*generation);
+            }
+            Fact::GroupStable { generation } => {
+                s.classic_state = ClassicGroupState::Stable;
+                s.generation = Some(*generation);
+            }
+            Fact::GroupEmpty => s.classic_state = ClassicGroupState::Empty,
+            Fact::GroupConverted { to_consumer, .. } => {
+                s.protocol = if *to_consumer {
+                    Protocol::Consumer
+                } else {
+                    Protocol::Classic
+                };
+            }
+            Fact::CoordinatorFailed { .. } => s.broker = None,
+            Fact::CoordinatorMoved { to, .. } => {
+                s.broker = *to;
+                s.loading = to.is_some();
+            }
+            Fact::CoordinatorLoaded => s.loading = false,
+            Fact::LeaderElected { member, .. } => s.leader = Some(*member),
+            _ => return None,
+        }
+        (s != *self).then_some(s)
+    }
+}
