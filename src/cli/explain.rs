@@ -1,5 +1,5 @@
 //! `cgsim explain SCENARIO [--seed N] [--variant NAME] [--set KEY=VALUE]... [--format
-//! text|json]`: runs the scenario keeping its facts and prints each rebalance as a chain of
+//! text|json]`: runs the scenario recording the group's history and prints each rebalance as a chain of
 //! causes (`cgsim::explain`).
 
 use super::run::Format;
@@ -20,11 +20,12 @@ pub fn run_explain(path: &Path, options: &LoadOptions, format: Format) -> ExitCo
     let out = run(
         &scenario,
         RunOptions {
-            keep_facts: true,
+            record_history: true,
             ..RunOptions::default()
         },
     );
-    let explanation = explain(&scenario, &out.facts, &out.report);
+    let history = out.group_history.expect("recorded");
+    let explanation = explain(&scenario, &history, &out.report);
     let text = match format {
         Format::Text => render_text(&explanation),
         Format::Json => {

@@ -2,9 +2,9 @@
 //! member learned of it and when it rejoined, what the join phase waited for, the sync, and
 //! what members revoked or lost.
 
-use super::story::{Event, Joiner, Record, Story};
 use super::{at, ms_between, Clause, Ctx, Rebalance, Wait};
 use crate::facts::RejoinCause;
+use crate::history::rebalances::{Event, Joiner, Record, Story};
 use crate::messages::Trigger;
 use crate::sim::SimTime;
 use std::collections::BTreeMap;

@@ -3,8 +3,8 @@
 //! released, and when each member reconciled and acknowledged. There is no group-wide join
 //! phase: the members that keep their partitions never stop.
 
-use super::story::{Event, Record};
 use super::{at, ms_between, Clause, Ctx, Rebalance, Wait};
+use crate::history::rebalances::{Event, Record};
 use crate::messages::Trigger;
 use crate::sim::SimTime;
 use std::collections::BTreeSet;

@@ -1,8 +1,8 @@
 //! Rebalance loops: one member starting rebalance after rebalance (leaving on a poll timeout
 //! and rejoining, expiring and coming back), the rest of the group rejoining each time.
 
-use super::story::{Event, Story};
 use super::{at, Ctx, Loop};
+use crate::history::rebalances::{Event, Story};
 use crate::messages::Trigger;
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! `cgsim explain`: why each rebalance happened and what it waited for, as a short chain of
-//! causes in plain words, built from the run's facts (`story.rs` walks them once) and nothing
-//! else: every clause names what a fact recorded, so a chain can be wrong only where a model
-//! is. `classic.rs` tells JoinGroup/SyncGroup rebalances, `consumer.rs` KIP-848's epoch bumps,
+//! causes in plain words, told from the group's history (`crate::history::rebalances`, one walk
+//! over the run's facts) and nothing else: every clause names what a fact recorded, so a chain
+//! can be wrong only where a model is. `classic.rs` tells JoinGroup/SyncGroup rebalances, `consumer.rs` KIP-848's epoch bumps,
 //! `loops.rs` names rebalance loops, `settle.rs` a run that never settled, `render.rs` prints
 //! it all as text (the JSON is these types).
 
@@ -10,11 +10,11 @@ mod consumer;
 mod loops;
 mod render;
 mod settle;
-mod story;
 
 pub use render::render_text;
 
-use crate::facts::Fact;
+use crate::history::rebalances as story;
+use crate::history::GroupHistory;
 use crate::report::Report;
 use crate::scenario::{Protocol, Scenario};
 use crate::sim::SimTime;
@@ -228,14 +228,14 @@ fn ms_between(a: SimTime, b: SimTime) -> u64 {
     b.as_millis().saturating_sub(a.as_millis())
 }
 
-/// Explains a run: `facts` are the run's facts with their times (`RunOptions::keep_facts`),
+/// Explains a run: `history` is the run's group history (`RunOptions::record_history`),
 /// `report` its report (for the settle checker's verdict).
-pub fn explain(scenario: &Scenario, facts: &[(SimTime, Fact)], report: &Report) -> Explanation {
+pub fn explain(scenario: &Scenario, history: &GroupHistory, report: &Report) -> Explanation {
     let ctx = Ctx {
         scenario,
         names: scenario.members.iter().map(|m| m.name.clone()).collect(),
     };
-    let story = story::walk(facts);
+    let story = history.rebalances();
     let consumer = scenario.group.protocol == Protocol::Consumer;
     let rebalances: Vec<Rebalance> = story
         .records
@@ -244,7 +244,7 @@ pub fn explain(scenario: &Scenario, facts: &[(SimTime, Fact)], report: &Report) 
             if consumer {
                 consumer::tell(&ctx, r)
             } else {
-                classic::tell(&ctx, r, &story)
+                classic::tell(&ctx, r, story)
             }
         })
         .collect();
@@ -253,8 +253,8 @@ pub fn explain(scenario: &Scenario, facts: &[(SimTime, Fact)], report: &Report) 
         .iter()
         .filter_map(|t| non_event(&ctx, t))
         .collect();
-    let loops = loops::find(&ctx, &story);
-    let settled = settle::verdict(&ctx, &story, &loops, report);
+    let loops = loops::find(&ctx, story);
+    let settled = settle::verdict(&ctx, story, &loops, report);
     Explanation {
         scenario: scenario.name.clone(),
         seed: scenario.seed,

@@ -1,8 +1,8 @@
 //! Whether the group settled: the settle checker's verdict (from the report), told with the
 //! rebalance that was still running and any loop still going.
 
-use super::story::Story;
 use super::{at, Ctx, Loop, Settled};
+use crate::history::rebalances::Story;
 use crate::report::Report;
 
 pub(super) fn verdict(ctx: &Ctx, story: &Story, loops: &[Loop], report: &Report) -> Settled {

@@ -1,8 +1,9 @@
 //! The group's history: one pass over the facts, in order, that keeps the group's story as
 //! values over time, for every observer that tells it: each member's process and its place in
 //! the group protocol (`members.rs`), the coordinator's side of the group (`coordinator.rs`),
-//! and a KIP-848 consumer group as its records tell it (`consumer_group.rs`). A reader asks for
-//! the state at an instant; nobody folds the facts again on their own.
+//! a KIP-848 consumer group as its records tell it (`consumer_group.rs`), and each rebalance's
+//! story (`rebalances.rs`). A reader asks for the state at an instant, or the rebalances;
+//! nobody folds the facts again on their own.
 //!
 //! The world records it when a run is asked for its history (`RunOptions::record_history`), as
 //! one more observer: nothing here feeds back into the simulation. The checkers keep their own
@@ -11,6 +12,7 @@
 mod consumer_group;
 mod coordinator;
 mod members;
+pub mod rebalances;
 
 pub use consumer_group::{ConsumerGroupReplay, DescribedMember};
 pub use coordinator::CoordinatorState;
@@ -59,6 +61,7 @@ pub struct GroupHistory {
     coordinator: OverTime<CoordinatorState>,
     /// KIP-848: every record the consumer group wrote, in order.
     consumer_records: Vec<(SimTime, ConsumerRecord)>,
+    rebalances: rebalances::Story,
 }
 
 impl GroupHistory {
@@ -70,6 +73,11 @@ impl GroupHistory {
     /// The coordinator's side of the group after everything up to `t`.
     pub fn coordinator_at(&self, t: SimTime) -> &CoordinatorState {
         self.coordinator.at(t)
+    }
+
+    /// Every rebalance's story, in order.
+    pub fn rebalances(&self) -> &rebalances::Story {
+        &self.rebalances
     }
 
     /// KIP-848: the consumer group as its records up to `t` leave it.
@@ -88,6 +96,7 @@ pub struct Recorder {
     /// restart's that sets one (the online migration restarts members onto the other).
     protocols: Vec<Vec<(u64, Protocol)>>,
     history: GroupHistory,
+    rebalances: rebalances::Walk,
 }
 
 impl Recorder {
@@ -121,11 +130,14 @@ impl Recorder {
                     coordinator_broker,
                 )),
                 consumer_records: Vec::new(),
+                rebalances: rebalances::Story::default(),
             },
+            rebalances: rebalances::Walk::default(),
         }
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
+        self.rebalances.fact(now, fact);
         if let Fact::ConsumerGroupRecorded(record) = fact {
             self.history.consumer_records.push((now, record.clone()));
         }
@@ -143,7 +155,10 @@ impl Recorder {
     }
 
     pub fn finish(self) -> GroupHistory {
-        self.history
+        GroupHistory {
+            rebalances: self.rebalances.finish(),
+            ..self.history
+        }
     }
 
     /// Member `m`'s protocol at `now`: that of the last restart by then that set one, or its

@@ -1,7 +1,9 @@
-//! One walk over a run's facts, in order, that keeps what each rebalance's story needs: when
-//! it began and why, who rejoined when and how they had learned of it, who revoked or lost what,
-//! and (KIP-848) what the coordinator sent each member and when each acknowledged. Nothing here
-//! is inferred from settings: every field is a fact's, or a count of facts.
+//! Each rebalance's story, kept as the facts come: when it began and why, who rejoined when and
+//! how they had learned of it, who revoked or lost what, and (KIP-848) what the coordinator sent
+//! each member and when each acknowledged; per member the events that explain rebalance loops
+//! (poll timeouts, stalls, request timeouts), and the static takeovers that rebalanced nothing.
+//! Nothing here is inferred from settings: every field is a fact's, or a count of facts.
+//! `cgsim explain` tells it.
 
 use crate::facts::{Callback, Fact, RejoinCause};
 use crate::messages::{ErrorCode, RequestKind, Trigger};
@@ -10,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What a member last did that explains why it joined or left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Event {
+pub enum Event {
     /// A new process started.
     Started,
     /// It learned it must rejoin, and how.
@@ -35,7 +37,7 @@ pub(super) enum Event {
 
 /// A member's JoinGroup(s) in one join phase (classic).
 #[derive(Clone, Debug)]
-pub(super) struct Joiner {
+pub struct Joiner {
     pub member: usize,
     pub first_sent: SimTime,
     pub last_sent: SimTime,
@@ -49,7 +51,7 @@ pub(super) struct Joiner {
 
 /// One rebalance (classic generation or KIP-848 group epoch) as the facts tell it.
 #[derive(Clone, Debug)]
-pub(super) struct Record {
+pub struct Record {
     pub generation: i32,
     pub trigger: Trigger,
     pub member: Option<usize>,
@@ -88,7 +90,7 @@ pub(super) struct Record {
 
 /// How a member's process went down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Down {
+pub enum Down {
     Closed,
     Crashed,
 }
@@ -96,7 +98,7 @@ pub(super) enum Down {
 /// KIP-345: a static member's new process took its entry over while the group was Stable, and
 /// no rebalance followed: a place a reader might expect one.
 #[derive(Clone, Debug)]
-pub(super) struct Takeover {
+pub struct Takeover {
     pub member: usize,
     pub at: SimTime,
     /// When its previous process went down, and how.
@@ -106,7 +108,8 @@ pub(super) struct Takeover {
 }
 
 /// Every rebalance of the run, in order, and per member the events kept for loops.
-pub(super) struct Story {
+#[derive(Clone, Debug, Default)]
+pub struct Story {
     pub records: Vec<Record>,
     /// Entries taken over with no rebalance, in order.
     pub takeovers: Vec<Takeover>,
@@ -120,8 +123,9 @@ pub(super) struct Story {
     pub request_timeouts: BTreeMap<usize, Vec<(SimTime, RequestKind, u64)>>,
 }
 
+/// The walk over the facts that builds the [`Story`].
 #[derive(Default)]
-struct Walk {
+pub(super) struct Walk {
     records: Vec<Record>,
     /// Index of the record still running (not Stable), if any.
     open: Option<usize>,
@@ -160,7 +164,7 @@ impl Walk {
         self.last_event.insert(member, (now, event));
     }
 
-    fn fact(&mut self, now: SimTime, fact: &Fact) {
+    pub(super) fn fact(&mut self, now: SimTime, fact: &Fact) {
         match fact {
             Fact::ProcessStarted { member } => {
                 self.restarted.insert(*member, now);
@@ -450,20 +454,27 @@ impl Walk {
     }
 }
 
+impl Walk {
+    pub(super) fn finish(self) -> Story {
+        Story {
+            records: self.records,
+            takeovers: self.takeovers,
+            poll_timeouts: self.poll_timeouts,
+            batch_after_timeout: self.batch_after_timeout,
+            stalls: self.stalls,
+            request_timeouts: self.request_timeouts,
+        }
+    }
+}
+
 /// Walks the facts once.
-pub(super) fn walk(facts: &[(SimTime, Fact)]) -> Story {
+#[cfg(test)]
+fn walk(facts: &[(SimTime, Fact)]) -> Story {
     let mut w = Walk::default();
     for (now, fact) in facts {
         w.fact(*now, fact);
     }
-    Story {
-        records: w.records,
-        takeovers: w.takeovers,
-        poll_timeouts: w.poll_timeouts,
-        batch_after_timeout: w.batch_after_timeout,
-        stalls: w.stalls,
-        request_timeouts: w.request_timeouts,
-    }
+    w.finish()
 }
 
 #[cfg(test)]
