@@ -1,7 +1,7 @@
 //! State recovery for the partition-local join, and consumer lag, under churn
 //! (scenarios/join-under-churn.toml: a member joins at 60 s, another crashes at 120 s).
 
-use cgsim::metrics::Mark;
+use cgsim::history::Mark;
 use cgsim::scenario::{load, LoadOptions};
 use cgsim::world::{run, RunOptions, RunOutput};
 use std::path::Path;

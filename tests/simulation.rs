@@ -402,7 +402,7 @@ fn history_records_owner_changes_and_phases() {
     );
     let h = out.history.expect("history recorded");
     assert_eq!(h.member_names.len(), 5);
-    use cgsim::metrics::Mark;
+    use cgsim::history::Mark;
     let owner_changes = h
         .marks
         .iter()

@@ -372,7 +372,7 @@ fn restores_are_drawn_and_traced() {
     let h = out.history.as_mut().unwrap();
     h.marks.push((
         62_000_000,
-        cgsim::metrics::Mark::Restore {
+        cgsim::history::Mark::Restore {
             member: 4,
             partition: 20,
             until_us: 63_500_000,

@@ -11,11 +11,13 @@
 
 mod consumer_group;
 mod coordinator;
+mod marks;
 mod members;
 pub mod rebalances;
 
 pub use consumer_group::{ConsumerGroupReplay, DescribedMember};
 pub use coordinator::CoordinatorState;
+pub use marks::{Mark, RunMarks};
 pub use members::{MemberState, ProcessState};
 
 use crate::facts::{ConsumerRecord, Fact};

@@ -12,7 +12,7 @@
 
 use super::runs::LabRun;
 use crate::facts::RejoinCause;
-use crate::metrics::Mark;
+use crate::history::Mark;
 use crate::scenario::{Protocol, TimelineAction};
 use crate::sim::SimTime;
 use serde::Serialize;

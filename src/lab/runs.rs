@@ -9,7 +9,7 @@
 use super::api::ApiError;
 use super::limits::{RunLimits, MAX_CONCURRENT_RUNS};
 use crate::history::GroupHistory;
-use crate::metrics::History;
+use crate::history::RunMarks;
 use crate::report::history_view::View;
 use crate::report::Report;
 use crate::scenario::Scenario;
@@ -26,7 +26,7 @@ const CACHED: usize = 24;
 pub struct LabRun {
     pub scenario: Scenario,
     pub report: Report,
-    pub history: History,
+    pub history: RunMarks,
     /// The history folded into intervals (as the SVG timeline and the Perfetto trace fold it).
     pub view: View,
     /// The group's history: each member's and the coordinator's state at any instant.

@@ -11,7 +11,6 @@
 
 mod describe;
 mod faults;
-mod history;
 mod join;
 mod kafka;
 mod lag;
@@ -24,13 +23,13 @@ mod records;
 mod stats;
 
 pub use faults::{ByCause, CoordinatorEntry, PauseCause};
-pub use history::{History, Mark};
 pub use migration::Migration;
 
 pub use stats::{nearest_rank, Summary};
 
 use crate::facts::Miss;
 use crate::facts::{Fact, MemberIds};
+use crate::history::{Mark, RunMarks};
 use crate::messages::Trigger;
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
@@ -145,7 +144,7 @@ pub struct Metrics {
     window: Window,
     window_entry: Option<usize>,
     batch_records: u64,
-    history: Option<History>,
+    history: Option<RunMarks>,
     /// For the history: the member id of a member that cannot reach the coordinator (crashed,
     /// cut off) while the coordinator still counts it, until its entry is removed or replaced.
     unreachable_id: Vec<Option<String>>,
@@ -259,9 +258,9 @@ impl Metrics {
         }
     }
 
-    /// Keep a [`History`] of the run.
+    /// Keep the [`RunMarks`] of the run.
     pub fn record_history(&mut self) {
-        self.history = Some(History {
+        self.history = Some(RunMarks {
             member_names: self.member_names.clone(),
             partition_names: self.partition_names.clone(),
             marks: Vec::new(),
@@ -275,7 +274,7 @@ impl Metrics {
     }
 
     /// The recorded history, if any.
-    pub fn take_history(&mut self) -> Option<History> {
+    pub fn take_history(&mut self) -> Option<RunMarks> {
         self.history.take()
     }
 

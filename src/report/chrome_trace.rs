@@ -19,7 +19,7 @@
 
 use super::history_view::{value_at, View};
 use super::Report;
-use crate::metrics::{History, Mark};
+use crate::history::{Mark, RunMarks};
 use serde_json::{json, Value};
 
 const GROUP: u64 = 1;
@@ -125,7 +125,7 @@ impl Out {
 
 /// Renders the trace; see the module documentation.
 pub fn render_chrome_trace(
-    history: &History,
+    history: &RunMarks,
     report: &Report,
     options: &ChromeTraceOptions,
 ) -> String {

@@ -1,9 +1,9 @@
-//! A [`History`] folded into intervals, the shared input of the pictures (the SVG timeline and
+//! A run's [`RunMarks`] folded into intervals, the shared input of the pictures (the SVG timeline and
 //! the Chrome trace): who owned and who processed each partition when, each member's life,
 //! stalls and pauses, restores, and the rebalance phases. One pass over the marks, in order;
 //! everything still open when the run ends is closed at its end.
 
-use crate::metrics::{History, Mark};
+use crate::history::{Mark, RunMarks};
 
 /// `member` owned (or processed, or restored) `partition` from `start_us` until `end_us`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +87,7 @@ fn push_step(steps: &mut Steps, at: u64, value: usize) {
 
 impl View {
     /// Folds the history; `end_us` closes what is still open (the run's end).
-    pub fn new(history: &History, end_us: u64) -> View {
+    pub fn new(history: &RunMarks, end_us: u64) -> View {
         let nm = history.member_names.len();
         let np = history.partition_names.len();
         let mut v = View {

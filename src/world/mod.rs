@@ -19,9 +19,10 @@ use crate::facts::Fact;
 use crate::group::consumer::{ConsumerGroupConfig, ConsumerTopic};
 use crate::group::effects::{CoordTimer, CoordinatorConfig, CoordinatorEffect};
 use crate::group::Coordinator;
+use crate::history::RunMarks;
 use crate::history::{GroupHistory, Recorder as HistoryRecorder};
 use crate::messages::{ClientRef, FindCoordinatorResponse, Request, Response};
-use crate::metrics::{History, Metrics};
+use crate::metrics::Metrics;
 use crate::report::Report;
 use crate::scenario::{
     ClientSettings, MemberSpec, OffsetReset, Protocol, Scenario, TimelineAction,
@@ -94,7 +95,7 @@ pub enum Event {
 pub struct RunOptions {
     /// Keep the trace lines (for `--trace`).
     pub keep_trace: bool,
-    /// Keep a [`History`] of owner changes, processing and phases (for timelines), and the
+    /// Keep the [`RunMarks`] of owner changes, processing and phases (for timelines), and the
     /// group's [`GroupHistory`] (for the lab's state at an instant).
     pub record_history: bool,
     /// Keep every fact the models recorded, in order (for `cgsim explain`).
@@ -110,7 +111,7 @@ pub struct RunOptions {
 /// The outcome of a run: its report, and the trace when asked for.
 pub struct RunOutput {
     pub report: Report,
-    pub history: Option<History>,
+    pub history: Option<RunMarks>,
     /// The group's history (`crate::history`), when asked for with `record_history`.
     pub group_history: Option<GroupHistory>,
     pub trace: Vec<String>,

@@ -26,7 +26,7 @@ mod panels;
 
 use super::history_view::{value_at, Held, Seg, View};
 use super::Report;
-use crate::metrics::History;
+use crate::history::RunMarks;
 use brokers::BrokerLanes;
 
 /// At most this many partitions owned at once by one member (and twice as many rows, every
@@ -262,7 +262,7 @@ fn max_in(steps: &[(u64, usize)], t0: u64, t1: u64) -> usize {
 }
 
 /// Renders the timeline; see the module documentation.
-pub fn render_timeline(history: &History, report: &Report, options: &TimelineOptions) -> String {
+pub fn render_timeline(history: &RunMarks, report: &Report, options: &TimelineOptions) -> String {
     let run_end_us = report.duration_ms.saturating_mul(1000);
     let view = View::new(history, run_end_us);
     let (w0, w1) = options.window_ms.unwrap_or((0, report.duration_ms));
@@ -544,7 +544,7 @@ pub fn render_timeline(history: &History, report: &Report, options: &TimelineOpt
 
 /// What every lane is drawn from.
 struct Lanes<'a> {
-    history: &'a History,
+    history: &'a RunMarks,
     report: &'a Report,
     view: &'a View,
     scale: &'a Scale,

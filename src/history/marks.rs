@@ -1,6 +1,8 @@
-//! What happened when, for pictures of a run (the SVG timeline, the Perfetto trace): every
-//! owner change, every start and stop of processing, member lifecycle events, restores and
-//! rebalance phases. Recorded only when asked (`RunOptions::record_history`).
+//! What happened when, for pictures of a run (the SVG timeline, the Perfetto trace, the lab's
+//! lanes): every owner change, every start and stop of processing, member lifecycle events,
+//! restores and rebalance phases. Recorded only when asked (`RunOptions::record_history`), by
+//! the metrics' ledger for now: who owns and processes a partition is its reading of the facts
+//! (DESIGN.md "What counts"), and the marks must agree with the figures.
 
 use serde::Serialize;
 
@@ -45,7 +47,7 @@ pub enum Mark {
 
 /// Marks in time order (microseconds of simulated time), with the names they refer to.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct History {
+pub struct RunMarks {
     pub member_names: Vec<String>,
     pub partition_names: Vec<String>,
     pub marks: Vec<(u64, Mark)>,
