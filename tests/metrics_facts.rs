@@ -6,8 +6,9 @@
 use cgsim::check::Invariants;
 use cgsim::cluster::PartitionSpace;
 use cgsim::facts::{Fact, Miss};
+use cgsim::history::Recorder;
 use cgsim::messages::{ErrorCode, Trigger};
-use cgsim::metrics::outcome::Report;
+use cgsim::metrics::outcome::{Report, RunEnd};
 use cgsim::metrics::Metrics;
 use cgsim::scenario::{load_str, Scenario};
 use cgsim::sim::rng::RngStreams;
@@ -28,9 +29,10 @@ fn scenario(members: u32, partitions: u32) -> Scenario {
     scenario_with(members, partitions, "", "")
 }
 
-/// The metrics of one story.
+/// The metrics of one story, and the group's history they read the coordinator's side from.
 struct Story {
     scenario: Scenario,
+    history: Recorder,
     metrics: Metrics,
 }
 
@@ -41,13 +43,19 @@ fn ms(ms: u64) -> SimTime {
 impl Story {
     fn new(scenario: Scenario) -> Story {
         let names = PartitionSpace::new(&scenario).names().to_vec();
+        let history = Recorder::new(&scenario, names.len(), 0, false);
         let metrics = Metrics::new(&scenario, names);
-        Story { scenario, metrics }
+        Story {
+            scenario,
+            history,
+            metrics,
+        }
     }
 
     /// The facts recorded at `at_ms`, in order.
     fn at(&mut self, at_ms: u64, facts: impl IntoIterator<Item = Fact>) -> &mut Story {
         for fact in facts {
+            self.history.observe(ms(at_ms), &fact);
             self.metrics.observe(ms(at_ms), &fact);
         }
         self
@@ -58,12 +66,15 @@ impl Story {
         let space = PartitionSpace::new(&self.scenario);
         let logs = Logs::new(&self.scenario, &space, &streams);
         self.metrics.finish(
-            ms(end_ms),
-            "",
-            0,
-            Invariants::default(),
+            RunEnd {
+                end: ms(end_ms),
+                digest: "",
+                events: 0,
+                invariants: Invariants::default(),
+            },
             &logs,
             &self.scenario,
+            &self.history,
         )
     }
 }

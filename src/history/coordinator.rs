@@ -40,27 +40,9 @@ impl CoordinatorState {
         }
     }
 
-    /// The state after `fact`; `None` when it changes nothing here.
-    pub(super) fn after(&self, fact: &Fact) -> Option<CoordinatorState> {
-        // Most facts are a member's (records processed, callbacks): answered before any clone.
-        if !matches!(
-            fact,
-            Fact::MemberAdded { .. }
-                | Fact::MemberReplaced { .. }
-                | Fact::MemberRemoved { .. }
-                | Fact::RebalanceStarted { .. }
-                | Fact::JoinCompleted { .. }
-                | Fact::GroupStable { .. }
-                | Fact::GroupEmpty
-                | Fact::GroupConverted { .. }
-                | Fact::CoordinatorFailed { .. }
-                | Fact::CoordinatorMoved { .. }
-                | Fact::CoordinatorLoaded
-                | Fact::LeaderElected { .. }
-        ) {
-            return None;
-        }
-        let mut s = self.clone();
+    /// Takes in `fact`; whether it concerned the coordinator's side.
+    pub(super) fn apply(&mut self, fact: &Fact) -> bool {
+        let s = self;
         match fact {
             Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. } => {
                 s.classic_members.insert(*member);
@@ -94,8 +76,8 @@ impl CoordinatorState {
             }
             Fact::CoordinatorLoaded => s.loading = false,
             Fact::LeaderElected { member, .. } => s.leader = Some(*member),
-            _ => return None,
+            _ => return false,
         }
-        (s != *self).then_some(s)
+        true
     }
 }

@@ -77,10 +77,10 @@ pub(super) fn subject(fact: &Fact) -> Option<usize> {
 }
 
 impl MemberState {
-    /// The state after `fact` (one whose [`subject`] this member is), for a member running
-    /// `protocol`; `None` when it changes nothing.
-    pub(super) fn after(&self, fact: &Fact, protocol: Protocol) -> Option<MemberState> {
-        let mut s = self.clone();
+    /// Takes in `fact` (one whose [`subject`] this member is), for a member running
+    /// `protocol`; whether it concerned the member.
+    pub(super) fn apply(&mut self, fact: &Fact, protocol: Protocol) -> bool {
+        let s = self;
         match fact {
             Fact::MemberAdded { member_id, .. } | Fact::MemberReplaced { member_id, .. } => {
                 s.member_id = Some(member_id.clone());
@@ -145,8 +145,8 @@ impl MemberState {
             Fact::PollTimeout { .. } if protocol == Protocol::Classic => {
                 s.membership = Some(ClassicMemberState::Unjoined.name());
             }
-            _ => return None,
+            _ => return false,
         }
-        (s != *self).then_some(s)
+        true
     }
 }

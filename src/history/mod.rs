@@ -5,8 +5,9 @@
 //! story (`rebalances.rs`). A reader asks for the state at an instant, or the rebalances;
 //! nobody folds the facts again on their own.
 //!
-//! The world records it when a run is asked for its history (`RunOptions::record_history`), as
-//! one more observer: nothing here feeds back into the simulation. The checkers keep their own
+//! The world records it as one more observer (the group now, always; over time when a run is
+//! asked for its history, `RunOptions::record_history`): nothing here feeds back into the
+//! simulation, and the metrics read the coordinator's side of the group from it. The checkers keep their own
 //! ledgers on purpose (an independent reading is what catches a model bug).
 
 mod consumer_group;
@@ -21,6 +22,8 @@ pub use marks::{Mark, RunMarks};
 pub use members::{MemberState, ProcessState};
 
 use crate::facts::{ConsumerRecord, Fact};
+use crate::java::{Capacity, JavaHashMap};
+use crate::messages::ErrorCode;
 use crate::scenario::{Protocol, Scenario, TimelineAction};
 use crate::sim::SimTime;
 
@@ -35,10 +38,6 @@ impl<T: Clone> OverTime<T> {
         OverTime {
             changes: vec![(SimTime::ZERO, initial)],
         }
-    }
-
-    fn current(&self) -> &T {
-        &self.changes.last().expect("an initial value").1
     }
 
     /// Sets the value at `now`; several changes at one instant keep the last.
@@ -92,18 +91,37 @@ impl GroupHistory {
     }
 }
 
-/// Builds the history from the facts as the run records them.
+/// Builds the history from the facts as the run records them. It always keeps the group as it
+/// is now (what the figures read: `--describe`'s coordinator side), and keeps it over time, with
+/// every rebalance's story, when asked (`RunOptions::record_history`: the lab, the pictures,
+/// `cgsim explain`).
 pub struct Recorder {
     /// Per member, its protocol from each instant (ms) on: its entry's from 0, then each
     /// restart's that sets one (the online migration restarts members onto the other).
     protocols: Vec<Vec<(u64, Protocol)>>,
-    history: GroupHistory,
-    rebalances: rebalances::Walk,
+    members: Vec<MemberState>,
+    coordinator: CoordinatorState,
+    /// A classic group's members by member id, in its coordinator's map order (Kafka's
+    /// `ClassicGroup.members`, a `java.util.HashMap`: DescribeGroups lists them so).
+    member_map: JavaHashMap<String, usize>,
+    /// Per member: the generation and assignment its last successful SyncGroup answer carried.
+    synced: Vec<Option<(i32, Vec<usize>)>>,
+    /// Per partition: the last offset the coordinator stored for the group.
+    committed: Vec<Option<u64>>,
+    consumer_group: ConsumerGroupReplay,
+    /// Over time, when kept.
+    kept: Option<(GroupHistory, rebalances::Walk)>,
 }
 
 impl Recorder {
-    /// Before the run: no member started, no group yet, its coordinator on `coordinator_broker`.
-    pub fn new(scenario: &Scenario, coordinator_broker: u32) -> Self {
+    /// Before the run: no member started, no group yet, its coordinator on `coordinator_broker`;
+    /// `over_time` keeps the history over time too.
+    pub fn new(
+        scenario: &Scenario,
+        partitions: usize,
+        coordinator_broker: u32,
+        over_time: bool,
+    ) -> Self {
         let mut protocols: Vec<Vec<(u64, Protocol)>> = scenario
             .members
             .iter()
@@ -123,44 +141,134 @@ impl Recorder {
         for p in &mut protocols {
             p.sort_by_key(|&(at, _)| at);
         }
-        Recorder {
-            protocols,
-            history: GroupHistory {
-                members: vec![OverTime::new(MemberState::default()); scenario.members.len()],
-                coordinator: OverTime::new(CoordinatorState::new(
-                    scenario.group.protocol,
-                    coordinator_broker,
-                )),
+        let n = scenario.members.len();
+        let coordinator = CoordinatorState::new(scenario.group.protocol, coordinator_broker);
+        let kept = over_time.then(|| {
+            let history = GroupHistory {
+                members: vec![OverTime::new(MemberState::default()); n],
+                coordinator: OverTime::new(coordinator.clone()),
                 consumer_records: Vec::new(),
                 rebalances: rebalances::Story::default(),
-            },
-            rebalances: rebalances::Walk::default(),
+            };
+            (history, rebalances::Walk::default())
+        });
+        Recorder {
+            protocols,
+            members: vec![MemberState::default(); n],
+            coordinator,
+            member_map: JavaHashMap::new(Capacity::Default),
+            synced: vec![None; n],
+            committed: vec![None; partitions],
+            consumer_group: ConsumerGroupReplay::default(),
+            kept,
         }
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
-        self.rebalances.fact(now, fact);
-        if let Fact::ConsumerGroupRecorded(record) = fact {
-            self.history.consumer_records.push((now, record.clone()));
+        // Most facts are a batch's or a fetch's, which change nothing here but the rebalance
+        // story's (a batch after a poll timeout): passed over at once when that is not kept.
+        if self.kept.is_none()
+            && matches!(
+                fact,
+                Fact::Processed { .. }
+                    | Fact::ProcessingStarted { .. }
+                    | Fact::PositionSet { .. }
+                    | Fact::FetchLag { .. }
+                    | Fact::CrossRackFetched { .. }
+                    | Fact::Notification { .. }
+                    | Fact::ListenerTime { .. }
+            )
+        {
+            return;
         }
-        let coordinator = &mut self.history.coordinator;
-        if let Some(next) = coordinator.current().after(fact) {
-            coordinator.set(now, next);
+        self.observe_coordinator_record(fact);
+        if let Some((history, walk)) = &mut self.kept {
+            walk.fact(now, fact);
+            if let Fact::ConsumerGroupRecorded(record) = fact {
+                history.consumer_records.push((now, record.clone()));
+            }
         }
-        if let Some(m) = members::subject(fact).filter(|&m| m < self.history.members.len()) {
+        if self.coordinator.apply(fact) {
+            if let Some((history, _)) = &mut self.kept {
+                history.coordinator.set(now, self.coordinator.clone());
+            }
+        }
+        if let Some(m) = members::subject(fact).filter(|&m| m < self.members.len()) {
             let protocol = self.protocol(m, now);
-            let member = &mut self.history.members[m];
-            if let Some(next) = member.current().after(fact, protocol) {
-                member.set(now, next);
+            if self.members[m].apply(fact, protocol) {
+                if let Some((history, _)) = &mut self.kept {
+                    history.members[m].set(now, self.members[m].clone());
+                }
             }
         }
     }
 
-    pub fn finish(self) -> GroupHistory {
-        GroupHistory {
-            rebalances: self.rebalances.finish(),
-            ..self.history
+    /// The coordinator's records of the group: its member map, the SyncGroup answers, the
+    /// committed offsets, the consumer group's records. Before the members' states: a static
+    /// replacement needs the member's previous id.
+    fn observe_coordinator_record(&mut self, fact: &Fact) {
+        match fact {
+            Fact::MemberAdded {
+                member, member_id, ..
+            } => {
+                self.member_map.insert(member_id.clone(), *member);
+            }
+            Fact::MemberReplaced { member, member_id } => {
+                // `replaceStaticMember`: the old id's entry goes, the new one is put.
+                if let Some(old) = self.members.get(*member).and_then(|s| s.member_id.as_ref()) {
+                    self.member_map.remove(old);
+                }
+                self.member_map.insert(member_id.clone(), *member);
+            }
+            Fact::MemberRemoved { member_id, .. } => {
+                self.member_map.remove(member_id);
+            }
+            Fact::SyncGroupAnswered {
+                member,
+                generation,
+                error: ErrorCode::None,
+                assignment,
+            } => self.synced[*member] = Some((*generation, assignment.clone())),
+            Fact::OffsetCommitted {
+                partition, offset, ..
+            } => self.committed[*partition] = Some(*offset),
+            Fact::ConsumerGroupRecorded(record) => self.consumer_group.replay(record),
+            _ => {}
         }
+    }
+
+    /// The coordinator's side of the group now.
+    pub fn coordinator(&self) -> &CoordinatorState {
+        &self.coordinator
+    }
+
+    /// A classic group's members now, by member id, in its coordinator's map order.
+    pub fn member_map(&self) -> impl Iterator<Item = (&String, usize)> + '_ {
+        self.member_map.iter().map(|(id, &m)| (id, m))
+    }
+
+    /// The generation and assignment member `m`'s last successful SyncGroup answer carried.
+    pub fn synced(&self, m: usize) -> Option<&(i32, Vec<usize>)> {
+        self.synced.get(m)?.as_ref()
+    }
+
+    /// The last offset the coordinator stored for partition `p`.
+    pub fn committed(&self, p: usize) -> Option<u64> {
+        self.committed.get(p).copied().flatten()
+    }
+
+    /// KIP-848: the consumer group as its records so far leave it.
+    pub fn consumer_group(&self) -> &ConsumerGroupReplay {
+        &self.consumer_group
+    }
+
+    /// The history over time, when it was kept.
+    pub fn finish(self) -> Option<GroupHistory> {
+        let (history, walk) = self.kept?;
+        Some(GroupHistory {
+            rebalances: walk.finish(),
+            ..history
+        })
     }
 
     /// Member `m`'s protocol at `now`: that of the last restart by then that set one, or its

@@ -6,6 +6,7 @@ use crate::facts::RejoinCause;
 use crate::group::classic::ClassicGroupState;
 use crate::messages::{ErrorCode, Trigger};
 use crate::scenario::{load_str, LoadOptions};
+use std::collections::BTreeSet;
 
 fn ms(t: u64) -> SimTime {
     SimTime::from_millis(t)
@@ -20,11 +21,11 @@ fn scenario(extra: &str) -> Scenario {
 }
 
 fn record(scenario: &Scenario, facts: &[(u64, Fact)]) -> GroupHistory {
-    let mut r = Recorder::new(scenario, 1);
+    let mut r = Recorder::new(scenario, 4, 1, true);
     for (at, fact) in facts {
         r.observe(ms(*at), fact);
     }
-    r.finish()
+    r.finish().expect("kept over time")
 }
 
 /// A classic member's life: started, joined, synced, told to rejoin, stalled, closed; read back
@@ -205,4 +206,57 @@ fn a_member_restarted_onto_the_other_protocol_starts_in_that_protocols_state() {
     assert_eq!(at(60_000).membership, Some("UNSUBSCRIBED"));
     assert_eq!(at(60_010).membership, Some("JOINING"));
     assert_eq!(at(90_000).membership, Some("JOINING"));
+}
+
+/// The coordinator's record of the group now (what `--describe` reads): a static replacement
+/// takes the old member id out of the member map and puts the new one; a crashed member's last
+/// SyncGroup answer is still the coordinator's; the last committed offset per partition.
+#[test]
+fn the_coordinators_record_now_follows_replacements_syncs_and_commits() {
+    let s = scenario("");
+    let mut r = Recorder::new(&s, 4, 1, false);
+    let facts = [
+        Fact::MemberAdded {
+            member: 0,
+            incarnation: 1,
+            member_id: "a".into(),
+        },
+        Fact::MemberAdded {
+            member: 1,
+            incarnation: 1,
+            member_id: "b".into(),
+        },
+        Fact::SyncGroupAnswered {
+            member: 1,
+            generation: 1,
+            error: ErrorCode::None,
+            assignment: vec![2, 3],
+        },
+        Fact::OffsetCommitted {
+            member: 1,
+            partition: 2,
+            offset: 40,
+        },
+        Fact::OffsetCommitted {
+            member: 1,
+            partition: 2,
+            offset: 41,
+        },
+        Fact::Crashed {
+            member: 1,
+            owned: vec![2, 3],
+        },
+        Fact::MemberReplaced {
+            member: 0,
+            member_id: "a2".into(),
+        },
+    ];
+    for fact in &facts {
+        r.observe(ms(5), fact);
+    }
+    let ids: BTreeSet<&str> = r.member_map().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["a2", "b"].into());
+    assert_eq!(r.synced(1), Some(&(1, vec![2, 3])));
+    assert_eq!((r.committed(2), r.committed(3)), (Some(41), None));
+    assert!(r.finish().is_none(), "nothing kept over time unless asked");
 }

@@ -155,10 +155,6 @@ pub struct Metrics {
     migrations: Vec<Migration>,
     /// Kafka's consumer sensors, per member (`kafka.rs`).
     sensors: Vec<kafka::Sensors>,
-    /// The coordinator's side of the group, for `--describe` (`describe.rs`).
-    group: describe::GroupRecord,
-    /// KIP-848: the consumer group as its records tell it (under the consumer protocol).
-    consumer_group: crate::history::ConsumerGroupReplay,
 }
 
 fn ms(t: SimTime) -> u64 {
@@ -253,8 +249,6 @@ impl Metrics {
             errors: Vec::new(),
             migrations: Vec::new(),
             sensors: vec![kafka::Sensors::default(); n],
-            group: describe::GroupRecord::new(n, p),
-            consumer_group: crate::history::ConsumerGroupReplay::default(),
         }
     }
 
@@ -284,58 +278,38 @@ impl Metrics {
 
     /// Takes in one fact from a model (the world calls this for every fact, in order).
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
-        // The group record (`describe.rs`) and the Kafka sensors (`kafka.rs`) see the facts
-        // they concern, the group record first (a static replacement needs the old member id);
-        // the hot ones (every batch, every notification) go to the figures alone.
+        // The Kafka sensors (`kafka.rs`) see the facts they concern; the hot ones (every batch,
+        // every notification) go to the figures alone.
         match fact {
             Fact::MemberAdded { member, .. } => {
                 self.late.observe(fact);
-                self.observe_group(fact);
                 if self.member_ids.observe(fact) {
                     self.member_added(*member)
                 }
             }
             Fact::MemberReplaced { member, .. } => {
                 self.late.observe(fact);
-                self.observe_group(fact);
                 self.member_replaced(now, *member);
                 self.member_ids.observe(fact);
                 self.member_added(*member)
             }
             Fact::MemberRemoved { member, member_id } => {
                 self.late.observe(fact);
-                self.observe_group(fact);
                 self.member_removed(now, *member, member_id)
             }
             Fact::RebalanceStarted {
                 generation,
                 trigger,
                 member,
-            } => {
-                self.observe_group(fact);
-                self.rebalance_started(now, *generation, *trigger, *member)
-            }
+            } => self.rebalance_started(now, *generation, *trigger, *member),
             Fact::JoinCompleted {
                 generation,
                 assignor,
-            } => {
-                self.observe_group(fact);
-                self.join_completed(now, *generation, assignor)
-            }
-            Fact::GroupStable { generation } => {
-                self.observe_group(fact);
-                self.group_stable(now, *generation)
-            }
-            Fact::GroupEmpty => {
-                self.observe_group(fact);
-                self.group_empty(now)
-            }
-            Fact::OffsetCommitted { .. } => self.observe_group(fact),
-            Fact::SyncGroupAnswered { .. } => {
-                self.observe_group(fact);
-                self.observe_sensors(now, fact)
-            }
-            Fact::JoinGroupSent { .. }
+            } => self.join_completed(now, *generation, assignor),
+            Fact::GroupStable { generation } => self.group_stable(now, *generation),
+            Fact::GroupEmpty => self.group_empty(now),
+            Fact::SyncGroupAnswered { .. }
+            | Fact::JoinGroupSent { .. }
             | Fact::JoinGroupAnswered { .. }
             | Fact::SyncGroupRead { .. }
             | Fact::ListenerTime { .. }
@@ -343,7 +317,6 @@ impl Metrics {
             | Fact::ReconcilingStarted { .. }
             | Fact::ReconcilingEnded { .. }
             | Fact::HeartbeatFailed { .. } => self.observe_sensors(now, fact),
-            Fact::ConsumerGroupRecorded(record) => self.consumer_group.replay(record),
             Fact::ProcessStarted { member } => {
                 self.observe_sensors(now, fact);
                 self.process_started(now, *member)
@@ -422,7 +395,10 @@ impl Metrics {
                 self.assignment_sent(now, *member, partitions)
             }
             Fact::OwnedReported { .. } => self.late.observe(fact),
-            Fact::CommittedRead { .. }
+            // The coordinator's records of the group: the history's (`--describe` reads it).
+            Fact::OffsetCommitted { .. }
+            | Fact::ConsumerGroupRecorded(_)
+            | Fact::CommittedRead { .. }
             | Fact::LeaderElected { .. }
             | Fact::RejoinNeeded { .. }
             | Fact::MissedRejoin { .. }

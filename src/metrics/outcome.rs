@@ -404,20 +404,35 @@ pub struct CoPartitionBreak {
     pub unmatched_indexes: Vec<u32>,
 }
 
+/// What the run itself says at its end, beside the figures: when it ended, its digest and
+/// event count, and the checkers' verdicts.
+pub struct RunEnd<'a> {
+    pub end: SimTime,
+    pub digest: &'a str,
+    pub events: u64,
+    pub invariants: Invariants,
+}
+
 impl Metrics {
+    /// The report: the figures at the run's end, with the logs (lag, records), the scenario
+    /// and the group's history (`--describe`'s coordinator side).
     pub fn finish(
         mut self,
-        end: SimTime,
-        digest: &str,
-        events: u64,
-        invariants: Invariants,
+        run: RunEnd,
         logs: &Logs,
         scenario: &Scenario,
+        history: &crate::history::Recorder,
     ) -> Report {
+        let RunEnd {
+            end,
+            digest,
+            events,
+            invariants,
+        } = run;
         self.close_window();
         self.finish_lag_peaks(logs);
         let kafka_metrics = self.kafka_metrics(end);
-        let group = self.group_description(end, scenario, logs);
+        let group = self.group_description(end, scenario, logs, history);
         let catch_up_ms: Vec<Option<u64>> = self
             .rebalances
             .iter()

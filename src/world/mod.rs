@@ -22,6 +22,7 @@ use crate::group::Coordinator;
 use crate::history::RunMarks;
 use crate::history::{GroupHistory, Recorder as HistoryRecorder};
 use crate::messages::{ClientRef, FindCoordinatorResponse, Request, Response};
+use crate::metrics::outcome::RunEnd;
 use crate::metrics::Metrics;
 use crate::report::Report;
 use crate::scenario::{
@@ -289,9 +290,12 @@ impl<'s> World<'s> {
             digest: (!options.skip_digest).then(Digest::new),
             observers: Observers {
                 facts: options.keep_facts.then(Vec::new),
-                history: options
-                    .record_history
-                    .then(|| HistoryRecorder::new(scenario, coordinator_home)),
+                history: HistoryRecorder::new(
+                    scenario,
+                    partitions_len,
+                    coordinator_home,
+                    options.record_history,
+                ),
                 standby: StandbyPlacement::new(n, partitions_len),
                 check,
                 metrics,
@@ -471,18 +475,21 @@ impl<'s> World<'s> {
         let history = self.observers.metrics.take_history();
         let invariants = self.observers.check.finish();
         let mut report = self.observers.metrics.finish(
-            end,
-            &digest,
-            events,
-            invariants,
+            RunEnd {
+                end,
+                digest: &digest,
+                events,
+                invariants,
+            },
             &self.logs,
             self.scenario,
+            &self.observers.history,
         );
         report.brokers = self.cluster.availability.events().to_vec();
         Some(RunOutput {
             report,
             history,
-            group_history: self.observers.history.take().map(HistoryRecorder::finish),
+            group_history: self.observers.history.finish(),
             trace: self.trace.lines().to_vec(),
             events,
             facts: self.observers.facts.take().unwrap_or_default(),
@@ -865,8 +872,8 @@ impl<'s> World<'s> {
 struct Observers {
     /// The facts themselves, when kept (`RunOptions::keep_facts`).
     facts: Option<Vec<(SimTime, Fact)>>,
-    /// The group's history, when recorded (`RunOptions::record_history`).
-    history: Option<HistoryRecorder>,
+    /// The group's history: now, and over time when recorded (`RunOptions::record_history`).
+    history: HistoryRecorder,
     /// State recovery's record of previous owners and members (standby placement).
     standby: StandbyPlacement,
     /// The named properties, each with its own record of the truth.
@@ -880,9 +887,7 @@ impl Observers {
         if let Some(facts) = &mut self.facts {
             facts.push((now, fact.clone()));
         }
-        if let Some(history) = &mut self.history {
-            history.observe(now, fact);
-        }
+        self.history.observe(now, fact);
         self.standby.observe(fact);
         self.check.observe(now, fact);
         self.metrics.observe(now, fact);
