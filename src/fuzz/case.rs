@@ -273,9 +273,12 @@ impl Case {
                 }
             }
         }
-        // The broker's consumer-group settings, for a consumer group or one a member's
-        // restart onto the consumer protocol converts.
-        if g.protocol == Protocol::Consumer || self.switches_protocol() {
+        // The broker's consumer-group settings, always: for a consumer group, one a member's
+        // restart onto the consumer protocol converts, and a classic case run with `--variant
+        // consumer`, whose members then take the group's consumer session. The case's length
+        // (`duration_ms`) allows for these settings; left out, the default 45 s session would
+        // outlast the run and its settle window.
+        {
             let _ = writeln!(
                 s,
                 "consumer_heartbeat_interval_ms = {}\nconsumer_session_timeout_ms = {}\nconsumer_assignment_interval_ms = {}",
