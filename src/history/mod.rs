@@ -63,9 +63,15 @@ pub struct GroupHistory {
     /// KIP-848: every record the consumer group wrote, in order.
     consumer_records: Vec<(SimTime, ConsumerRecord)>,
     rebalances: rebalances::Story,
+    protocols: Protocols,
 }
 
 impl GroupHistory {
+    /// Member `m`'s group protocol at `t`.
+    pub fn protocol_at(&self, m: usize, t: SimTime) -> Protocol {
+        self.protocols.at(m, t)
+    }
+
     /// Member `m` after everything up to `t` (the end of the run past it).
     pub fn member_at(&self, m: usize, t: SimTime) -> &MemberState {
         self.members[m].at(t)
@@ -96,9 +102,7 @@ impl GroupHistory {
 /// every rebalance's story, when asked (`RunOptions::record_history`: the lab, the pictures,
 /// `cgsim explain`).
 pub struct Recorder {
-    /// Per member, its protocol from each instant (ms) on: its entry's from 0, then each
-    /// restart's that sets one (the online migration restarts members onto the other).
-    protocols: Vec<Vec<(u64, Protocol)>>,
+    protocols: Protocols,
     members: Vec<MemberState>,
     coordinator: CoordinatorState,
     /// A classic group's members by member id, in its coordinator's map order (Kafka's
@@ -122,25 +126,7 @@ impl Recorder {
         coordinator_broker: u32,
         over_time: bool,
     ) -> Self {
-        let mut protocols: Vec<Vec<(u64, Protocol)>> = scenario
-            .members
-            .iter()
-            .map(|m| vec![(0, m.protocol)])
-            .collect();
-        for e in &scenario.timeline {
-            if let TimelineAction::Restart {
-                member,
-                settings: Some(new),
-            } = &e.action
-            {
-                if let Some(p) = protocols.get_mut(*member) {
-                    p.push((e.at_ms, new.spec.protocol));
-                }
-            }
-        }
-        for p in &mut protocols {
-            p.sort_by_key(|&(at, _)| at);
-        }
+        let protocols = Protocols::of(scenario);
         let n = scenario.members.len();
         let coordinator = CoordinatorState::new(scenario.group.protocol, coordinator_broker);
         let kept = over_time.then(|| {
@@ -149,6 +135,7 @@ impl Recorder {
                 coordinator: OverTime::new(coordinator.clone()),
                 consumer_records: Vec::new(),
                 rebalances: rebalances::Story::default(),
+                protocols: protocols.clone(),
             };
             (history, rebalances::Walk::default())
         });
@@ -194,7 +181,7 @@ impl Recorder {
             }
         }
         if let Some(m) = members::subject(fact).filter(|&m| m < self.members.len()) {
-            let protocol = self.protocol(m, now);
+            let protocol = self.protocols.at(m, now);
             if self.members[m].apply(fact, protocol) {
                 if let Some((history, _)) = &mut self.kept {
                     history.members[m].set(now, self.members[m].clone());
@@ -270,12 +257,42 @@ impl Recorder {
             ..history
         })
     }
+}
 
-    /// Member `m`'s protocol at `now`: that of the last restart by then that set one, or its
+/// Each member's group protocol over time: its entry's from the start, then each restart's
+/// that sets one (the online migration restarts members onto the other protocol).
+#[derive(Clone, Debug)]
+struct Protocols(Vec<Vec<(u64, Protocol)>>);
+
+impl Protocols {
+    fn of(scenario: &Scenario) -> Self {
+        let mut protocols: Vec<Vec<(u64, Protocol)>> = scenario
+            .members
+            .iter()
+            .map(|m| vec![(0, m.protocol)])
+            .collect();
+        for e in &scenario.timeline {
+            if let TimelineAction::Restart {
+                member,
+                settings: Some(new),
+            } = &e.action
+            {
+                if let Some(p) = protocols.get_mut(*member) {
+                    p.push((e.at_ms, new.spec.protocol));
+                }
+            }
+        }
+        for p in &mut protocols {
+            p.sort_by_key(|&(at, _)| at);
+        }
+        Protocols(protocols)
+    }
+
+    /// Member `m`'s protocol at `t`: that of the last restart by then that set one, or its
     /// entry's.
-    fn protocol(&self, m: usize, now: SimTime) -> Protocol {
-        let changes = &self.protocols[m];
-        let i = changes.partition_point(|&(at, _)| at <= now.as_millis());
+    fn at(&self, m: usize, t: SimTime) -> Protocol {
+        let changes = &self.0[m];
+        let i = changes.partition_point(|&(at, _)| at <= t.as_millis());
         changes[i.saturating_sub(1)].1
     }
 }

@@ -13,7 +13,7 @@
 use super::runs::LabRun;
 use crate::facts::RejoinCause;
 use crate::history::Mark;
-use crate::scenario::{Protocol, TimelineAction};
+use crate::scenario::Protocol;
 use crate::sim::SimTime;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -178,23 +178,6 @@ fn owners(run: &LabRun, bound: u64) -> (Vec<Option<usize>>, Vec<Option<usize>>, 
     (owner, active, formed)
 }
 
-/// The member's protocol at `at_ms`: its entry's, or the last restart's that set one.
-fn member_protocol(run: &LabRun, member: usize, at_ms: u64) -> Protocol {
-    let mut protocol = run.scenario.members[member].protocol;
-    for e in run.scenario.timeline.iter().filter(|e| e.at_ms <= at_ms) {
-        if let TimelineAction::Restart {
-            member: m,
-            settings: Some(new),
-        } = &e.action
-        {
-            if *m == member {
-                protocol = new.spec.protocol;
-            }
-        }
-    }
-    protocol
-}
-
 fn protocol_name(p: Protocol) -> &'static str {
     match p {
         Protocol::Classic => "classic",
@@ -280,7 +263,7 @@ pub fn state_at(run: &LabRun, at_ms: u64) -> StateAt {
     let within = |spans: &[(u64, u64)]| spans.iter().any(|&(a, b)| a <= bound && bound < b);
     let members: Vec<MemberAt> = (0..nm)
         .map(|m| {
-            let protocol = member_protocol(run, m, at_ms);
+            let protocol = run.group.protocol_at(m, t);
             let list = |of: &[Option<usize>]| -> Vec<String> {
                 (0..pnames.len())
                     .filter(|&p| of[p] == Some(m))
