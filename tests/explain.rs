@@ -343,3 +343,50 @@ fn explain_json_lists_the_rebalances_that_did_not_happen() {
         );
     });
 }
+
+/// A stall shorter than max.poll.interval.ms and a cut shorter than the session are where a
+/// reader expects a rebalance and the group had none: `non_events[]` says why.
+#[test]
+fn a_short_stall_and_a_short_cut_are_rebalances_that_did_not_happen() {
+    let e = json(&[
+        "explain",
+        "scenarios/slow-member.toml",
+        "--variant",
+        "eager",
+        "--set",
+        "timeline.0.duration_ms=100000",
+    ]);
+    assert_eq!(
+        e["rebalances"].as_array().unwrap().len(),
+        1,
+        "formation only"
+    );
+    let stall = &e["non_events"][0];
+    assert_eq!(
+        (stall["at_ms"].as_u64(), stall["member"].as_str()),
+        (Some(60_010), Some("c2"))
+    );
+    let reason = stall["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("within max.poll.interval.ms (300000 ms)"),
+        "{reason}"
+    );
+    let e = json(&[
+        "explain",
+        "scenarios/network-partition.toml",
+        "--variant",
+        "consumer",
+        "--set",
+        "timeline.0.duration_ms=5000",
+    ]);
+    let cut = &e["non_events"][0];
+    assert_eq!(
+        (cut["at_ms"].as_u64(), cut["member"].as_str()),
+        (Some(60_000), Some("pod1"))
+    );
+    let reason = cut["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("within group.consumer.session.timeout.ms (45000 ms)"),
+        "{reason}"
+    );
+}

@@ -248,11 +248,25 @@ pub fn explain(scenario: &Scenario, history: &GroupHistory, report: &Report) -> 
             }
         })
         .collect();
-    let non_events = story
+    let mut non_events: Vec<NonEvent> = story
         .takeovers
         .iter()
         .filter_map(|t| non_event(&ctx, t))
         .collect();
+    non_events.extend(
+        story
+            .quiet_stalls
+            .iter()
+            .map(|&(m, from, until)| quiet_stall(&ctx, m, from, until)),
+    );
+    non_events.extend(
+        story
+            .quiet_cuts
+            .iter()
+            .map(|&(m, from, until)| quiet_cut(&ctx, m, from, until)),
+    );
+    // In time order; at one instant, in the order told above (a stable sort).
+    non_events.sort_by_key(|n| n.at_ms);
     let loops = loops::find(&ctx, story);
     let settled = settle::verdict(&ctx, story, &loops, report);
     Explanation {
@@ -264,6 +278,51 @@ pub fn explain(scenario: &Scenario, history: &GroupHistory, report: &Report) -> 
         non_events,
         loops,
         settled,
+    }
+}
+
+/// A stall of member `m`'s poll loop that ended before `max.poll.interval.ms`: its heartbeat
+/// thread kept its session and its next poll came in time, so it never left the group.
+fn quiet_stall(ctx: &Ctx, m: usize, from: SimTime, until: SimTime) -> NonEvent {
+    let name = ctx.name(m);
+    let limit = ctx.settings(m).map_or(0, |s| s.max_poll_interval_ms);
+    NonEvent {
+        at_ms: from.as_millis(),
+        member: name.clone(),
+        reason: format!(
+            "{name}'s poll loop was stuck in one batch from {} to {} ({} ms), within \
+             max.poll.interval.ms ({limit} ms): its heartbeat thread kept its session alive \
+             and its next poll came in time, so it never left the group and nothing \
+             rebalanced (its partitions waited for it)",
+            at(from),
+            at(until),
+            ms_between(from, until)
+        ),
+    }
+}
+
+/// A cut of member `m` from the coordinator that its session outlasted: the coordinator never
+/// noticed it, so nothing rebalanced.
+fn quiet_cut(ctx: &Ctx, m: usize, from: SimTime, until: SimTime) -> NonEvent {
+    let name = ctx.name(m);
+    let spec = ctx.scenario.members.get(m);
+    let setting = if spec.is_some_and(|s| s.protocol == Protocol::Consumer) {
+        "group.consumer.session.timeout.ms"
+    } else {
+        "session.timeout.ms"
+    };
+    let session = spec.map_or(0, |s| s.settings.session_timeout_ms);
+    NonEvent {
+        at_ms: from.as_millis(),
+        member: name.clone(),
+        reason: format!(
+            "{name} could not reach the coordinator from {} to {} ({} ms), within {setting} \
+             ({session} ms): its heartbeats got through again before its session expired, so \
+             the coordinator never removed it and nothing rebalanced",
+            at(from),
+            at(until),
+            ms_between(from, until)
+        ),
     }
 }
 

@@ -113,6 +113,12 @@ pub struct Story {
     pub records: Vec<Record>,
     /// Entries taken over with no rebalance, in order.
     pub takeovers: Vec<Takeover>,
+    /// Stalls of a poll loop that ended before `max.poll.interval.ms` (no poll timeout during
+    /// them): (member, from, until), in order.
+    pub quiet_stalls: Vec<(usize, SimTime, SimTime)>,
+    /// Cuts from the coordinator the member's session outlasted (the coordinator did not remove
+    /// it meanwhile): (member, from, until), in order.
+    pub quiet_cuts: Vec<(usize, SimTime, SimTime)>,
     /// Each member's poll timeouts: (when, last poll).
     pub poll_timeouts: BTreeMap<usize, Vec<(SimTime, SimTime)>>,
     /// Each member's batch ends (time, records) after a poll timeout (the zombie batch).
@@ -150,6 +156,10 @@ pub(super) struct Walk {
     down: BTreeMap<usize, (SimTime, Down)>,
     restarted: BTreeMap<usize, SimTime>,
     takeovers: Vec<Takeover>,
+    /// Cuts from the coordinator: (member, from, until).
+    cuts: Vec<(usize, SimTime, SimTime)>,
+    /// When the coordinator removed each member.
+    removed_at: BTreeMap<usize, Vec<SimTime>>,
 }
 
 impl Walk {
@@ -282,7 +292,12 @@ impl Walk {
                     self.taken_over(now, *member);
                 }
             }
+            // A cut of a member the group holds: one a reader expects a rebalance from.
+            Fact::CutOffFromCoordinator { member, until } if self.in_group.contains(member) => {
+                self.cuts.push((*member, now, *until));
+            }
             Fact::MemberRemoved { member, .. } => {
+                self.removed_at.entry(*member).or_default().push(now);
                 self.in_group.remove(member);
                 self.assignment.remove(member);
                 if let Some(r) = self.open.and_then(|i| self.records.get_mut(i)) {
@@ -456,7 +471,33 @@ impl Walk {
 
 impl Walk {
     pub(super) fn finish(self) -> Story {
+        let timed_out = |m: usize, from: SimTime, until: SimTime| {
+            self.poll_timeouts
+                .get(&m)
+                .is_some_and(|ts| ts.iter().any(|&(t, _)| from <= t && t <= until))
+        };
+        let quiet_stalls = self
+            .stalls
+            .iter()
+            .flat_map(|(&m, spans)| spans.iter().map(move |&(from, until)| (m, from, until)))
+            .filter(|&(m, from, until)| !timed_out(m, from, until))
+            .collect::<Vec<_>>();
+        let removed = |m: usize, from: SimTime, until: SimTime| {
+            self.removed_at
+                .get(&m)
+                .is_some_and(|ts| ts.iter().any(|&t| from <= t && t <= until))
+        };
+        let quiet_cuts: Vec<_> = self
+            .cuts
+            .iter()
+            .copied()
+            .filter(|&(m, from, until)| !removed(m, from, until))
+            .collect();
+        let mut quiet_stalls = quiet_stalls;
+        quiet_stalls.sort_by_key(|&(m, from, _)| (from, m));
         Story {
+            quiet_stalls,
+            quiet_cuts,
             records: self.records,
             takeovers: self.takeovers,
             poll_timeouts: self.poll_timeouts,
@@ -620,5 +661,85 @@ mod tests {
         let r = &story.records[0];
         assert_eq!(r.acknowledged.get(&1), Some(&ms(30)));
         assert_eq!(r.sent[&1].len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod quiet_tests {
+    use super::*;
+
+    fn ms(t: u64) -> SimTime {
+        SimTime::from_millis(t)
+    }
+
+    fn added(member: usize) -> (SimTime, Fact) {
+        (
+            ms(1),
+            Fact::MemberAdded {
+                member,
+                incarnation: 1,
+                member_id: format!("m{member}"),
+            },
+        )
+    }
+
+    /// A stall with no poll timeout in it is quiet; one the poll timer ended is not.
+    #[test]
+    fn a_stall_the_poll_timer_did_not_end_is_quiet() {
+        let stall = |member, at, until| {
+            (
+                ms(at),
+                Fact::Stalled {
+                    member,
+                    until: ms(until),
+                },
+            )
+        };
+        let facts = [
+            added(0),
+            added(1),
+            stall(0, 10_000, 20_000),
+            stall(1, 10_000, 400_000),
+            (
+                ms(310_000),
+                Fact::PollTimeout {
+                    member: 1,
+                    last_poll: ms(10_000),
+                },
+            ),
+        ];
+        let story = walk(&facts);
+        assert_eq!(story.quiet_stalls, [(0, ms(10_000), ms(20_000))]);
+    }
+
+    /// A cut the member's session outlasted is quiet; one that ended in its removal is not, nor
+    /// is a cut of a process the group does not hold.
+    #[test]
+    fn a_cut_the_session_outlasted_is_quiet() {
+        let cut = |member, at, until| {
+            (
+                ms(at),
+                Fact::CutOffFromCoordinator {
+                    member,
+                    until: ms(until),
+                },
+            )
+        };
+        let facts = [
+            added(0),
+            added(1),
+            cut(0, 10_000, 15_000),
+            cut(1, 10_000, 70_000),
+            cut(2, 10_000, 15_000),
+            (
+                ms(55_000),
+                Fact::MemberRemoved {
+                    member: 1,
+                    member_id: "m1".into(),
+                },
+            ),
+        ];
+        let story = walk(&facts);
+        assert_eq!(story.quiet_cuts, [(0, ms(10_000), ms(15_000))]);
     }
 }
