@@ -54,8 +54,9 @@ enum Command {
         describe: bool,
     },
     /// Run a scenario and explain each rebalance as a chain of causes: who started it, how
-    /// everyone learned of it, who the group waited for and how long; rebalance loops named
-    /// as loops, and why a run never settled.
+    /// everyone learned of it, who the group waited for and how long; where a rebalance was
+    /// expected and none came, and why (a static member back within its session, a short
+    /// stall or cut); rebalance loops named as loops, and why a run never settled.
     Explain {
         #[command(flatten)]
         input: ScenarioInput,

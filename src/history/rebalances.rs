@@ -662,15 +662,6 @@ mod tests {
         assert_eq!(r.acknowledged.get(&1), Some(&ms(30)));
         assert_eq!(r.sent[&1].len(), 1);
     }
-}
-
-#[cfg(test)]
-mod quiet_tests {
-    use super::*;
-
-    fn ms(t: u64) -> SimTime {
-        SimTime::from_millis(t)
-    }
 
     fn added(member: usize) -> (SimTime, Fact) {
         (
