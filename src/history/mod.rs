@@ -1,14 +1,14 @@
 //! The group's history: one pass over the facts, in order, that keeps the group's story as
 //! values over time, for every observer that tells it: each member's process and its place in
 //! the group protocol (`members.rs`), the coordinator's side of the group (`coordinator.rs`),
-//! a KIP-848 consumer group as its records tell it (`consumer_group.rs`), and each rebalance's
-//! story (`rebalances.rs`). A reader asks for the state at an instant, or the rebalances;
-//! nobody folds the facts again on their own.
+//! a KIP-848 consumer group as its records tell it (`consumer_group.rs`), each rebalance's story
+//! (`rebalances.rs`), and the marks the pictures are drawn from (`marks.rs`). A reader asks for
+//! the state at an instant, or the rebalances; nobody folds the facts again on their own.
 //!
 //! The world records it as one more observer (the group now, always; over time when a run is
 //! asked for its history, `RunOptions::record_history`): nothing here feeds back into the
-//! simulation, and the metrics read the coordinator's side of the group from it. The checkers keep their own
-//! ledgers on purpose (an independent reading is what catches a model bug).
+//! simulation, and the metrics read the coordinator's side of the group from it. The checkers
+//! keep their own ledgers on purpose (an independent reading is what catches a model bug).
 
 mod consumer_group;
 mod coordinator;
