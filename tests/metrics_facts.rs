@@ -778,6 +778,40 @@ fn c1_and_c2_processing(story: &mut Story) {
 
 /// c1, alone in the group after c2 left it, rejoins eagerly and takes all of t-0..t-3
 /// (generation 3): it revokes what it has at `revoke_ms`, and processes everything 25 ms later.
+/// c2's poll loop stalls at 20 s (until 28 s) past its 5 s max.poll.interval.ms: its heartbeat
+/// thread's poll timer fires at 25.003 s and the coordinator removes it, generation 3 begins.
+fn c2_stalls_past_its_poll_interval(story: &mut Story) {
+    story
+        .at(
+            20_000,
+            [Fact::Stalled {
+                member: 1,
+                until: ms(28_000),
+            }],
+        )
+        .at(
+            25_003,
+            [Fact::PollTimeout {
+                member: 1,
+                last_poll: ms(20_000),
+            }],
+        )
+        .at(
+            25_005,
+            [
+                Fact::MemberRemoved {
+                    member: 1,
+                    member_id: "c2-id".into(),
+                },
+                Fact::RebalanceStarted {
+                    generation: 3,
+                    trigger: Trigger::PollTimeout,
+                    member: Some(1),
+                },
+            ],
+        );
+}
+
 fn c1_takes_everything(story: &mut Story, revoke_ms: u64) {
     story
         .at(
@@ -812,35 +846,7 @@ fn a_member_stalled_past_max_poll_interval_leaves_and_its_partitions_wait_from_t
     let top = "[group]\nmax_poll_interval_ms = 5_000\n";
     let mut story = Story::new(scenario_with(2, 4, top, ""));
     c1_and_c2_processing(&mut story);
-    story
-        .at(
-            20_000,
-            [Fact::Stalled {
-                member: 1,
-                until: ms(28_000),
-            }],
-        )
-        .at(
-            25_003,
-            [Fact::PollTimeout {
-                member: 1,
-                last_poll: ms(20_000),
-            }],
-        )
-        .at(
-            25_005,
-            [
-                Fact::MemberRemoved {
-                    member: 1,
-                    member_id: "c2-id".into(),
-                },
-                Fact::RebalanceStarted {
-                    generation: 3,
-                    trigger: Trigger::PollTimeout,
-                    member: Some(1),
-                },
-            ],
-        );
+    c2_stalls_past_its_poll_interval(&mut story);
     c1_takes_everything(&mut story, 27_008);
     story.at(
         28_000,
@@ -1191,35 +1197,8 @@ fn a_zombie_batch_past_which_the_new_owner_reset_is_processed_once() {
     story
         .at(12_049, [position(0, 0)])
         .at(12_050, [processing(0, &[2, 3]), processing(1, &[0, 1])])
-        .at(19_000, [processed(1, 0, 0, 9)])
-        .at(
-            20_000,
-            [Fact::Stalled {
-                member: 1,
-                until: ms(28_000),
-            }],
-        )
-        .at(
-            25_003,
-            [Fact::PollTimeout {
-                member: 1,
-                last_poll: ms(20_000),
-            }],
-        )
-        .at(
-            25_005,
-            [
-                Fact::MemberRemoved {
-                    member: 1,
-                    member_id: "c2-id".into(),
-                },
-                Fact::RebalanceStarted {
-                    generation: 3,
-                    trigger: Trigger::PollTimeout,
-                    member: Some(1),
-                },
-            ],
-        );
+        .at(19_000, [processed(1, 0, 0, 9)]);
+    c2_stalls_past_its_poll_interval(&mut story);
     c1_takes_everything(&mut story, 27_008);
     story.at(27_030, [position(0, 17)]).at(
         28_000,

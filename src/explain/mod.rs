@@ -301,16 +301,21 @@ fn quiet_stall(ctx: &Ctx, m: usize, from: SimTime, until: SimTime) -> NonEvent {
     }
 }
 
+/// The setting that bounds a member's session, by its protocol's name: the client's under the
+/// classic protocol, the broker's group setting under KIP-848.
+fn session_setting(spec: &crate::scenario::MemberSpec) -> &'static str {
+    match spec.protocol {
+        Protocol::Consumer => "group.consumer.session.timeout.ms",
+        Protocol::Classic => "session.timeout.ms",
+    }
+}
+
 /// A cut of member `m` from the coordinator that its session outlasted: the coordinator never
 /// noticed it, so nothing rebalanced.
 fn quiet_cut(ctx: &Ctx, m: usize, from: SimTime, until: SimTime) -> NonEvent {
     let name = ctx.name(m);
     let spec = ctx.scenario.members.get(m);
-    let setting = if spec.is_some_and(|s| s.protocol == Protocol::Consumer) {
-        "group.consumer.session.timeout.ms"
-    } else {
-        "session.timeout.ms"
-    };
+    let setting = spec.map_or("session.timeout.ms", session_setting);
     let session = spec.map_or(0, |s| s.settings.session_timeout_ms);
     NonEvent {
         at_ms: from.as_millis(),
@@ -333,16 +338,11 @@ fn non_event(ctx: &Ctx, t: &story::Takeover) -> Option<NonEvent> {
     let spec = ctx.scenario.members.get(t.member)?;
     let instance = spec.group_instance_id.as_deref()?;
     let name = ctx.name(t.member);
-    let (setting, leave) = if spec.protocol == Protocol::Consumer {
-        (
-            "group.consumer.session.timeout.ms",
-            "leaving with member epoch -2, which keeps a static member's entry and assignment",
-        )
+    let setting = session_setting(spec);
+    let leave = if spec.protocol == Protocol::Consumer {
+        "leaving with member epoch -2, which keeps a static member's entry and assignment"
     } else {
-        (
-            "session.timeout.ms",
-            "without a LeaveGroup, as a static member closes",
-        )
+        "without a LeaveGroup, as a static member closes"
     };
     let mut how = String::new();
     match t.down {

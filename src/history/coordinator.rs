@@ -42,40 +42,39 @@ impl CoordinatorState {
 
     /// Takes in `fact`; whether it concerned the coordinator's side.
     pub(super) fn apply(&mut self, fact: &Fact) -> bool {
-        let s = self;
         match fact {
             Fact::MemberAdded { member, .. } | Fact::MemberReplaced { member, .. } => {
-                s.classic_members.insert(*member);
+                self.classic_members.insert(*member);
             }
             Fact::MemberRemoved { member, .. } => {
-                s.classic_members.remove(member);
+                self.classic_members.remove(member);
             }
             Fact::RebalanceStarted { .. } => {
-                s.classic_state = ClassicGroupState::PreparingRebalance
+                self.classic_state = ClassicGroupState::PreparingRebalance
             }
             Fact::JoinCompleted { generation, .. } => {
-                s.classic_state = ClassicGroupState::CompletingRebalance;
-                s.generation = Some(*generation);
+                self.classic_state = ClassicGroupState::CompletingRebalance;
+                self.generation = Some(*generation);
             }
             Fact::GroupStable { generation } => {
-                s.classic_state = ClassicGroupState::Stable;
-                s.generation = Some(*generation);
+                self.classic_state = ClassicGroupState::Stable;
+                self.generation = Some(*generation);
             }
-            Fact::GroupEmpty => s.classic_state = ClassicGroupState::Empty,
+            Fact::GroupEmpty => self.classic_state = ClassicGroupState::Empty,
             Fact::GroupConverted { to_consumer, .. } => {
-                s.protocol = if *to_consumer {
+                self.protocol = if *to_consumer {
                     Protocol::Consumer
                 } else {
                     Protocol::Classic
                 };
             }
-            Fact::CoordinatorFailed { .. } => s.broker = None,
+            Fact::CoordinatorFailed { .. } => self.broker = None,
             Fact::CoordinatorMoved { to, .. } => {
-                s.broker = *to;
-                s.loading = to.is_some();
+                self.broker = *to;
+                self.loading = to.is_some();
             }
-            Fact::CoordinatorLoaded => s.loading = false,
-            Fact::LeaderElected { member, .. } => s.leader = Some(*member),
+            Fact::CoordinatorLoaded => self.loading = false,
+            Fact::LeaderElected { member, .. } => self.leader = Some(*member),
             _ => return false,
         }
         true

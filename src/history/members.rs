@@ -80,51 +80,50 @@ impl MemberState {
     /// Takes in `fact` (one whose [`subject`] this member is), for a member running
     /// `protocol`; whether it concerned the member.
     pub(super) fn apply(&mut self, fact: &Fact, protocol: Protocol) -> bool {
-        let s = self;
         match fact {
             Fact::MemberAdded { member_id, .. } | Fact::MemberReplaced { member_id, .. } => {
-                s.member_id = Some(member_id.clone());
+                self.member_id = Some(member_id.clone());
             }
             Fact::ProcessStarted { .. } => {
-                s.process = ProcessState::Running;
-                s.stalled_until = None;
-                s.error = None;
-                s.rejoin = None;
-                s.membership = Some(match protocol {
+                self.process = ProcessState::Running;
+                self.stalled_until = None;
+                self.error = None;
+                self.rejoin = None;
+                self.membership = Some(match protocol {
                     Protocol::Consumer => ConsumerMemberState::Unsubscribed.name(),
                     Protocol::Classic => ClassicMemberState::Unjoined.name(),
                 });
             }
-            Fact::MemberStateChanged { state, .. } => s.membership = Some(state),
+            Fact::MemberStateChanged { state, .. } => self.membership = Some(state),
             Fact::Stalled { until, .. } => {
-                s.process = ProcessState::Stalled;
-                s.stalled_until = Some(*until);
+                self.process = ProcessState::Stalled;
+                self.stalled_until = Some(*until);
             }
             Fact::StallEnded { .. } => {
-                if s.process == ProcessState::Stalled {
-                    s.process = ProcessState::Running;
+                if self.process == ProcessState::Stalled {
+                    self.process = ProcessState::Running;
                 }
-                s.stalled_until = None;
+                self.stalled_until = None;
             }
-            Fact::CloseRequested { .. } => s.process = ProcessState::Closing,
+            Fact::CloseRequested { .. } => self.process = ProcessState::Closing,
             Fact::ProcessStopped { .. } | Fact::Crashed { .. } => {
-                s.process = if matches!(fact, Fact::Crashed { .. }) {
+                self.process = if matches!(fact, Fact::Crashed { .. }) {
                     ProcessState::Crashed
                 } else {
                     ProcessState::Closed
                 };
-                s.membership = None;
-                s.synced_generation = None;
-                s.stalled_until = None;
-                s.rejoin = None;
+                self.membership = None;
+                self.synced_generation = None;
+                self.stalled_until = None;
+                self.rejoin = None;
             }
-            Fact::FatalError { error, .. } => s.error = Some(error),
+            Fact::FatalError { error, .. } => self.error = Some(error),
             Fact::JoinGroupSent { .. } => {
-                s.membership = Some(ClassicMemberState::AwaitingJoin.name());
-                s.rejoin = None;
+                self.membership = Some(ClassicMemberState::AwaitingJoin.name());
+                self.rejoin = None;
             }
             Fact::JoinGroupAnswered { error, .. } => {
-                s.membership = Some(if *error == ErrorCode::None {
+                self.membership = Some(if *error == ErrorCode::None {
                     ClassicMemberState::AwaitingSync.name()
                 } else {
                     ClassicMemberState::Unjoined.name()
@@ -134,16 +133,16 @@ impl MemberState {
                 generation, error, ..
             } => {
                 if *error == ErrorCode::None {
-                    s.membership = Some(ClassicMemberState::Stable.name());
-                    s.synced_generation = Some(*generation);
+                    self.membership = Some(ClassicMemberState::Stable.name());
+                    self.synced_generation = Some(*generation);
                 } else {
-                    s.membership = Some(ClassicMemberState::Unjoined.name());
+                    self.membership = Some(ClassicMemberState::Unjoined.name());
                 }
             }
-            Fact::RejoinNeeded { cause, .. } => s.rejoin = Some(*cause),
+            Fact::RejoinNeeded { cause, .. } => self.rejoin = Some(*cause),
             // Classic: a poll timeout makes the member leave (`maybeLeaveGroup`), unjoined.
             Fact::PollTimeout { .. } if protocol == Protocol::Classic => {
-                s.membership = Some(ClassicMemberState::Unjoined.name());
+                self.membership = Some(ClassicMemberState::Unjoined.name());
             }
             _ => return false,
         }

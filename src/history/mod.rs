@@ -21,7 +21,7 @@ pub use coordinator::CoordinatorState;
 pub use marks::{Mark, RunMarks};
 pub use members::{MemberState, ProcessState};
 
-use crate::facts::{ConsumerRecord, Fact};
+use crate::facts::{ConsumerRecord, Fact, MemberIds};
 use crate::java::{Capacity, JavaHashMap};
 use crate::messages::ErrorCode;
 use crate::scenario::{Protocol, Scenario, TimelineAction};
@@ -97,24 +97,32 @@ impl GroupHistory {
     }
 }
 
-/// Builds the history from the facts as the run records them. It always keeps the group as it
-/// is now (what the figures read: `--describe`'s coordinator side), and keeps it over time, with
-/// every rebalance's story, when asked (`RunOptions::record_history`: the lab, the pictures,
+/// Builds the history from the facts as the run records them. It always keeps the coordinator's
+/// side of the group as it is now (what the figures read: `--describe`), and keeps the group
+/// over time, each member's state and every rebalance's story with it, when asked (`RunOptions::record_history`: the lab, the pictures,
 /// `cgsim explain`).
 pub struct Recorder {
-    protocols: Protocols,
-    members: Vec<MemberState>,
     coordinator: CoordinatorState,
     /// A classic group's members by member id, in its coordinator's map order (Kafka's
     /// `ClassicGroup.members`, a `java.util.HashMap`: DescribeGroups lists them so).
     member_map: JavaHashMap<String, usize>,
+    /// Each member's current id (a static replacement takes the old one out of the map).
+    member_ids: MemberIds,
     /// Per member: the generation and assignment its last successful SyncGroup answer carried.
     synced: Vec<Option<(i32, Vec<usize>)>>,
     /// Per partition: the last offset the coordinator stored for the group.
     committed: Vec<Option<u64>>,
     consumer_group: ConsumerGroupReplay,
     /// Over time, when kept.
-    kept: Option<(GroupHistory, rebalances::Walk)>,
+    kept: Option<KeptOverTime>,
+}
+
+/// What only the history over time needs: each member's state (no figure reads it), the
+/// rebalance story's walk, and the history itself.
+struct KeptOverTime {
+    members: Vec<MemberState>,
+    walk: rebalances::Walk,
+    history: GroupHistory,
 }
 
 impl Recorder {
@@ -126,24 +134,23 @@ impl Recorder {
         coordinator_broker: u32,
         over_time: bool,
     ) -> Self {
-        let protocols = Protocols::of(scenario);
         let n = scenario.members.len();
         let coordinator = CoordinatorState::new(scenario.group.protocol, coordinator_broker);
-        let kept = over_time.then(|| {
-            let history = GroupHistory {
+        let kept = over_time.then(|| KeptOverTime {
+            members: vec![MemberState::default(); n],
+            walk: rebalances::Walk::default(),
+            history: GroupHistory {
                 members: vec![OverTime::new(MemberState::default()); n],
                 coordinator: OverTime::new(coordinator.clone()),
                 consumer_records: Vec::new(),
                 rebalances: rebalances::Story::default(),
-                protocols: protocols.clone(),
-            };
-            (history, rebalances::Walk::default())
+                protocols: Protocols::of(scenario),
+            },
         });
         Recorder {
-            protocols,
-            members: vec![MemberState::default(); n],
             coordinator,
             member_map: JavaHashMap::new(Capacity::Default),
+            member_ids: MemberIds::default(),
             synced: vec![None; n],
             committed: vec![None; partitions],
             consumer_group: ConsumerGroupReplay::default(),
@@ -169,24 +176,9 @@ impl Recorder {
             return;
         }
         self.observe_coordinator_record(fact);
-        if let Some((history, walk)) = &mut self.kept {
-            walk.fact(now, fact);
-            if let Fact::ConsumerGroupRecorded(record) = fact {
-                history.consumer_records.push((now, record.clone()));
-            }
-        }
-        if self.coordinator.apply(fact) {
-            if let Some((history, _)) = &mut self.kept {
-                history.coordinator.set(now, self.coordinator.clone());
-            }
-        }
-        if let Some(m) = members::subject(fact).filter(|&m| m < self.members.len()) {
-            let protocol = self.protocols.at(m, now);
-            if self.members[m].apply(fact, protocol) {
-                if let Some((history, _)) = &mut self.kept {
-                    history.members[m].set(now, self.members[m].clone());
-                }
-            }
+        let changed = self.coordinator.apply(fact);
+        if let Some(kept) = &mut self.kept {
+            kept.observe(now, fact, changed.then_some(&self.coordinator));
         }
     }
 
@@ -199,13 +191,15 @@ impl Recorder {
                 member, member_id, ..
             } => {
                 self.member_map.insert(member_id.clone(), *member);
+                self.member_ids.observe(fact);
             }
             Fact::MemberReplaced { member, member_id } => {
                 // `replaceStaticMember`: the old id's entry goes, the new one is put.
-                if let Some(old) = self.members.get(*member).and_then(|s| s.member_id.as_ref()) {
+                if let Some(old) = self.member_ids.current(*member) {
                     self.member_map.remove(old);
                 }
                 self.member_map.insert(member_id.clone(), *member);
+                self.member_ids.observe(fact);
             }
             Fact::MemberRemoved { member_id, .. } => {
                 self.member_map.remove(member_id);
@@ -251,11 +245,31 @@ impl Recorder {
 
     /// The history over time, when it was kept.
     pub fn finish(self) -> Option<GroupHistory> {
-        let (history, walk) = self.kept?;
+        let kept = self.kept?;
         Some(GroupHistory {
-            rebalances: walk.finish(),
-            ..history
+            rebalances: kept.walk.finish(),
+            ..kept.history
         })
+    }
+}
+
+impl KeptOverTime {
+    /// Takes in `fact`, with the coordinator's side as it left it if it changed it.
+    fn observe(&mut self, now: SimTime, fact: &Fact, coordinator: Option<&CoordinatorState>) {
+        self.walk.fact(now, fact);
+        let history = &mut self.history;
+        if let Fact::ConsumerGroupRecorded(record) = fact {
+            history.consumer_records.push((now, record.clone()));
+        }
+        if let Some(c) = coordinator {
+            history.coordinator.set(now, c.clone());
+        }
+        if let Some(m) = members::subject(fact).filter(|&m| m < self.members.len()) {
+            let protocol = history.protocols.at(m, now);
+            if self.members[m].apply(fact, protocol) {
+                history.members[m].set(now, self.members[m].clone());
+            }
+        }
     }
 }
 
