@@ -43,7 +43,7 @@ fn ms(ms: u64) -> SimTime {
 impl Story {
     fn new(scenario: Scenario) -> Story {
         let names = PartitionSpace::new(&scenario).names().to_vec();
-        let history = Recorder::new(&scenario, names.len(), 0, false);
+        let history = Recorder::new(&scenario, &names, 0, false);
         let metrics = Metrics::new(&scenario, names);
         Story {
             scenario,
@@ -56,12 +56,13 @@ impl Story {
     fn at(&mut self, at_ms: u64, facts: impl IntoIterator<Item = Fact>) -> &mut Story {
         for fact in facts {
             self.history.observe(ms(at_ms), &fact);
-            self.metrics.observe(ms(at_ms), &fact);
+            self.metrics.observe(ms(at_ms), &fact, &self.history);
         }
         self
     }
 
-    fn report(self, end_ms: u64) -> Report {
+    fn report(mut self, end_ms: u64) -> Report {
+        self.history.end(ms(end_ms));
         let streams = RngStreams::new(self.scenario.seed);
         let space = PartitionSpace::new(&self.scenario);
         let logs = Logs::new(&self.scenario, &space, &streams);
@@ -297,35 +298,6 @@ fn a_topic_that_grows_breaks_co_partitioning_from_the_fact_on() {
     assert_eq!(b.topics, ["t", "u"]);
     assert_eq!(b.partition_counts, [3, 2]);
     assert_eq!(b.unmatched_indexes, [2]);
-}
-
-#[test]
-fn a_member_cut_off_from_the_coordinator_is_marked_unreachable_in_the_history() {
-    let mut story = Story::new(scenario(1, 2));
-    story.metrics.record_history();
-    story
-        .at(0, [Fact::ProcessStarted { member: 0 }])
-        .at(16, [added(0, "c1-id")])
-        .at(
-            7_000,
-            [Fact::CutOffFromCoordinator {
-                member: 0,
-                until: ms(9_000),
-            }],
-        );
-    let history = story.metrics.take_history().expect("recorded");
-    let marks: Vec<String> = history
-        .marks
-        .iter()
-        .map(|(at, m)| format!("{at} {m:?}"))
-        .collect();
-    assert!(
-        marks.contains(
-            &"7000000 Unreachable { member: 0, cause: \"cut_off\", until_us: Some(9000000) }"
-                .to_string()
-        ),
-        "{marks:#?}"
-    );
 }
 
 #[test]

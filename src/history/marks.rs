@@ -1,8 +1,8 @@
 //! What happened when, for pictures of a run (the SVG timeline, the Perfetto trace, the lab's
 //! lanes): every owner change, every start and stop of processing, member lifecycle events,
 //! restores and rebalance phases. Recorded only when asked (`RunOptions::record_history`), by
-//! the metrics' ledger for now: who owns and processes a partition is its reading of the facts
-//! (DESIGN.md "What counts"), and the marks must agree with the figures.
+//! the ledger (`ledger/`): who owns and processes a partition is its reading of the facts
+//! (DESIGN.md "What counts"), the one the figures count too.
 
 use serde::Serialize;
 

@@ -2,26 +2,34 @@
 //! values over time, for every observer that tells it: each member's process and its place in
 //! the group protocol (`members.rs`), the coordinator's side of the group (`coordinator.rs`),
 //! a KIP-848 consumer group as its records tell it (`consumer_group.rs`), each rebalance's story
-//! (`rebalances.rs`), and the marks the pictures are drawn from (`marks.rs`). A reader asks for
-//! the state at an instant, or the rebalances; nobody folds the facts again on their own.
+//! (`rebalances.rs`), the group now as the figures count it (`ledger/`: members' lifecycles,
+//! ownership and processing, the rebalance under way, the tallies of what they cost, and the
+//! [`Change`]s each fact makes, `changes.rs`), and the marks the pictures are drawn from
+//! (`marks.rs`). A reader asks for the state now or at an instant, the rebalances, or the
+//! changes; nobody folds the facts again on their own.
 //!
 //! The world records it as one more observer (the group now, always; over time when a run is
 //! asked for its history, `RunOptions::record_history`): nothing here feeds back into the
-//! simulation, and the metrics read the coordinator's side of the group from it. The checkers
+//! simulation, and the metrics read the group from it (its ledger, its changes, the coordinator's
+//! side). The checkers
 //! keep their own ledgers on purpose (an independent reading is what catches a model bug).
 
+mod changes;
 mod consumer_group;
 mod coordinator;
+pub mod ledger;
 mod marks;
 mod members;
 pub mod rebalances;
 
+pub use changes::{Change, CompletedRebalance};
 pub use consumer_group::{ConsumerGroupReplay, DescribedMember};
 pub use coordinator::CoordinatorState;
+pub use ledger::Ledger;
 pub use marks::{Mark, RunMarks};
 pub use members::{MemberState, ProcessState};
 
-use crate::facts::{ConsumerRecord, Fact, MemberIds};
+use crate::facts::{ConsumerRecord, Fact};
 use crate::java::{Capacity, JavaHashMap};
 use crate::messages::ErrorCode;
 use crate::scenario::{Protocol, Scenario, TimelineAction};
@@ -106,8 +114,9 @@ pub struct Recorder {
     /// A classic group's members by member id, in its coordinator's map order (Kafka's
     /// `ClassicGroup.members`, a `java.util.HashMap`: DescribeGroups lists them so).
     member_map: JavaHashMap<String, usize>,
-    /// Each member's current id (a static replacement takes the old one out of the map).
-    member_ids: MemberIds,
+    /// The group now, as the figures count it; each member's current id among it (a static
+    /// replacement takes the old one out of the map).
+    ledger: Ledger,
     /// Per member: the generation and assignment its last successful SyncGroup answer carried.
     synced: Vec<Option<(i32, Vec<usize>)>>,
     /// Per partition: the last offset the coordinator stored for the group.
@@ -127,14 +136,22 @@ struct KeptOverTime {
 
 impl Recorder {
     /// Before the run: no member started, no group yet, its coordinator on `coordinator_broker`;
-    /// `over_time` keeps the history over time too.
+    /// `over_time` keeps the history over time too, and the marks the pictures are drawn from.
     pub fn new(
         scenario: &Scenario,
-        partitions: usize,
+        partition_names: &[String],
         coordinator_broker: u32,
         over_time: bool,
     ) -> Self {
         let n = scenario.members.len();
+        let partitions = partition_names.len();
+        let mut ledger = Ledger::new(scenario, partition_names);
+        if over_time {
+            ledger.keep_marks(
+                scenario.members.iter().map(|m| m.name.clone()).collect(),
+                partition_names.to_vec(),
+            );
+        }
         let coordinator = CoordinatorState::new(scenario.group.protocol, coordinator_broker);
         let kept = over_time.then(|| KeptOverTime {
             members: vec![MemberState::default(); n],
@@ -150,7 +167,7 @@ impl Recorder {
         Recorder {
             coordinator,
             member_map: JavaHashMap::new(Capacity::Default),
-            member_ids: MemberIds::default(),
+            ledger,
             synced: vec![None; n],
             committed: vec![None; partitions],
             consumer_group: ConsumerGroupReplay::default(),
@@ -159,6 +176,10 @@ impl Recorder {
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
+        // The coordinator's record first: a static replacement needs the member's previous id,
+        // which the ledger replaces.
+        self.observe_coordinator_record(fact);
+        self.ledger.observe(now, fact);
         // Most facts are a batch's or a fetch's, which change nothing here but the rebalance
         // story's (a batch after a poll timeout): passed over at once when that is not kept.
         if self.kept.is_none()
@@ -175,7 +196,6 @@ impl Recorder {
         {
             return;
         }
-        self.observe_coordinator_record(fact);
         let changed = self.coordinator.apply(fact);
         if let Some(kept) = &mut self.kept {
             kept.observe(now, fact, changed.then_some(&self.coordinator));
@@ -183,23 +203,21 @@ impl Recorder {
     }
 
     /// The coordinator's records of the group: its member map, the SyncGroup answers, the
-    /// committed offsets, the consumer group's records. Before the members' states: a static
-    /// replacement needs the member's previous id.
+    /// committed offsets, the consumer group's records. Before the ledger and the members'
+    /// states: a static replacement needs the member's previous id.
     fn observe_coordinator_record(&mut self, fact: &Fact) {
         match fact {
             Fact::MemberAdded {
                 member, member_id, ..
             } => {
                 self.member_map.insert(member_id.clone(), *member);
-                self.member_ids.observe(fact);
             }
             Fact::MemberReplaced { member, member_id } => {
                 // `replaceStaticMember`: the old id's entry goes, the new one is put.
-                if let Some(old) = self.member_ids.current(*member) {
+                if let Some(old) = self.ledger.member_ids().current(*member) {
                     self.member_map.remove(old);
                 }
                 self.member_map.insert(member_id.clone(), *member);
-                self.member_ids.observe(fact);
             }
             Fact::MemberRemoved { member_id, .. } => {
                 self.member_map.remove(member_id);
@@ -216,6 +234,26 @@ impl Recorder {
             Fact::ConsumerGroupRecorded(record) => self.consumer_group.replay(record),
             _ => {}
         }
+    }
+
+    /// The group now, as the figures count it.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// What the last fact changed, for the figures.
+    pub fn changes(&self) -> &[Change] {
+        self.ledger.changes()
+    }
+
+    /// The run ended at `end`: the ledger's open intervals close there.
+    pub fn end(&mut self, end: SimTime) {
+        self.ledger.end(end);
+    }
+
+    /// The marks the pictures are drawn from, when kept.
+    pub fn take_marks(&mut self) -> Option<RunMarks> {
+        self.ledger.take_marks()
     }
 
     /// The coordinator's side of the group now.

@@ -20,8 +20,13 @@ fn scenario(extra: &str) -> Scenario {
     load_str("h.toml", &text, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The partition names of `scenario()`'s topic.
+fn names() -> Vec<String> {
+    (0..4).map(|p| format!("t-{p}")).collect()
+}
+
 fn record(scenario: &Scenario, facts: &[(u64, Fact)]) -> GroupHistory {
-    let mut r = Recorder::new(scenario, 4, 1, true);
+    let mut r = Recorder::new(scenario, &names(), 1, true);
     for (at, fact) in facts {
         r.observe(ms(*at), fact);
     }
@@ -214,7 +219,7 @@ fn a_member_restarted_onto_the_other_protocol_starts_in_that_protocols_state() {
 #[test]
 fn the_coordinators_record_now_follows_replacements_syncs_and_commits() {
     let s = scenario("");
-    let mut r = Recorder::new(&s, 4, 1, false);
+    let mut r = Recorder::new(&s, &names(), 1, false);
     let facts = [
         Fact::MemberAdded {
             member: 0,

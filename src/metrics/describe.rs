@@ -30,7 +30,7 @@ impl Metrics {
         history: &Recorder,
     ) -> GroupDescription {
         // Global partition index -> (topic, partition), as the partition space numbers them.
-        let mut names: Vec<(String, u32)> = Vec::with_capacity(self.partition_exists.len());
+        let mut names: Vec<(String, u32)> = Vec::with_capacity(self.position.len());
         for topic in &scenario.topics {
             for i in 0..topic.max_partitions() {
                 names.push((topic.name.clone(), i));
@@ -68,8 +68,8 @@ impl Metrics {
                 classic_members(history, scenario, &names),
             )
         };
-        let partitions = (0..self.partition_exists.len())
-            .filter(|&p| self.partition_exists[p])
+        let partitions = (0..self.position.len())
+            .filter(|&p| history.ledger().partition_exists(p))
             .map(|p| PartitionOffsets {
                 topic: names[p].0.clone(),
                 partition: names[p].1,

@@ -2,12 +2,18 @@
 //! each), their latency, and the restores begun, overall and per rebalance window.
 
 use super::*;
+use crate::facts::Miss;
 
 impl Metrics {
-    /// A notification was joined (or missed, for one reason) `latency_us` after it was produced.
-    pub fn notification(&mut self, outcome: Result<(), Miss>, latency_us: u64) {
+    /// A notification was joined (or missed, for one reason) `latency_us` after it was
+    /// produced; `in_window` while a rebalance's window is open.
+    pub(super) fn notification(
+        &mut self,
+        outcome: Result<(), Miss>,
+        latency_us: u64,
+        in_window: bool,
+    ) {
         self.join.notifications += 1;
-        let in_window = self.formed() && (self.running.is_some() || self.window_entry.is_some());
         for misses in [
             Some(&mut self.join.misses),
             in_window.then_some(&mut self.window.join_misses),
@@ -32,24 +38,13 @@ impl Metrics {
 
     /// A member begins rebuilding a price partition's state: `records` replayed over
     /// `duration_us` (0 for a standby takeover).
-    pub fn restore_started(
+    pub(super) fn restore_started(
         &mut self,
-        now: SimTime,
-        m: usize,
-        p: usize,
         standby: bool,
         records: u64,
         duration_us: u64,
+        in_window: bool,
     ) {
-        self.mark(
-            now,
-            Mark::Restore {
-                member: m,
-                partition: p,
-                until_us: now.as_micros() + duration_us,
-            },
-        );
-        let in_window = self.formed() && (self.running.is_some() || self.window_entry.is_some());
         let r = &mut self.recovery;
         r.restores += 1;
         r.standby_takeovers += u64::from(standby);

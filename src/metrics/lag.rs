@@ -91,7 +91,7 @@ impl Metrics {
 
     /// Samples consumer lag: every existing partition's log end offset minus the processed
     /// position of its owner, summed.
-    pub fn sample_lag(&mut self, now: SimTime, logs: &Logs) {
+    pub fn sample_lag(&mut self, now: SimTime, logs: &Logs, group: &Ledger) {
         self.take_in_pending_peaks(logs);
         // A position never passes its log end (it is what was processed, committed or reset
         // to, all read from the log), so the sum of the differences is the difference of the
@@ -100,20 +100,20 @@ impl Metrics {
         debug_assert!(end >= self.lag.position_sum, "a position past its log end");
         let total = end.saturating_sub(self.lag.position_sum);
         #[cfg(debug_assertions)]
-        self.check_total_lag(now, logs, total);
+        self.check_total_lag(now, logs, total, group);
         self.lag.samples += 1;
         self.lag.last_sample_at = now;
         // Peaks count after formation: before it nobody consumes yet.
-        if self.formation.is_some() && self.lag.first_counted.is_none() {
+        if group.formed() && self.lag.first_counted.is_none() {
             self.lag.first_counted = Some(self.lag.samples);
         }
         self.last_total_lag = total;
         self.lag_series.push((ms(now), total));
-        if !self.formed() {
+        if !group.formed() {
             return;
         }
         // The window's peak: from the rebalance's start until lag has caught up.
-        if (self.running.is_some() || self.window_entry.is_some())
+        if (group.rebalance_running() || self.window_entry.is_some())
             && self.window.catch_up_ms.is_none()
         {
             self.window.lag_peak = self.window.lag_peak.max(total);
@@ -121,7 +121,7 @@ impl Metrics {
         if let Some(i) = self.window_entry {
             let end = self.rebalances[i].end_ms;
             if self.window.catch_up_ms.is_none()
-                && self.running.is_none()
+                && !group.rebalance_running()
                 && total <= self.window.lag_before + self.batch_records
             {
                 self.window.catch_up_ms = Some(ms(now).saturating_sub(end));
@@ -131,9 +131,9 @@ impl Metrics {
 
     /// Debug builds (every test) check the kept total against every partition's lag.
     #[cfg(debug_assertions)]
-    fn check_total_lag(&self, now: SimTime, logs: &Logs, total: u64) {
+    fn check_total_lag(&self, now: SimTime, logs: &Logs, total: u64, group: &Ledger) {
         let each: u64 = (0..self.position.len())
-            .filter(|&p| self.partition_exists[p])
+            .filter(|&p| group.partition_exists(p))
             .map(|p| logs.end_offset(p, now).saturating_sub(self.position[p]))
             .sum();
         assert_eq!(total, each, "the kept total lag at {now}");
@@ -142,10 +142,10 @@ impl Metrics {
     /// How finely to sample lag now: up to 100 times finer while a rebalance runs, 10 while its
     /// window catches up (for at most a minute after its end), 1 otherwise; a group with many
     /// partitions samples less finely (each sample reads every partition).
-    pub fn lag_sampling_factor(&self, now: SimTime) -> u64 {
+    pub fn lag_sampling_factor(&self, now: SimTime, group: &Ledger) -> u64 {
         let partitions = self.position.len().max(1) as u64;
         let budget = |most: u64, per_sample: u64| (per_sample / partitions).clamp(1, most);
-        if self.running.is_some() {
+        if group.rebalance_running() {
             return budget(100, 100_000);
         }
         match self.window_entry {

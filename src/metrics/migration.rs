@@ -44,15 +44,14 @@ impl Migration {
 }
 
 impl Metrics {
-    pub(super) fn group_converted(&mut self, now: SimTime, fact: &Fact) {
-        let Fact::GroupConverted {
+    pub(super) fn group_converted(&mut self, now: SimTime, change: &Change) {
+        let Change::GroupConverted {
             to_consumer,
             by,
             replaced,
             epoch,
             members,
-            ..
-        } = fact
+        } = change
         else {
             return;
         };

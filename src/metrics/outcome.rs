@@ -5,6 +5,7 @@
 pub use super::kafka::{ConsumerMetrics, KafkaMetrics};
 use super::*;
 pub use crate::check::{Invariants, Violation, Zombie};
+pub use crate::history::ledger::{CoPartitionBreak, Formation};
 use crate::scenario::TimelineAction;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -177,14 +178,6 @@ pub struct RestartedWith {
     pub set: Vec<String>,
     pub assignors: Vec<String>,
     pub protocol: String,
-}
-
-#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
-pub struct Formation {
-    pub generation: i32,
-    pub start_ms: u64,
-    pub end_ms: u64,
-    pub duration_ms: u64,
 }
 
 #[derive(Serialize, Debug, Clone, Default)]
@@ -396,14 +389,6 @@ pub struct Records {
     pub cross_rack_fetched: Option<u64>,
 }
 
-#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
-pub struct CoPartitionBreak {
-    pub at_ms: u64,
-    pub topics: Vec<String>,
-    pub partition_counts: Vec<u32>,
-    pub unmatched_indexes: Vec<u32>,
-}
-
 /// What the run itself says at its end, beside the figures: when it ended, its digest and
 /// event count, and the checkers' verdicts.
 pub struct RunEnd<'a> {
@@ -415,13 +400,14 @@ pub struct RunEnd<'a> {
 
 impl Metrics {
     /// The report: the figures at the run's end, with the logs (lag, records), the scenario
-    /// and the group's history (`--describe`'s coordinator side).
+    /// and the group's history, ended at `run.end` ([`Recorder::end`]): its ledger's tallies
+    /// and `--describe`'s coordinator side.
     pub fn finish(
         mut self,
         run: RunEnd,
         logs: &Logs,
         scenario: &Scenario,
-        history: &crate::history::Recorder,
+        history: &Recorder,
     ) -> Report {
         let RunEnd {
             end,
@@ -432,58 +418,27 @@ impl Metrics {
         self.close_window();
         self.finish_lag_peaks(logs);
         let kafka_metrics = self.kafka_metrics(end);
-        let group = self.group_description(end, scenario, logs, history);
+        let description = self.group_description(end, scenario, logs, history);
         let catch_up_ms: Vec<Option<u64>> = self
             .rebalances
             .iter()
             .map(|e| e.window.catch_up_ms)
             .collect();
-        let mut open_at_end = Vec::new();
-        for p in 0..self.unavailable_since.len() {
-            if self.unavailable_since[p].is_some() {
-                self.close_unavailable(end, p);
-                open_at_end.push(self.partition_names[p].clone());
-            }
-        }
-        self.close_fault_figures(end);
-        let mut unowned_open = Vec::new();
-        for p in 0..self.unowned_since.len() {
-            if let Some(since) = self.unowned_since[p].take() {
-                self.unowned_us[p] += (end - since).as_micros();
-                unowned_open.push(self.partition_names[p].clone());
-            }
-        }
-        let unowned: BTreeMap<String, u64> = self
-            .partition_names
-            .iter()
-            .zip(&self.unowned_us)
-            .map(|(n, us)| (n.clone(), us / 1000))
-            .collect();
-        let mut paused_at_end = Vec::new();
-        for m in 0..self.paused_since.len() {
-            if let Some(since) = self.paused_since[m].take() {
-                if self.in_group[m] {
-                    self.stop_the_world_us[m] += (end - since).as_micros();
-                    self.stopped_members.insert(m);
-                    paused_at_end.push(self.member_names[m].clone());
-                }
-            }
-        }
-        let stw: BTreeMap<String, u64> = self
+        let group = history.ledger();
+        let t = group.tallies();
+        let partition = |p: &usize| self.partition_names[*p].clone();
+        let member = |m: &usize| self.member_names[*m].clone();
+        let by_partition = |us: &[u64]| -> BTreeMap<String, u64> {
+            self.partition_names
+                .iter()
+                .zip(us)
+                .map(|(n, us)| (n.clone(), us / 1000))
+                .collect()
+        };
+        let stw: BTreeMap<String, u64> = t
             .stopped_members
             .iter()
-            .map(|&m| {
-                (
-                    self.member_names[m].clone(),
-                    self.stop_the_world_us[m] / 1000,
-                )
-            })
-            .collect();
-        let unavailable: BTreeMap<String, u64> = self
-            .partition_names
-            .iter()
-            .zip(&self.unavailable_us)
-            .map(|(n, us)| (n.clone(), us / 1000))
+            .map(|m| (member(m), t.stop_the_world_us[*m] / 1000))
             .collect();
         let counts = logs.produced_by(end);
         let unconsumed: u64 = (0..logs.partitions())
@@ -497,7 +452,7 @@ impl Metrics {
             .written
             .saturating_sub(distinct + self.skipped + unconsumed);
         let mut final_assignment: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (p, owner) in self.owner.iter().enumerate() {
+        for (p, owner) in group.owners().iter().enumerate() {
             if let Some(m) = owner {
                 final_assignment
                     .entry(self.member_names[*m].clone())
@@ -505,14 +460,14 @@ impl Metrics {
                     .push(self.partition_names[p].clone());
             }
         }
-        let seen = self.faults.seen;
+        let seen = group.faults_seen();
         let members = scenario
             .members
             .iter()
             .enumerate()
             .map(|(i, m)| ReportMember {
                 name: m.name.clone(),
-                member_id: self.member_ids.current(i).unwrap_or_default().to_string(),
+                member_id: group.member_id(i).unwrap_or_default().to_string(),
                 assignors: m.assignors.clone(),
                 protocol: protocol_name(m).to_string(),
                 restarted_with: scenario
@@ -533,8 +488,8 @@ impl Metrics {
                     .collect(),
                 client_rack: m.client_rack.clone(),
                 cross_rack_fetched: self.cross_rack_fetched.as_ref().map(|v| v[i]),
-                coordinator_unknown_ms: seen.then(|| self.faults.coordinator_unknown_us[i] / 1000),
-                poll_blocked_on_coordinator_ms: seen.then(|| self.faults.poll_blocked_ms[i]),
+                coordinator_unknown_ms: seen.then(|| group.coordinator_unknown_us(i) / 1000),
+                poll_blocked_on_coordinator_ms: seen.then(|| group.poll_blocked_ms(i)),
             })
             .collect();
         Report {
@@ -546,42 +501,48 @@ impl Metrics {
             events,
             duration_ms: scenario.duration_ms,
             members,
-            formation: self.formation,
+            formation: group.formation().cloned(),
             rebalances: Rebalances {
                 count: self.rebalances.len() as u64,
                 list: self.rebalances,
             },
             revocations: Revocations {
-                total: self.revocations_total,
-                by_staying_members: self.revocations_by_staying,
+                total: t.revocations_total,
+                by_staying_members: t.revocations_by_staying,
                 per_member: self
                     .member_names
                     .iter()
-                    .zip(&self.revocations_per_member)
+                    .zip(&t.revocations_per_member)
                     .filter(|(_, &n)| n > 0)
                     .map(|(name, &n)| (name.clone(), n))
                     .collect(),
             },
             lost: Lost {
-                total: self.lost_total,
-                by_crash: self.lost_by_crash,
+                total: t.lost_total,
+                by_crash: t.lost_by_crash,
             },
             moved: Moved {
-                total: self.moved_total,
-                minimum: self.moved_minimum,
+                total: t.moved_total,
+                minimum: t.moved_minimum,
             },
             pauses: Pauses {
-                stop_the_world_ms: Summary::of(stw, paused_at_end),
+                stop_the_world_ms: Summary::of(stw, t.paused_at_end.iter().map(member).collect()),
                 unavailable_ms: Unavailable {
-                    summary: Summary::of(unavailable, open_at_end),
-                    by_cause: self.faults.by_cause(),
-                    longest: self.longest_unavailable.map(|(p, since, us)| Outage {
+                    summary: Summary::of(
+                        by_partition(&t.unavailable_us),
+                        t.unavailable_at_end.iter().map(partition).collect(),
+                    ),
+                    by_cause: group.unavailable_by_cause(),
+                    longest: t.longest_unavailable.map(|(p, since, us)| Outage {
                         partition: self.partition_names[p].clone(),
                         start_ms: since.as_millis(),
                         ms: us / 1000,
                     }),
                 },
-                unowned_ms: Summary::of(unowned, unowned_open),
+                unowned_ms: Summary::of(
+                    by_partition(&t.unowned_us),
+                    t.unowned_at_end.iter().map(partition).collect(),
+                ),
             },
             join: {
                 let mut l = self.join_latencies_ms;
@@ -618,15 +579,15 @@ impl Metrics {
                 cross_rack_fetched: self.cross_rack_fetched.as_ref().map(|v| v.iter().sum()),
             },
             invariants,
-            co_partitioning: self.co_partitioning,
+            co_partitioning: t.co_partitioning.clone(),
             final_assignment,
             errors: self.errors,
             migrations: self.migrations,
             notices: scenario.notices.clone(),
             brokers: Vec::new(),
-            coordinator: self.faults.coordinator.clone(),
+            coordinator: group.coordinator_moves().to_vec(),
             kafka_metrics,
-            group,
+            group: description,
         }
     }
 }

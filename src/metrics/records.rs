@@ -4,7 +4,7 @@
 use super::*;
 
 impl Metrics {
-    pub fn position_set(&mut self, p: usize, position: u64) {
+    pub(super) fn position_set(&mut self, p: usize, position: u64) {
         self.move_position(p, position);
         if position > self.accounted_upto[p] {
             self.skipped += position - self.accounted_upto[p];
@@ -16,14 +16,15 @@ impl Metrics {
         }
     }
 
-    /// Records `[from, to)` of partition `p` were processed by member `m`. Records below what
+    /// Records `[from, to)` of partition `p` were processed (`by_owner`: by its owner, whose
+    /// position moves with them). Records below what
     /// is accounted for were processed before (processed twice), unless an offset reset
     /// skipped them first: a zombie batch still processing them after the new owner's reset
     /// jumped past them (`auto.offset.reset = latest` with no commit) processes them once,
     /// and they are no longer skipped.
-    pub fn processed(&mut self, m: usize, p: usize, from: u64, to: u64) {
+    pub(super) fn processed(&mut self, p: usize, from: u64, to: u64, by_owner: bool) {
         let n = to - from;
-        if self.owner[p] == Some(m) && to > self.position[p] {
+        if by_owner && to > self.position[p] {
             self.move_position(p, to);
         }
         self.processed += n;
@@ -64,7 +65,7 @@ impl Metrics {
     }
 
     /// Member `m` fetched `records` from a replica outside its rack.
-    pub fn cross_rack(&mut self, m: usize, records: u64) {
+    pub(super) fn cross_rack(&mut self, m: usize, records: u64) {
         if let Some(per_member) = &mut self.cross_rack_fetched {
             per_member[m] += records;
         }

@@ -249,10 +249,7 @@ impl<'s> World<'s> {
             &cluster,
             &mut streams.stream("arrival"),
         );
-        let mut metrics = Metrics::new(scenario, partitions.names().to_vec());
-        if options.record_history {
-            metrics.record_history();
-        }
+        let metrics = Metrics::new(scenario, partitions.names().to_vec());
         let mut coordinator = Coordinator::new(
             CoordinatorConfig {
                 mutant: scenario.mutant,
@@ -269,6 +266,12 @@ impl<'s> World<'s> {
         };
         let n = scenario.members.len();
         let partitions_len = partitions.len();
+        let history = HistoryRecorder::new(
+            scenario,
+            partitions.names(),
+            cluster.coordinator_broker,
+            options.record_history,
+        );
         let check = Checks::new(
             Names {
                 members: scenario.members.iter().map(|m| m.name.clone()).collect(),
@@ -290,12 +293,7 @@ impl<'s> World<'s> {
             digest: (!options.skip_digest).then(Digest::new),
             observers: Observers {
                 facts: options.keep_facts.then(Vec::new),
-                history: HistoryRecorder::new(
-                    scenario,
-                    partitions_len,
-                    coordinator_home,
-                    options.record_history,
-                ),
+                history,
                 standby: StandbyPlacement::new(n, partitions_len),
                 check,
                 metrics,
@@ -472,7 +470,8 @@ impl<'s> World<'s> {
         }
         let events = self.queue.popped();
         let digest = self.digest.as_ref().map(Digest::hex).unwrap_or_default();
-        let history = self.observers.metrics.take_history();
+        let history = self.observers.history.take_marks();
+        self.observers.history.end(end);
         let invariants = self.observers.check.finish();
         let mut report = self.observers.metrics.finish(
             RunEnd {
@@ -736,8 +735,9 @@ impl<'s> World<'s> {
 
     /// Samples consumer lag at `at` and plans the next sample.
     fn sample_lag(&mut self, at: SimTime) {
-        self.observers.metrics.sample_lag(at, &self.logs);
-        let factor = self.observers.metrics.lag_sampling_factor(at);
+        let group = self.observers.history.ledger();
+        self.observers.metrics.sample_lag(at, &self.logs, group);
+        let factor = self.observers.metrics.lag_sampling_factor(at, group);
         let every = Duration::from_millis((self.scenario.lag_sample_ms / factor).max(1));
         // Fine whenever the factor asks for it, even when `lag_sample_ms = 1` cannot get
         // finer: otherwise `refine_lag_sampling` brings this sample to the same instant forever.
@@ -749,7 +749,13 @@ impl<'s> World<'s> {
     /// A rebalance began since the last lag sample: sample now, then finely.
     fn refine_lag_sampling(&mut self) {
         let now = self.now();
-        if !self.observer_clock.is_fine() && self.observers.metrics.lag_sampling_factor(now) > 1 {
+        if !self.observer_clock.is_fine()
+            && self
+                .observers
+                .metrics
+                .lag_sampling_factor(now, self.observers.history.ledger())
+                > 1
+        {
             self.observer_clock.refine(now, self.queue.next_seq());
         }
     }
@@ -890,7 +896,7 @@ impl Observers {
         self.history.observe(now, fact);
         self.standby.observe(fact);
         self.check.observe(now, fact);
-        self.metrics.observe(now, fact);
+        self.metrics.observe(now, fact, &self.history);
     }
 }
 

@@ -1,16 +1,15 @@
-//! The record of the truth the figures are computed from: each member's lifecycle (started,
-//! joining, closing, crashed, stalled, in the group under which id), who owns each partition
-//! and who processes it. A member owns a partition from its assignment until the first of its
-//! revoke or lost callback, its crash, or the coordinator removing it (DESIGN.md "What
-//! counts"); revocations, lost and moved partitions are counted as ownership changes.
+//! Ownership and the members' lifecycles. A member owns a partition from its assignment until
+//! the first of its revoke or lost callback, its crash, or the coordinator removing it
+//! (DESIGN.md "What counts"); revocations, lost and moved partitions are counted as ownership
+//! changes.
 
 use super::faults::PauseCause;
 use super::*;
 use crate::cluster::PartitionLookup;
 
-impl Metrics {
+impl Ledger {
     /// A member's process starts.
-    pub fn process_started(&mut self, now: SimTime, m: usize) {
+    pub(super) fn process_started(&mut self, now: SimTime, m: usize) {
         self.running_process[m] = true;
         self.mark(
             now,
@@ -24,12 +23,7 @@ impl Metrics {
         self.crashed_at[m] = None;
     }
 
-    /// The member sends a JoinGroup without a member id: it joins as a new member.
-    pub fn joining(&mut self, now: SimTime, m: usize) {
-        self.joining_at[m] = now;
-    }
-
-    pub fn close_requested(&mut self, now: SimTime, m: usize) {
+    pub(super) fn close_requested(&mut self, now: SimTime, m: usize) {
         self.mark(
             now,
             Mark::Member {
@@ -40,12 +34,12 @@ impl Metrics {
         self.close_requested_at[m] = Some(now);
     }
 
-    pub fn process_stopped(&mut self, _now: SimTime, m: usize) {
+    pub(super) fn process_stopped(&mut self, m: usize) {
         self.running_process[m] = false;
-        self.paused_since[m] = None;
+        self.tallies.paused_since[m] = None;
     }
 
-    pub fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
+    pub(super) fn crashed(&mut self, now: SimTime, m: usize, owned: &[usize]) {
         self.running_process[m] = false;
         self.held_when_removed[m].clear();
         self.mark(
@@ -59,9 +53,9 @@ impl Metrics {
             self.unreachable(now, m, "crash", None);
         }
         self.crashed_at[m] = Some(now);
-        self.paused_since[m] = None;
+        self.tallies.paused_since[m] = None;
         if self.formed() {
-            self.lost_by_crash += owned.len() as u64;
+            self.tallies.lost_by_crash += owned.len() as u64;
         }
         for &p in owned {
             self.release(now, m, p, PauseCause::MemberCrash);
@@ -69,7 +63,7 @@ impl Metrics {
         self.unhold(now, owned);
     }
 
-    pub fn stalled(&mut self, now: SimTime, m: usize, _until: SimTime) {
+    pub(super) fn stalled(&mut self, now: SimTime, m: usize) {
         self.mark(
             now,
             Mark::Member {
@@ -87,19 +81,11 @@ impl Metrics {
         self.stalled_parts[m] = parts;
     }
 
-    pub fn fatal_error(&mut self, now: SimTime, m: usize, what: &str) {
-        self.errors.push(MemberError {
-            at_ms: ms(now),
-            member: self.member_names[m].clone(),
-            error: what.to_string(),
-        });
-    }
-
     /// For the pictures: a member of the group can no longer reach the coordinator, which goes
     /// on counting it as a member (and the owner of its partitions) until its entry is removed
-    /// or replaced. Only recorded in the history.
+    /// or replaced. Only recorded in the marks.
     fn unreachable(&mut self, now: SimTime, m: usize, cause: &'static str, until: Option<SimTime>) {
-        if self.history.is_none() {
+        if self.marks.is_none() {
             return;
         }
         self.unreachable_id[m] = Some(self.member_ids.current(m).unwrap_or_default().to_string());
@@ -113,8 +99,7 @@ impl Metrics {
         );
     }
 
-    /// A network partition cuts member `m` off from the coordinator's broker until `until`
-    /// (a world event: the cut is the network's, not a model's fact).
+    /// A network partition cuts member `m` off from the coordinator's broker until `until`.
     pub(super) fn cut_off_from_coordinator(&mut self, now: SimTime, m: usize, until: SimTime) {
         if self.in_group[m] && self.running_process[m] {
             self.unreachable(now, m, "cut_off", Some(until));
@@ -134,17 +119,12 @@ impl Metrics {
     }
 
     /// KIP-345: a static member's new process took over its entry.
-    pub fn member_replaced(&mut self, now: SimTime, m: usize) {
+    pub(super) fn member_replaced(&mut self, now: SimTime, m: usize) {
         self.unreachable_ended(now, m, "", "replaced");
     }
 
-    /// The member's current process joined the group.
-    pub fn member_added(&mut self, m: usize) {
-        self.in_group[m] = true;
-    }
-
     /// The coordinator removed the member: its ownership ends now.
-    pub fn member_removed(&mut self, now: SimTime, m: usize, member_id: &str) {
+    pub(super) fn member_removed(&mut self, now: SimTime, m: usize, member_id: &str) {
         self.unreachable_ended(now, m, member_id, "removed");
         // An older member id of this member (a crashed process's, expiring after the restart
         // joined under a new id) is another member to the coordinator: the running process
@@ -162,14 +142,14 @@ impl Metrics {
                 }
             }
         }
-        self.paused_since[m] = None;
+        self.tallies.paused_since[m] = None;
     }
 
     /// KIP-848: the coordinator's answer gives member `m` partitions. Those its process went
     /// on holding since the coordinator removed it are its own again (a leave read after its
     /// rejoin went out, followed at once by that join): its client, holding them already,
     /// runs no callback for them (`revokeAndAssign` keeps what it owns).
-    pub fn assignment_sent(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn assignment_sent(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         if !self.in_group[m] || self.held_when_removed[m].is_empty() {
             return;
         }
@@ -201,7 +181,7 @@ impl Metrics {
     /// and delivered late (KIP-848 processes it when rejoining) is a zombie's claim, and the
     /// owner the coordinator gave the partitions to keeps them (check/ownership.rs). So is such
     /// an answer taken after the member rejoined ([`crate::facts::LateAnswers`]).
-    pub fn assigned(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn assigned(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         let taken: Vec<usize>;
         let zombie = |p: usize| !self.in_group[m] || self.late.is_late(m, p);
         let parts = if parts.iter().all(|&p| !zombie(p)) {
@@ -226,7 +206,7 @@ impl Metrics {
     /// never stopped fetching them). So are those of a member a new coordinator loaded back
     /// into the group after the old one had removed it from its memory only: it is in the
     /// group again.
-    pub fn kept(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn kept(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         self.in_group[m] = true;
         for &p in parts {
             if self.owner[p] != Some(m) {
@@ -239,10 +219,10 @@ impl Metrics {
     }
 
     /// Ownership starts (double ownership is the checkers' concern: check/ownership.rs).
-    pub(super) fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    fn acquire(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         for &p in parts {
             if self.formed() && self.last_owner[p].is_some_and(|o| o != m) {
-                self.moved_total += 1;
+                self.tallies.moved_total += 1;
             }
             if self.owner[p] != Some(m) {
                 if let Some(o) = self.owner[p] {
@@ -265,12 +245,12 @@ impl Metrics {
     /// `onPartitionsRevoked` in a rebalance: EAGER's `onJoinPrepare`, or COOPERATIVE's
     /// `onJoinComplete` right after a rebalance (counted with it: whether the member stays is
     /// known now).
-    pub fn revoked(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn revoked(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         if self.formed() {
             let n = parts.len() as u64;
             match self.running.as_mut() {
                 Some(r) => *r.revoked_by.entry(m).or_default() += n,
-                None if self.in_group[m] => self.revocations_by_staying += n,
+                None if self.in_group[m] => self.tallies.revocations_by_staying += n,
                 None => {}
             }
         }
@@ -278,11 +258,11 @@ impl Metrics {
     }
 
     /// `onPartitionsRevoked` by `close()`: a leaver's own revocation.
-    pub fn revoked_on_close(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn revoked_on_close(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         self.give_up_held(m, parts);
         if self.formed() {
-            self.revocations_total += parts.len() as u64;
-            self.revocations_per_member[m] += parts.len() as u64;
+            self.tallies.revocations_total += parts.len() as u64;
+            self.tallies.revocations_per_member[m] += parts.len() as u64;
         }
         let cause = self.rebalance_cause(now, m);
         for &p in parts {
@@ -295,14 +275,14 @@ impl Metrics {
             .as_ref()
             .is_some_and(|r| r.owners_at_start.contains(&m));
         if owns_nothing && stops {
-            self.paused_since[m].get_or_insert(now);
+            self.tallies.paused_since[m].get_or_insert(now);
         }
     }
 
-    pub fn lost(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn lost(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         self.give_up_held(m, parts);
         if self.formed() {
-            self.lost_total += parts.len() as u64;
+            self.tallies.lost_total += parts.len() as u64;
         }
         let cause = self.rebalance_cause(now, m);
         for &p in parts {
@@ -312,7 +292,7 @@ impl Metrics {
     }
 
     /// The member has positions for these partitions and processes them from now.
-    pub fn processing_started(&mut self, now: SimTime, m: usize, parts: &[usize]) {
+    pub(super) fn processing_started(&mut self, now: SimTime, m: usize, parts: &[usize]) {
         for &p in parts {
             if self.owner[p] == Some(m) {
                 self.start_processing(now, m, p);
@@ -322,7 +302,7 @@ impl Metrics {
     }
 
     /// The stalled poll loop returned.
-    pub fn stall_ended(&mut self, now: SimTime, m: usize) {
+    pub(super) fn stall_ended(&mut self, now: SimTime, m: usize) {
         self.mark(
             now,
             Mark::Member {
@@ -337,7 +317,7 @@ impl Metrics {
         }
     }
 
-    pub(super) fn release(&mut self, now: SimTime, m: usize, p: usize, cause: PauseCause) {
+    fn release(&mut self, now: SimTime, m: usize, p: usize, cause: PauseCause) {
         if self.owner[p] == Some(m) {
             self.owner[p] = None;
             self.owned_count[m] -= 1;

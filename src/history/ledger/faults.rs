@@ -1,7 +1,7 @@
-//! What broker and network faults cost: each partition's unavailability by cause (what began
-//! each unavailable interval: a rebalance, a member's crash or stall, a leader election, a
-//! coordinator fail-over, a network partition; the parts sum to the total), the coordinator's
-//! moves, and each member's time without a coordinator and polls blocked looking for one.
+//! What broker and network faults cause: why each partition's unavailable interval began (a
+//! rebalance, a member's crash or stall, a leader election, a coordinator fail-over, a network
+//! partition; the parts sum to the total), the coordinator's moves, and each member's time
+//! without a coordinator and polls blocked looking for one.
 
 use super::*;
 use crate::cluster::availability::GapCause;
@@ -78,13 +78,13 @@ pub struct CoordinatorEntry {
     pub broker: Option<u32>,
 }
 
-/// The fault-related figures, kept beside the others.
-#[derive(Default)]
-pub(super) struct FaultFigures {
+/// The fault state, kept beside the rest of the group now.
+#[derive(Debug, Default)]
+pub(super) struct FaultState {
     /// What began each partition's open unavailable interval.
-    cause: Vec<PauseCause>,
-    /// Unavailable µs by cause (in `PauseCause::ALL` order), and per partition per cause, so
-    /// that the whole-ms parts sum to the whole-ms total.
+    pub(super) cause: Vec<PauseCause>,
+    /// Unavailable µs per partition per cause (in `PauseCause::ALL` order), so that the
+    /// whole-ms parts sum to the whole-ms total.
     by_cause_us: Vec<[u64; 6]>,
     /// Partitions nobody can fetch now; (member, partition) one member cannot.
     gap_all: Vec<bool>,
@@ -102,10 +102,10 @@ pub(super) struct FaultFigures {
     session_ms: u64,
 }
 
-impl FaultFigures {
+impl FaultState {
     pub(super) fn new(scenario: &Scenario, partitions: usize) -> Self {
         let n = scenario.members.len();
-        FaultFigures {
+        FaultState {
             cause: vec![PauseCause::Rebalance; partitions],
             by_cause_us: vec![[0; 6]; partitions],
             gap_all: vec![false; partitions],
@@ -117,8 +117,17 @@ impl FaultFigures {
                 .map(|m| m.settings.session_timeout_ms)
                 .max()
                 .unwrap_or(0),
-            ..FaultFigures::default()
+            ..FaultState::default()
         }
+    }
+
+    /// Partition `p`'s unavailable interval of `us` closed: counted to what began it.
+    pub(super) fn count_unavailable(&mut self, p: usize, us: u64) {
+        let i = PauseCause::ALL
+            .iter()
+            .position(|&c| c == self.cause[p])
+            .unwrap_or(0);
+        self.by_cause_us[p][i] += us;
     }
 
     pub(super) fn by_cause(&self) -> ByCause {
@@ -137,9 +146,18 @@ impl FaultFigures {
             network: ms[5],
         }
     }
+
+    /// Open intervals end with the run.
+    pub(super) fn end(&mut self, end: SimTime) {
+        for m in 0..self.coordinator_unknown_since.len() {
+            if let Some(since) = self.coordinator_unknown_since[m].take() {
+                self.coordinator_unknown_us[m] += (end - since).as_micros();
+            }
+        }
+    }
 }
 
-impl Metrics {
+impl Ledger {
     /// Why member `m`'s partitions stop in a rebalance now.
     pub(super) fn rebalance_cause(&self, now: SimTime, m: usize) -> PauseCause {
         let f = &self.faults;
@@ -153,33 +171,6 @@ impl Metrics {
             PauseCause::Network
         } else {
             PauseCause::Rebalance
-        }
-    }
-
-    /// Partition `p` stops being available now, for `cause` (unless it already was not).
-    pub(super) fn open_unavailable(&mut self, now: SimTime, p: usize, cause: PauseCause) {
-        if self.formed() && self.unavailable_since[p].is_none() {
-            self.unavailable_since[p] = Some(now);
-            self.faults.cause[p] = cause;
-        }
-    }
-
-    /// Partition `p` is available again now.
-    pub(super) fn close_unavailable(&mut self, now: SimTime, p: usize) {
-        if let Some(since) = self.unavailable_since[p].take() {
-            let us = (now - since).as_micros();
-            self.unavailable_us[p] += us;
-            if self
-                .longest_unavailable
-                .is_none_or(|(_, _, longest)| us > longest)
-            {
-                self.longest_unavailable = Some((p, since, us));
-            }
-            let i = PauseCause::ALL
-                .iter()
-                .position(|&c| c == self.faults.cause[p])
-                .unwrap_or(0);
-            self.faults.by_cause_us[p][i] += us;
         }
     }
 
@@ -260,15 +251,6 @@ impl Metrics {
                 });
             }
             _ => {}
-        }
-    }
-
-    /// Open intervals end with the run.
-    pub(super) fn close_fault_figures(&mut self, end: SimTime) {
-        for m in 0..self.faults.coordinator_unknown_since.len() {
-            if let Some(since) = self.faults.coordinator_unknown_since[m].take() {
-                self.faults.coordinator_unknown_us[m] += (end - since).as_micros();
-            }
         }
     }
 }

@@ -6,7 +6,7 @@
 use super::faults::PauseCause;
 use super::*;
 
-impl Metrics {
+impl Ledger {
     /// `p` stops being processed now, because of `cause`.
     pub(super) fn stop_processing(&mut self, now: SimTime, p: usize, cause: PauseCause) {
         self.active[p] = None;
@@ -38,27 +38,54 @@ impl Metrics {
 
     /// `onPartitionsAssigned` gave these partitions to a member.
     pub(super) fn hold(&mut self, now: SimTime, parts: &[usize]) {
+        let t = &mut self.tallies;
         for &p in parts {
-            self.holders[p] += 1;
-            if let Some(since) = self.unowned_since[p].take() {
-                self.unowned_us[p] += (now - since).as_micros();
+            t.holders[p] += 1;
+            if let Some(since) = t.unowned_since[p].take() {
+                t.unowned_us[p] += (now - since).as_micros();
             }
         }
     }
 
     /// A member's revoke or lost callback (or its crash) let these partitions go.
     pub(super) fn unhold(&mut self, now: SimTime, parts: &[usize]) {
+        let formed = self.formed();
+        let t = &mut self.tallies;
         for &p in parts {
-            self.holders[p] = self.holders[p].saturating_sub(1);
-            if self.holders[p] == 0 && self.formed() {
-                self.unowned_since[p].get_or_insert(now);
+            t.holders[p] = t.holders[p].saturating_sub(1);
+            if t.holders[p] == 0 && formed {
+                t.unowned_since[p].get_or_insert(now);
             }
         }
     }
 
     pub(super) fn end_pause(&mut self, now: SimTime, m: usize) {
-        if let Some(since) = self.paused_since[m].take() {
-            self.stop_the_world_us[m] += (now - since).as_micros();
+        let t = &mut self.tallies;
+        if let Some(since) = t.paused_since[m].take() {
+            t.stop_the_world_us[m] += (now - since).as_micros();
+        }
+    }
+
+    /// Partition `p` stops being available now, for `cause` (unless it already was not).
+    pub(super) fn open_unavailable(&mut self, now: SimTime, p: usize, cause: PauseCause) {
+        if self.formed() && self.tallies.unavailable_since[p].is_none() {
+            self.tallies.unavailable_since[p] = Some(now);
+            self.faults.cause[p] = cause;
+        }
+    }
+
+    /// Partition `p` is available again now.
+    pub(super) fn close_unavailable(&mut self, now: SimTime, p: usize) {
+        let t = &mut self.tallies;
+        if let Some(since) = t.unavailable_since[p].take() {
+            let us = (now - since).as_micros();
+            t.unavailable_us[p] += us;
+            if t.longest_unavailable
+                .is_none_or(|(_, _, longest)| us > longest)
+            {
+                t.longest_unavailable = Some((p, since, us));
+            }
+            self.faults.count_unavailable(p, us);
         }
     }
 }

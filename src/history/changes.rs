@@ -1,0 +1,73 @@
+//! What a fact changed in the group's story, for the figures to fold (`crate::metrics`): the
+//! ledger (`ledger/`) reads ownership, members and rebalances once, and tells the metrics
+//! only what they count, already resolved (a rebalance with its cause and phases, records
+//! processed and whether by their partition's owner).
+
+use crate::facts::Miss;
+use crate::messages::Trigger;
+use crate::sim::SimTime;
+
+/// One change, in the order the facts made them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// A rebalance of the formed group began; what caused it (a crash 45 s earlier, say)
+    /// happened at `cause`.
+    RebalanceStarted { cause: SimTime },
+    /// A rebalance of the formed group is Stable.
+    RebalanceCompleted(CompletedRebalance),
+    /// Records `[from, to)` of `partition` were processed by `member`; `by_owner` when it owns
+    /// the partition now (a zombie's batch moves nobody's position).
+    Processed {
+        member: usize,
+        partition: usize,
+        from: u64,
+        to: u64,
+        by_owner: bool,
+    },
+    /// A fetch position was set (committed offset or `auto.offset.reset`).
+    PositionSet { partition: usize, position: u64 },
+    /// `member` fetched `records` from a replica outside its rack.
+    CrossRackFetched { member: usize, records: u64 },
+    /// A notification was joined (or missed, for one reason) `latency_us` after it was
+    /// produced.
+    Notification {
+        outcome: Result<(), Miss>,
+        latency_us: u64,
+    },
+    /// A member begins rebuilding a partition's state: `records` replayed over `duration_us`
+    /// (0 for a standby takeover).
+    RestoreStarted {
+        standby: bool,
+        records: u64,
+        duration_us: u64,
+    },
+    /// A fatal error stopped `member`'s application.
+    MemberFailed { member: usize, error: &'static str },
+    /// The group converted between the protocols (`to_consumer`, or back to classic), by
+    /// `by`'s join or departure (`replaced`: a static member's new process on the classic
+    /// protocol took over), carrying `epoch` and `members` over.
+    GroupConverted {
+        to_consumer: bool,
+        by: Option<usize>,
+        replaced: bool,
+        epoch: i32,
+        members: Vec<usize>,
+    },
+}
+
+/// A rebalance from PreparingRebalance to Stable, as the ledger followed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompletedRebalance {
+    pub generation: i32,
+    pub trigger: Trigger,
+    /// The member whose event triggered it.
+    pub member: Option<usize>,
+    /// When its cause happened (at or before `start`).
+    pub cause: SimTime,
+    pub start: SimTime,
+    /// When its join phase completed, if it had one.
+    pub join_end: Option<SimTime>,
+    pub end: SimTime,
+    /// The group's protocol name its join phase chose.
+    pub assignor: String,
+}
