@@ -7,12 +7,16 @@
 //! - sometimes (coverage: the run really exercised this): [`Coverage`], listed in the report's
 //!   `invariants.covered`.
 //!
+//! What Kafka itself does that a property alone would call a failure (a member error Kafka
+//! raises too, partitions Kafka leaves unowned) is told apart in `kafkas_own.rs`.
+//!
 //! A violation names its property (`kind` in the JSON report). A zombie batch (a removed member
 //! finishing a batch while the partition is someone else's) is Kafka's real behaviour, so it is
 //! recorded, not a violation.
 
 mod coverage;
 mod handover;
+pub mod kafkas_own;
 mod offsets;
 mod ownership;
 mod settle;
