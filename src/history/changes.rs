@@ -1,20 +1,23 @@
 //! What a fact changed in the group's story, for the figures to fold (`crate::metrics`): the
 //! ledger (`ledger/`) reads ownership, members and rebalances once, and tells the metrics
-//! only what they count, already resolved (a rebalance with its cause and phases, records
-//! processed and whether by their partition's owner).
+//! only what they count, already resolved (a rebalance with its cause, records processed and
+//! whether by their partition's owner). A fact makes at most one change; what a change needs
+//! beyond a few numbers the ledger keeps (the completed rebalances, the conversions), so a
+//! change is a small value, copied.
 
 use crate::facts::Miss;
 use crate::messages::Trigger;
 use crate::sim::SimTime;
 
 /// One change, in the order the facts made them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
     /// A rebalance of the formed group began; what caused it (a crash 45 s earlier, say)
     /// happened at `cause`.
     RebalanceStarted { cause: SimTime },
-    /// A rebalance of the formed group is Stable.
-    RebalanceCompleted(CompletedRebalance),
+    /// A rebalance of the formed group is Stable: the last of the ledger's
+    /// [`completed_rebalances`](super::Ledger::completed_rebalances).
+    RebalanceCompleted,
     /// Records `[from, to)` of `partition` were processed by `member`; `by_owner` when it owns
     /// the partition now (a zombie's batch moves nobody's position).
     Processed {
@@ -43,16 +46,22 @@ pub enum Change {
     },
     /// A fatal error stopped `member`'s application.
     MemberFailed { member: usize, error: &'static str },
-    /// The group converted between the protocols (`to_consumer`, or back to classic), by
-    /// `by`'s join or departure (`replaced`: a static member's new process on the classic
-    /// protocol took over), carrying `epoch` and `members` over.
-    GroupConverted {
-        to_consumer: bool,
-        by: Option<usize>,
-        replaced: bool,
-        epoch: i32,
-        members: Vec<usize>,
-    },
+    /// The group converted between the protocols: the last of the ledger's
+    /// [`conversions`](super::Ledger::conversions).
+    GroupConverted,
+}
+
+/// A conversion of the group between the protocols (`to_consumer`, or back to classic), by
+/// `by`'s join or departure (`replaced`: a static member's new process on the classic
+/// protocol took over), carrying `epoch` and `members` over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conversion {
+    pub at: SimTime,
+    pub to_consumer: bool,
+    pub by: Option<usize>,
+    pub replaced: bool,
+    pub epoch: i32,
+    pub members: Vec<usize>,
 }
 
 /// A rebalance from PreparingRebalance to Stable, as the ledger followed it.

@@ -22,7 +22,7 @@ mod marks;
 mod members;
 pub mod rebalances;
 
-pub use changes::{Change, CompletedRebalance};
+pub use changes::{Change, CompletedRebalance, Conversion};
 pub use consumer_group::{ConsumerGroupReplay, DescribedMember};
 pub use coordinator::CoordinatorState;
 pub use ledger::Ledger;
@@ -242,8 +242,8 @@ impl Recorder {
     }
 
     /// What the last fact changed, for the figures.
-    pub fn changes(&self) -> &[Change] {
-        self.ledger.changes()
+    pub fn change(&self) -> Option<Change> {
+        self.ledger.change()
     }
 
     /// The run ended at `end`: the ledger's open intervals close there.

@@ -3,6 +3,7 @@
 //! (a refused conversion is the joining member's error, in `errors[]`).
 
 use super::*;
+use crate::history::Conversion;
 use serde::Serialize;
 
 /// One conversion of the group (`GroupMetadataManager.convertToConsumerGroup` or
@@ -44,22 +45,20 @@ impl Migration {
 }
 
 impl Metrics {
-    pub(super) fn group_converted(&mut self, now: SimTime, change: &Change) {
-        let Change::GroupConverted {
+    pub(super) fn group_converted(&mut self, c: &Conversion) {
+        let Conversion {
+            at,
             to_consumer,
             by,
             replaced,
             epoch,
             members,
-        } = change
-        else {
-            return;
-        };
+        } = c;
         let name = |m: usize| self.member_names[m].clone();
         let mut members: Vec<String> = members.iter().map(|&m| name(m)).collect();
         members.sort();
         self.migrations.push(Migration {
-            at_ms: ms(now),
+            at_ms: ms(*at),
             to: if *to_consumer { "consumer" } else { "classic" },
             by: by.map(name),
             trigger: match (to_consumer, replaced) {

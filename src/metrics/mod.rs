@@ -113,43 +113,50 @@ impl Metrics {
     /// every fact, in order): Kafka's sensors read the fact, the figures what it changed.
     pub fn observe(&mut self, now: SimTime, fact: &Fact, history: &Recorder) {
         self.observe_sensors(now, fact);
-        let group = history.ledger();
-        for change in history.changes() {
-            self.apply(now, change, group);
+        if let Some(change) = history.change() {
+            self.apply(now, change, history.ledger());
         }
     }
 
-    fn apply(&mut self, now: SimTime, change: &Change, group: &Ledger) {
+    fn apply(&mut self, now: SimTime, change: Change, group: &Ledger) {
         match change {
-            Change::RebalanceStarted { cause } => self.rebalance_started(*cause),
-            Change::RebalanceCompleted(r) => self.rebalance_completed(r),
-            &Change::Processed {
+            Change::RebalanceStarted { cause } => self.rebalance_started(cause),
+            Change::RebalanceCompleted => {
+                if let Some(r) = group.completed_rebalances().last() {
+                    self.rebalance_completed(r)
+                }
+            }
+            Change::Processed {
                 member: _,
                 partition,
                 from,
                 to,
                 by_owner,
             } => self.processed(partition, from, to, by_owner),
-            &Change::PositionSet {
+            Change::PositionSet {
                 partition,
                 position,
             } => self.position_set(partition, position),
-            &Change::CrossRackFetched { member, records } => self.cross_rack(member, records),
-            &Change::Notification {
+            Change::CrossRackFetched { member, records } => self.cross_rack(member, records),
+            Change::Notification {
                 outcome,
                 latency_us,
             } => self.notification(outcome, latency_us, self.in_window(group)),
-            &Change::RestoreStarted {
+            Change::RestoreStarted {
                 standby,
                 records,
                 duration_us,
             } => self.restore_started(standby, records, duration_us, self.in_window(group)),
-            &Change::MemberFailed { member, error } => self.errors.push(MemberError {
+            Change::MemberFailed { member, error } => self.errors.push(MemberError {
                 at_ms: ms(now),
                 member: self.member_names[member].clone(),
                 error: error.to_string(),
             }),
-            Change::GroupConverted { .. } => self.group_converted(now, change),
+            Change::GroupConverted => {
+                if let Some(c) = group.conversions().last() {
+                    self.group_converted(c)
+                }
+            }
         }
     }
 

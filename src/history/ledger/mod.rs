@@ -6,9 +6,9 @@
 //! time. One reading of the facts, in order; the metrics, the pictures' marks and every other
 //! reader take it from here instead of reading ownership from the facts again.
 //!
-//! Each fact leaves the [`Change`]s the figures fold (`changes.rs`): a rebalance of the formed
-//! group begun or completed, records processed (and whether by their owner), notifications and
-//! restores, a member's fatal error, a protocol conversion.
+//! Each fact leaves at most one [`Change`] for the figures to fold (`changes.rs`): a rebalance
+//! of the formed group begun or completed, records processed (and whether by their owner),
+//! notifications and restores, a member's fatal error, a protocol conversion.
 //!
 //! One concern per file: ownership and members' lifecycles (`ownership.rs`), pauses and
 //! unavailability (`pauses.rs`), the rebalance under way (`rebalance.rs`), broker and network
@@ -22,7 +22,7 @@ mod rebalance;
 pub use faults::{ByCause, CoordinatorEntry, PauseCause};
 pub use rebalance::{CoPartitionBreak, Formation};
 
-use super::changes::{Change, CompletedRebalance};
+use super::changes::{Change, CompletedRebalance, Conversion};
 use super::marks::{Mark, RunMarks};
 use crate::facts::{Fact, LateAnswers, MemberIds};
 use crate::messages::Trigger;
@@ -136,10 +136,13 @@ pub struct Ledger {
     unreachable_id: Vec<Option<String>>,
     faults: faults::FaultState,
     tallies: Tallies,
+    /// Every rebalance of the formed group that completed, and every conversion, in order.
+    completed: Vec<CompletedRebalance>,
+    conversions: Vec<Conversion>,
     /// The marks the pictures are drawn from, when kept.
     marks: Option<RunMarks>,
     /// What the last fact changed, for the figures.
-    changes: Vec<Change>,
+    change: Option<Change>,
 }
 
 impl Ledger {
@@ -194,8 +197,10 @@ impl Ledger {
                 revocations_per_member: vec![0; n],
                 ..Tallies::default()
             },
+            completed: Vec::new(),
+            conversions: Vec::new(),
             marks: None,
-            changes: Vec::new(),
+            change: None,
         }
     }
 
@@ -218,13 +223,25 @@ impl Ledger {
         }
     }
 
-    fn change(&mut self, change: Change) {
-        self.changes.push(change);
+    /// The change the fact being taken in makes (one at most).
+    fn tell(&mut self, change: Change) {
+        debug_assert!(self.change.is_none(), "a second change from one fact");
+        self.change = Some(change);
     }
 
-    /// What the last fact changed, in order.
-    pub fn changes(&self) -> &[Change] {
-        &self.changes
+    /// What the last fact changed, if anything.
+    pub fn change(&self) -> Option<Change> {
+        self.change
+    }
+
+    /// Every rebalance of the formed group that completed, in order.
+    pub fn completed_rebalances(&self) -> &[CompletedRebalance] {
+        &self.completed
+    }
+
+    /// Every conversion of the group between the protocols, in order.
+    pub fn conversions(&self) -> &[Conversion] {
+        &self.conversions
     }
 
     /// Whether the group has formed (its first Stable with every running member in it).
@@ -294,9 +311,9 @@ impl Ledger {
         self.faults.by_cause()
     }
 
-    /// Takes in one fact, in the run's order; its changes replace the last fact's.
+    /// Takes in one fact, in the run's order; its change replaces the last fact's.
     pub fn observe(&mut self, now: SimTime, fact: &Fact) {
-        self.changes.clear();
+        self.change = None;
         match fact {
             Fact::MemberAdded { member, .. } => {
                 self.late.observe(fact);
@@ -332,10 +349,9 @@ impl Ledger {
             Fact::Crashed { member, owned } => self.crashed(now, *member, owned),
             Fact::Stalled { member, .. } => self.stalled(now, *member),
             Fact::StallEnded { member } => self.stall_ended(now, *member),
-            Fact::FatalError { member, error } => self.change(Change::MemberFailed {
-                member: *member,
-                error,
-            }),
+            &Fact::FatalError { member, error } => {
+                self.tell(Change::MemberFailed { member, error })
+            }
             Fact::Assigned { member, partitions } => {
                 self.late.observe(fact);
                 self.assigned(now, *member, partitions)
@@ -352,7 +368,7 @@ impl Ledger {
             &Fact::PositionSet {
                 partition,
                 position,
-            } => self.change(Change::PositionSet {
+            } => self.tell(Change::PositionSet {
                 partition,
                 position,
             }),
@@ -361,7 +377,7 @@ impl Ledger {
                 partition,
                 from,
                 to,
-            } => self.change(Change::Processed {
+            } => self.tell(Change::Processed {
                 member,
                 partition,
                 from,
@@ -370,11 +386,11 @@ impl Ledger {
             }),
             &Fact::CrossRackFetched {
                 member, records, ..
-            } => self.change(Change::CrossRackFetched { member, records }),
+            } => self.tell(Change::CrossRackFetched { member, records }),
             &Fact::Notification {
                 outcome,
                 latency_us,
-            } => self.change(Change::Notification {
+            } => self.tell(Change::Notification {
                 outcome,
                 latency_us,
             }),
@@ -393,7 +409,7 @@ impl Ledger {
                         until_us: now.as_micros() + duration_us,
                     },
                 );
-                self.change(Change::RestoreStarted {
+                self.tell(Change::RestoreStarted {
                     standby,
                     records,
                     duration_us,
@@ -419,13 +435,15 @@ impl Ledger {
                 ..
             } => {
                 self.late.observe(fact);
-                self.change(Change::GroupConverted {
+                self.conversions.push(Conversion {
+                    at: now,
                     to_consumer: *to_consumer,
                     by: *by,
                     replaced: *replaced,
                     epoch: *epoch,
                     members: members.clone(),
-                })
+                });
+                self.tell(Change::GroupConverted)
             }
             Fact::AssignmentSent { member, partitions } => {
                 self.late.observe(fact);

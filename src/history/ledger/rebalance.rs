@@ -74,7 +74,7 @@ impl Ledger {
             Trigger::MetadataChanged => self.partitions_added_at.unwrap_or(now),
             _ => now,
         });
-        self.change(Change::RebalanceStarted {
+        self.tell(Change::RebalanceStarted {
             cause: cause.min(now),
         });
         let owners: BTreeSet<usize> = self.owner.iter().flatten().copied().collect();
@@ -152,7 +152,7 @@ impl Ledger {
             .filter(|&m| self.in_group[m])
             .collect();
         self.tallies.stopped_members.extend(stopped);
-        self.change(Change::RebalanceCompleted(CompletedRebalance {
+        self.completed.push(CompletedRebalance {
             generation,
             trigger: r.trigger,
             member: r.member,
@@ -161,7 +161,8 @@ impl Ledger {
             join_end: r.join_end,
             end: now,
             assignor: r.assignor,
-        }));
+        });
+        self.tell(Change::RebalanceCompleted);
     }
 
     /// The fewest owner changes a balanced assignment of every existing partition over the

@@ -30,7 +30,7 @@ fn feed(l: &mut Ledger, at_ms: u64, facts: impl IntoIterator<Item = Fact>) -> Ve
     let mut changes = Vec::new();
     for fact in facts {
         l.observe(ms(at_ms), &fact);
-        changes.extend_from_slice(l.changes());
+        changes.extend(l.change());
     }
     changes
 }
@@ -191,9 +191,10 @@ fn a_crash_detected_by_session_expiry_is_a_rebalance_caused_at_the_crash() {
             },
         ],
     );
+    assert_eq!(changes, [Change::RebalanceCompleted]);
     assert_eq!(
-        changes,
-        [Change::RebalanceCompleted(CompletedRebalance {
+        l.completed_rebalances(),
+        [CompletedRebalance {
             generation: 2,
             trigger: Trigger::MemberExpired,
             member: Some(0),
@@ -202,7 +203,7 @@ fn a_crash_detected_by_session_expiry_is_a_rebalance_caused_at_the_crash() {
             join_end: Some(ms(46_010)),
             end: ms(46_020),
             assignor: "range".into(),
-        })]
+        }]
     );
     let t = l.tallies();
     assert_eq!(l.owner(1), Some(1));
