@@ -34,6 +34,8 @@ struct Story {
     scenario: Scenario,
     history: Recorder,
     metrics: Metrics,
+    /// The topic's records, for lag (none without a producer).
+    logs: Logs,
 }
 
 fn ms(ms: u64) -> SimTime {
@@ -45,11 +47,21 @@ impl Story {
         let names = PartitionSpace::new(&scenario).names().to_vec();
         let history = Recorder::new(&scenario, &names, 0, false);
         let metrics = Metrics::new(&scenario, names);
+        let logs = logs_of(&scenario);
         Story {
             scenario,
             history,
             metrics,
+            logs,
         }
+    }
+
+    /// A lag sample at `at_ms`, as the world takes one.
+    fn sample(&mut self, at_ms: u64) -> &mut Story {
+        self.logs.generate_through(ms(at_ms));
+        self.metrics
+            .sample_lag(ms(at_ms), &self.logs, self.history.ledger());
+        self
     }
 
     /// The facts recorded at `at_ms`, in order.
@@ -63,9 +75,8 @@ impl Story {
 
     fn report(mut self, end_ms: u64) -> Report {
         self.history.end(ms(end_ms));
-        let streams = RngStreams::new(self.scenario.seed);
-        let space = PartitionSpace::new(&self.scenario);
-        let logs = Logs::new(&self.scenario, &space, &streams);
+        let mut logs = self.logs;
+        logs.generate_through(ms(end_ms));
         self.metrics.finish(
             RunEnd {
                 end: ms(end_ms),
@@ -78,6 +89,12 @@ impl Story {
             &self.history,
         )
     }
+}
+
+fn logs_of(scenario: &Scenario) -> Logs {
+    let streams = RngStreams::new(scenario.seed);
+    let space = PartitionSpace::new(scenario);
+    Logs::new(scenario, &space, &streams)
 }
 
 fn added(member: usize, id: &str) -> Fact {
@@ -1187,4 +1204,68 @@ fn a_zombie_batch_past_which_the_new_owner_reset_is_processed_once() {
     assert_eq!(r.records.processed, 10);
     assert_eq!(r.records.processed_twice, 0);
     assert_eq!(r.records.skipped_by_offset_reset, 7);
+}
+
+/// c1 owns t-0..t-3 and has processed nothing: every sample's lag is every log end summed; a
+/// batch moves c1's position and takes its records off the next sample; the peak of a
+/// partition is its largest lag at a sample; a rebalance's lag before it is the last sample at
+/// or before its cause.
+#[test]
+fn lag_is_sampled_as_log_ends_minus_positions_and_a_rebalance_reads_it_at_its_cause() {
+    let producer = "[[producers]]\ntopic = \"t\"\nrecords_per_sec = 400\n";
+    let mut story = Story::new(scenario_with(2, 4, "", producer));
+    formed_by_c1(&mut story);
+    let end = |story: &Story, p: usize, at_ms: u64| story.logs.end_offset(p, ms(at_ms));
+    story.sample(4_000);
+    let first: Vec<u64> = (0..4).map(|p| end(&story, p, 4_000)).collect();
+    let moved = first[0];
+    assert!(moved > 0, "the producer wrote to t-0 by 4 s");
+    story.at(
+        4_500,
+        [Fact::Processed {
+            member: 0,
+            partition: 0,
+            from: 0,
+            to: moved,
+        }],
+    );
+    story.sample(5_000);
+    let second: Vec<u64> = (0..4).map(|p| end(&story, p, 5_000)).collect();
+    // c2 joins at 5.5 s: the rebalance's lag before it is the 5 s sample's.
+    story
+        .at(5_400, [Fact::ProcessStarted { member: 1 }])
+        .at(5_500, [Fact::Joining { member: 1 }])
+        .at(
+            5_510,
+            [
+                added(1, "c2-id"),
+                Fact::RebalanceStarted {
+                    generation: 2,
+                    trigger: Trigger::MemberJoined,
+                    member: Some(1),
+                },
+            ],
+        )
+        .at(
+            5_600,
+            [Fact::JoinCompleted {
+                generation: 2,
+                assignor: "range".into(),
+            }],
+        )
+        .at(5_700, [Fact::GroupStable { generation: 2 }]);
+    let r = story.report(6_000);
+    let total_second = second.iter().sum::<u64>() - moved;
+    assert_eq!(
+        r.lag.series,
+        [(4_000, first.iter().sum::<u64>()), (5_000, total_second)]
+    );
+    assert_eq!(r.rebalances.list.len(), 1);
+    assert_eq!(r.rebalances.list[0].window.lag_before, total_second);
+    // t-0's peak: its lag at 4 s (everything) or at 5 s (what came after the batch).
+    assert_eq!(
+        r.lag.peak.get("t-0").copied(),
+        Some(first[0].max(second[0] - moved))
+    );
+    assert_eq!(r.lag.peak.get("t-1").copied(), Some(second[1]));
 }

@@ -296,3 +296,56 @@ fn the_end_closes_open_intervals_and_keeps_what_was_open() {
     // Stalled, it still holds both: never unowned.
     assert_eq!(t.unowned_at_end, Vec::<usize>::new());
 }
+
+/// A leader election stops t-0's fetches while c1 processes it (unavailable, the election's);
+/// then the coordinator fails over and c1 revokes t-1 in the rebalance that follows (the
+/// fail-over's, until the new coordinator has loaded the group and a session has passed).
+#[test]
+fn each_unavailable_interval_is_counted_to_what_began_it() {
+    use crate::cluster::availability::GapCause;
+    let mut l = ledger(1, 2);
+    formed_by_c1(&mut l, &[0, 1]);
+    let gap = |open| Fact::FetchGap {
+        partition: 0,
+        member: None,
+        cause: GapCause::LeaderElection,
+        open,
+    };
+    feed(&mut l, 1_000, [gap(true)]);
+    feed(&mut l, 1_300, [gap(false)]);
+    feed(&mut l, 2_000, [Fact::CoordinatorFailed { broker: 1 }]);
+    feed(
+        &mut l,
+        2_500,
+        [Fact::Revoked {
+            member: 0,
+            partitions: vec![1],
+        }],
+    );
+    feed(
+        &mut l,
+        2_900,
+        [
+            Fact::Assigned {
+                member: 0,
+                partitions: vec![1],
+            },
+            Fact::ProcessingStarted {
+                member: 0,
+                partitions: vec![1],
+            },
+        ],
+    );
+    let by = l.unavailable_by_cause();
+    assert_eq!((by.leader_election, by.coordinator_failover), (300, 400));
+    assert_eq!(by.total(), 700);
+    assert!(l.faults_seen());
+    assert_eq!(
+        l.coordinator_moves(),
+        [CoordinatorEntry {
+            at_ms: 2_000,
+            event: "failed",
+            broker: Some(1),
+        }]
+    );
+}
