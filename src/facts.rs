@@ -94,7 +94,7 @@ pub enum Fact {
     /// the member leaves the group (LeaveGroup, or KIP-848's epoch -1 heartbeat).
     PollTimeout { member: usize, last_poll: SimTime },
     /// A fatal error: `KafkaConsumer.poll` throws and the application exits.
-    FatalError { member: usize, error: &'static str },
+    FatalError { member: usize, error: FatalError },
     /// The member sends a JoinGroup (every one, with or without a member id): where Kafka's
     /// `initiateJoinGroup` starts a rebalance's clock and `join-time` a round trip.
     JoinGroupSent { member: usize },
@@ -287,6 +287,64 @@ pub enum Fact {
         records: u64,
         duration_us: u64,
     },
+}
+
+/// Why Kafka stopped a member's application for good ([`Fact::FatalError`]); its
+/// [`name`](FatalError::name) is what the report's `errors[]` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FatalError {
+    /// The coordinator answered an error the consumer does not survive
+    /// (INCONSISTENT_GROUP_PROTOCOL, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, ...).
+    Coordinator(crate::messages::ErrorCode),
+    /// SyncGroup answered COORDINATOR_LOAD_IN_PROGRESS, which the classic client does not
+    /// retry there.
+    SyncGroupLoadInProgress,
+    /// The leader's assignor threw the exception Kafka's own assignor throws at that point.
+    KafkasAssignorThrew(JavaException),
+    /// The leader's assignor failed where Kafka's would not (a limit of the model's own).
+    AssignorFailed,
+    /// The leader's assignor never returns: its poll thread spins in `assign()`, as Kafka's
+    /// sticky assignors do on some inputs.
+    AssignorSpins,
+}
+
+/// The exceptions Kafka's own assignors throw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JavaException {
+    NullPointerException,
+    IllegalStateException,
+}
+
+impl JavaException {
+    pub const ALL: [JavaException; 2] = [
+        JavaException::NullPointerException,
+        JavaException::IllegalStateException,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JavaException::NullPointerException => "NullPointerException",
+            JavaException::IllegalStateException => "IllegalStateException",
+        }
+    }
+}
+
+impl FatalError {
+    /// In words, as the report lists it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FatalError::Coordinator(code) => code.name(),
+            FatalError::SyncGroupLoadInProgress => "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)",
+            FatalError::KafkasAssignorThrew(JavaException::NullPointerException) => {
+                "NullPointerException (the leader's assignor)"
+            }
+            FatalError::KafkasAssignorThrew(JavaException::IllegalStateException) => {
+                "IllegalStateException (the leader's assignor)"
+            }
+            FatalError::AssignorFailed => "the leader's assignor failed",
+            FatalError::AssignorSpins => "the leader's assignor never returns (poll() spins in it)",
+        }
+    }
 }
 
 /// Why a notification of the partition-local join missed (`app/join.rs` decides it), in

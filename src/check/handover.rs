@@ -16,7 +16,7 @@
 //! member's later report of it, once the callback is done, is not read again: a STABLE member
 //! at the target epoch is not reconciled (fuzz --cluster-faults seed 164757).
 
-use super::{Findings, Property};
+use super::{Findings, Verdict};
 use crate::cluster::PartitionLookup;
 use crate::facts::{ConsumerRecord, Fact};
 use crate::messages::STATIC_LEAVE_EPOCH;
@@ -64,12 +64,12 @@ impl Handover {
                         *m != member && owned.contains(&p) && self.holds(**m, p)
                     });
                     if let Some((o, _)) = holder {
-                        let names = found.names;
-                        let detail = format!(
-                            "{} given to {} while {} still reports owning it",
-                            names.partitions[p], names.members[*member], names.members[*o]
-                        );
-                        found.violation(now, Property::AssignedBeforeReleased, detail);
+                        let verdict = Verdict::AssignedBeforeReleased {
+                            partition: found.partition(p),
+                            member: found.member(*member),
+                            reporter: found.member(*o),
+                        };
+                        found.violation(now, verdict);
                     }
                 }
             }

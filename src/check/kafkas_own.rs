@@ -1,19 +1,92 @@
-//! What Kafka itself does that a property alone would call a failure: each function names one
-//! of Kafka's own behaviours, read from the facts (an independent reading, as every checker's),
-//! and says whether a run's outcome is that behaviour. `cgsim fuzz` excuses what these say is
-//! Kafka's: a member error Kafka raises too, partitions Kafka itself leaves unowned.
+//! What Kafka itself does that a property alone would call a failure: each [`Exempt`] names
+//! one of Kafka's own behaviours, and the functions here read it from the verdict's fields or
+//! from the facts (an independent reading, as every checker's), never from a message's words.
+//! `cgsim fuzz` excuses what these say is Kafka's: a loop or a double ownership Kafka has too,
+//! a member error Kafka raises too, partitions Kafka itself leaves unowned.
 
-use crate::facts::Fact;
+use super::Verdict;
+use crate::facts::{Fact, FatalError, JavaException};
+use crate::messages::ErrorCode;
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use std::collections::BTreeSet;
+
+/// A behaviour of Kafka's own that excuses an outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exempt {
+    /// A member refuses the same assignment generation after generation: the sticky
+    /// assignors' previous-owner rule against `checkAssignmentMatchedSubscription`
+    /// ([`super::REFUSED_AGAIN`]): `not_settled`, and nothing more is judged.
+    RefusedAgain,
+    /// The online upgrade records a classic member's assignment before the member applied it
+    /// (`ConsumerGroup.fromClassicGroup`, [`super::UPGRADE_BEFORE_SYNC`]): a true
+    /// `double_ownership` in the report, Kafka's own in a fuzz run.
+    UpgradeBeforeSync,
+    /// INCONSISTENT_GROUP_PROTOCOL after a coordinator fail-over ([`refused_after_fail_over`]).
+    RefusedAfterFailOver,
+    /// UNRELEASED_INSTANCE_ID after a restart killed a closing process
+    /// ([`unreleased_after_killed_close`]).
+    UnreleasedAfterKilledClose,
+    /// Kafka's own assignor threw, or never returned, on the leader
+    /// ([`kafkas_assignor_failed`]).
+    KafkasAssignorFailed,
+    /// Partitions a static leader's skipped assignment leaves
+    /// ([`left_unassigned_by_static_leader`]).
+    LeftUnassignedByStaticLeader,
+    /// A withheld partition whose follow-up never came
+    /// ([`withheld_for_a_follow_up_that_never_came`]).
+    WithheldForAFollowUpThatNeverCame,
+}
+
+impl Exempt {
+    /// The violation's own exemption, if Kafka breaks the property the same way.
+    pub fn of_violation(verdict: &Verdict) -> Option<Exempt> {
+        match verdict {
+            Verdict::NotSettled(n) if !n.refused_again.is_empty() => Some(Exempt::RefusedAgain),
+            Verdict::DoubleOwnership {
+                upgrade_before_sync: true,
+                ..
+            } => Some(Exempt::UpgradeBeforeSync),
+            _ => None,
+        }
+    }
+
+    /// The member error's exemption, if Kafka stops the member too.
+    pub fn of_member_error(
+        scenario: &Scenario,
+        facts: &[(SimTime, Fact)],
+        failure: &MemberFailure,
+    ) -> Option<Exempt> {
+        if refused_after_fail_over(facts, failure) {
+            Some(Exempt::RefusedAfterFailOver)
+        } else if unreleased_after_killed_close(scenario, facts, failure) {
+            Some(Exempt::UnreleasedAfterKilledClose)
+        } else if kafkas_assignor_failed(failure.error) {
+            Some(Exempt::KafkasAssignorFailed)
+        } else {
+            None
+        }
+    }
+}
 
 /// A member's fatal error, as the report lists it (`errors[]`).
 #[derive(Clone, Copy, Debug)]
 pub struct MemberFailure<'a> {
     pub at_ms: u64,
     pub member: &'a str,
-    pub error: &'a str,
+    pub error: FatalError,
+}
+
+/// Whether a member's error is what Kafka's own assignor does to its leader: an exception it
+/// throws (the sticky assignors' NullPointerException and IllegalStateException, which ours
+/// reproduce), or a loop it never leaves.
+pub fn kafkas_assignor_failed(error: FatalError) -> bool {
+    matches!(
+        error,
+        FatalError::KafkasAssignorThrew(
+            JavaException::NullPointerException | JavaException::IllegalStateException
+        ) | FatalError::AssignorSpins
+    )
 }
 
 /// Whether Kafka itself refuses this member: a classic group loaded by a new coordinator knows
@@ -23,7 +96,7 @@ pub struct MemberFailure<'a> {
 /// answered INCONSISTENT_GROUP_PROTOCOL, where before the fail-over the other members'
 /// upgraded lists would have let it in.
 pub fn refused_after_fail_over(facts: &[(SimTime, Fact)], error: &MemberFailure) -> bool {
-    error.error == "INCONSISTENT_GROUP_PROTOCOL"
+    error.error == FatalError::Coordinator(ErrorCode::InconsistentGroupProtocol)
         && facts
             .iter()
             .any(|(t, f)| matches!(f, Fact::CoordinatorLoaded) && t.as_millis() <= error.at_ms)
@@ -41,7 +114,7 @@ pub fn unreleased_after_killed_close(
     facts: &[(SimTime, Fact)],
     error: &MemberFailure,
 ) -> bool {
-    if error.error != "UNRELEASED_INSTANCE_ID" {
+    if error.error != FatalError::Coordinator(ErrorCode::UnreleasedInstanceId) {
         return false;
     }
     let Some(m) = scenario.members.iter().position(|s| s.name == error.member) else {
@@ -461,10 +534,10 @@ mod tests {
                     partitions = 1\n\n[[members]]\nname = \"c1\"\ngroup_instance_id = \"pod-1\"\n";
         let s = load_str("t", toml, &LoadOptions::default()).expect("valid scenario");
         let at = |ms: u64, f: Fact| (SimTime::from_millis(ms), f);
-        let refused = |at_ms: u64, error: &'static str| MemberFailure {
+        let refused = |at_ms: u64, error: ErrorCode| MemberFailure {
             at_ms,
             member: "c1",
-            error,
+            error: FatalError::Coordinator(error),
         };
         let start = |ms| at(ms, Fact::ProcessStarted { member: 0 });
         let close = |ms| at(ms, Fact::CloseRequested { member: 0 });
@@ -479,13 +552,13 @@ mod tests {
         };
         // The restart killed the old process mid-close: its leave was never sent.
         let killed = [start(0), close(1_000), crash(2_000), start(2_000)];
-        let e = refused(2_010, "UNRELEASED_INSTANCE_ID");
+        let e = refused(2_010, ErrorCode::UnreleasedInstanceId);
         assert!(unreleased_after_killed_close(&s, &killed, &e));
         // Past the old member's session the coordinator had released it: not excused.
-        let late = refused(10_500, "UNRELEASED_INSTANCE_ID");
+        let late = refused(10_500, ErrorCode::UnreleasedInstanceId);
         assert!(!unreleased_after_killed_close(&s, &killed, &late));
         // Another error is not excused.
-        let other = refused(2_010, "FENCED_INSTANCE_ID");
+        let other = refused(2_010, ErrorCode::FencedInstanceId);
         assert!(!unreleased_after_killed_close(&s, &killed, &other));
         // The close finished (its leave sent): the refusal is a model bug.
         let closed = [
@@ -502,30 +575,98 @@ mod tests {
 
     #[test]
     fn a_protocol_refused_only_after_a_fail_over_is_kafkas_own() {
-        let refused = |at_ms: u64, error: &'static str| MemberFailure {
+        let refused = |at_ms: u64, error: ErrorCode| MemberFailure {
             at_ms,
             member: "c1",
-            error,
+            error: FatalError::Coordinator(error),
         };
         let loaded = [(SimTime::from_millis(5_000), Fact::CoordinatorLoaded)];
         // After the new coordinator loaded the group: its members' other protocols are gone.
         assert!(refused_after_fail_over(
             &loaded,
-            &refused(6_000, "INCONSISTENT_GROUP_PROTOCOL")
+            &refused(6_000, ErrorCode::InconsistentGroupProtocol)
         ));
         // Before any fail-over the group knew every member's list: a model or generator bug.
         assert!(!refused_after_fail_over(
             &loaded,
-            &refused(4_000, "INCONSISTENT_GROUP_PROTOCOL")
+            &refused(4_000, ErrorCode::InconsistentGroupProtocol)
         ));
         assert!(!refused_after_fail_over(
             &[],
-            &refused(6_000, "INCONSISTENT_GROUP_PROTOCOL")
+            &refused(6_000, ErrorCode::InconsistentGroupProtocol)
         ));
         // Any other error is not excused.
         assert!(!refused_after_fail_over(
             &loaded,
-            &refused(6_000, "UNKNOWN_MEMBER_ID")
+            &refused(6_000, ErrorCode::UnknownMemberId)
         ));
+    }
+
+    /// The two violations Kafka has too are told by their fields; the same kinds without
+    /// them are not excused.
+    #[test]
+    fn a_violation_is_kafkas_own_by_its_fields() {
+        use crate::check::{NotSettled, RefusedAgain, Unsettled};
+        let not_settled = |refused_again: Vec<RefusedAgain>| {
+            Verdict::NotSettled(NotSettled {
+                how: Unsettled::AtTheWindowEnd {
+                    what: "the group is PreparingRebalance (generation 9)".into(),
+                },
+                refused_again,
+                timed_out: Vec::new(),
+            })
+        };
+        let looping = RefusedAgain {
+            member: "c2".into(),
+            first: 4,
+            last: 9,
+            partitions: vec!["t1-0".into()],
+        };
+        assert_eq!(
+            Exempt::of_violation(&not_settled(vec![looping])),
+            Some(Exempt::RefusedAgain)
+        );
+        assert_eq!(Exempt::of_violation(&not_settled(Vec::new())), None);
+        let double = |upgrade_before_sync| Verdict::DoubleOwnership {
+            partition: "t0-0".into(),
+            owner: "c1".into(),
+            claimant: "c2".into(),
+            upgrade_before_sync,
+        };
+        assert_eq!(
+            Exempt::of_violation(&double(true)),
+            Some(Exempt::UpgradeBeforeSync)
+        );
+        assert_eq!(Exempt::of_violation(&double(false)), None);
+    }
+
+    /// Kafka's own assignor throwing or spinning stops its leader in Kafka too; an assignor
+    /// failing where Kafka's would not is the model's own limit, not excused.
+    #[test]
+    fn a_leader_stopped_by_kafkas_own_assignor_is_excused() {
+        let s = scenario();
+        let failure = |error| MemberFailure {
+            at_ms: 1_000,
+            member: "c1",
+            error,
+        };
+        let excused = |error| Exempt::of_member_error(&s, &[], &failure(error));
+        for e in JavaException::ALL {
+            assert_eq!(
+                excused(FatalError::KafkasAssignorThrew(e)),
+                Some(Exempt::KafkasAssignorFailed)
+            );
+        }
+        assert_eq!(
+            excused(FatalError::AssignorSpins),
+            Some(Exempt::KafkasAssignorFailed)
+        );
+        assert_eq!(excused(FatalError::AssignorFailed), None);
+        assert_eq!(
+            excused(FatalError::Coordinator(
+                ErrorCode::InconsistentGroupProtocol
+            )),
+            None
+        );
     }
 }

@@ -7,8 +7,10 @@
 //! - sometimes (coverage: the run really exercised this): [`Coverage`], listed in the report's
 //!   `invariants.covered`.
 //!
-//! What Kafka itself does that a property alone would call a failure (a member error Kafka
-//! raises too, partitions Kafka leaves unowned) is told apart in `kafkas_own.rs`.
+//! A fuzz run adds liveness properties judged at the end (`liveness.rs`); what Kafka itself
+//! does that a property alone would call a failure (its own loops, a member error Kafka raises
+//! too, partitions Kafka leaves unowned) is told apart in `kafkas_own.rs`. Every verdict is a
+//! value ([`Verdict`], `verdict.rs`) rendered in words only for the report.
 //!
 //! A violation names its property (`kind` in the JSON report). A zombie batch (a removed member
 //! finishing a batch while the partition is someone else's) is Kafka's real behaviour, so it is
@@ -17,12 +19,15 @@
 mod coverage;
 mod handover;
 pub mod kafkas_own;
+pub mod liveness;
 mod offsets;
 mod ownership;
 mod settle;
+mod verdict;
 
 pub use ownership::UPGRADE_BEFORE_SYNC;
 pub use settle::{SettleWindow, REFUSED_AGAIN};
+pub use verdict::{NotSettled, RefusedAgain, TimedOut, Unsettled, Verdict};
 
 pub use coverage::Coverage;
 
@@ -85,9 +90,13 @@ impl Property {
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     pub at_ms: u64,
-    /// The property's name ([`Property::name`]).
+    /// The property's name ([`Verdict::kind`]).
     pub kind: String,
+    /// The verdict in words.
     pub detail: String,
+    /// What the property found, as a value: what readers decide on.
+    #[serde(skip)]
+    pub verdict: Verdict,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
@@ -124,12 +133,21 @@ pub(crate) struct Findings<'n> {
 }
 
 impl Findings<'_> {
-    fn violation(&mut self, now: SimTime, property: Property, detail: String) {
+    fn violation(&mut self, now: SimTime, verdict: Verdict) {
         self.violations.push(Violation {
             at_ms: now.as_millis(),
-            kind: property.name().to_string(),
-            detail,
+            kind: verdict.kind().to_string(),
+            detail: verdict.to_string(),
+            verdict,
         });
+    }
+
+    fn member(&self, m: usize) -> String {
+        self.names.members[m].clone()
+    }
+
+    fn partition(&self, p: usize) -> String {
+        self.names.partitions[p].clone()
     }
 
     fn reached(&mut self, c: Coverage) {

@@ -10,7 +10,7 @@
 //! record of every committed offset, from the coordinator's `OffsetCommitted` and
 //! `CommittedRead` facts.
 
-use super::{Findings, Property};
+use super::{Findings, Verdict};
 use crate::facts::Fact;
 use crate::sim::SimTime;
 
@@ -51,13 +51,12 @@ impl Offsets {
         if let Fact::CommittedRead { partition, offset } = *fact {
             let written = self.committed[partition].map(|(w, _)| w);
             if let Some(written) = written.filter(|&w| offset < Some(w)) {
-                let names = found.names;
-                let read = offset.map_or("none".to_string(), |o| o.to_string());
-                let detail = format!(
-                    "{} reads committed offset {read}, below the {written} committed before",
-                    names.partitions[partition]
-                );
-                found.violation(now, Property::CommittedOffsetLost, detail);
+                let verdict = Verdict::CommittedOffsetLost {
+                    partition: found.partition(partition),
+                    read: offset,
+                    written,
+                };
+                found.violation(now, verdict);
             }
             return;
         }
@@ -75,12 +74,13 @@ impl Offsets {
             *offset < old && (old_by_owner || !by_owner) && committer != Committer::FreedZombie
         });
         if let Some((old, _)) = below {
-            let names = found.names;
-            let detail = format!(
-                "{} committed {} for {} below the committed {}",
-                names.members[*member], offset, names.partitions[p], old
-            );
-            found.violation(now, Property::OffsetRegression, detail);
+            let verdict = Verdict::OffsetRegression {
+                member: found.member(*member),
+                partition: found.partition(p),
+                offset: *offset,
+                committed: old,
+            };
+            found.violation(now, verdict);
         }
         self.committed[p] = Some((*offset, by_owner));
     }

@@ -9,7 +9,7 @@
 //! handing on what a classic member had not yet revoked ([`UPGRADE_BEFORE_SYNC`]), is a
 //! violation in Kafka too: reported, with why.
 
-use super::{Coverage, Findings, Property, Zombie};
+use super::{Coverage, Findings, Verdict, Zombie};
 use crate::cluster::PartitionLookup;
 use crate::facts::{Fact, LateAnswers, MemberIds};
 use crate::sim::SimTime;
@@ -303,15 +303,13 @@ impl Ownership {
                     self.processed_by_owner[*partition] = true;
                 }
                 if owner != Some(*member) && self.released[*partition].contains(member) {
-                    let names = found.names;
-                    let detail = format!(
-                        "{} processed {} records of {} after its own callback gave it up (owner now: {})",
-                        names.members[*member],
-                        to - from,
-                        names.partitions[*partition],
-                        owner.map_or("none", |o| names.members[o].as_str())
-                    );
-                    found.violation(now, Property::ProcessedAfterRevoke, detail);
+                    let verdict = Verdict::ProcessedAfterRevoke {
+                        member: found.member(*member),
+                        partition: found.partition(*partition),
+                        records: to - from,
+                        owner: owner.map(|o| found.member(o)),
+                    };
+                    found.violation(now, verdict);
                 } else if owner != Some(*member) {
                     let names = found.names;
                     found.zombies.push(Zombie {
@@ -367,19 +365,17 @@ impl Ownership {
                 self.hold_as_zombie(o, &[p]);
                 self.freed_zombie[p] = Some(o);
             } else if let Some(o) = previous {
-                let names = found.names;
-                let mut detail = format!(
-                    "{} owned by {} and {}",
-                    names.partitions[p], names.members[o], names.members[m]
-                );
-                if self.freed_by_upgrade[p] == Some(o) {
+                let upgrade_before_sync = self.freed_by_upgrade[p] == Some(o);
+                if upgrade_before_sync {
                     found.reached(Coverage::UpgradeDoubleOwned);
-                    detail = format!(
-                        "{detail} ({} still held it outside its recorded assignment: {UPGRADE_BEFORE_SYNC})",
-                        names.members[o]
-                    );
                 }
-                found.violation(now, Property::DoubleOwnership, detail);
+                let verdict = Verdict::DoubleOwnership {
+                    partition: found.partition(p),
+                    owner: found.member(o),
+                    claimant: found.member(m),
+                    upgrade_before_sync,
+                };
+                found.violation(now, verdict);
             }
             self.freed_by_upgrade[p] = None;
             self.owner[p] = Some(m);

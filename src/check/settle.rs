@@ -7,7 +7,7 @@
 //! the window closes is not checked (`settle_checked` false), so a loop that never settles can
 //! never pass a run long enough to check it.
 
-use super::{Findings, Property};
+use super::{Findings, NotSettled, RefusedAgain, TimedOut, Unsettled, Verdict};
 use crate::facts::Fact;
 use crate::messages::RequestKind;
 use crate::sim::SimTime;
@@ -103,16 +103,16 @@ impl Settle {
             self.rebalances_since_fault += 1;
         }
         if self.phase == Phase::Quiet {
-            let who = member.map_or(String::new(), |m| format!(" by {}", found.names.members[m]));
-            let detail = format!(
-                "the group settled by the bound ({} ms) but a rebalance started at {} ms (generation {generation}, {}{who}) inside the quiet window that lasts until {} ms; {} rebalance(s) since the last fault",
-                self.window.bound.as_millis(),
-                now.as_millis(),
-                trigger.name(),
-                self.window.until.as_millis(),
-                self.rebalances_since_fault
-            );
-            self.fail(now, detail, found);
+            let how = Unsettled::RebalancedInQuietWindow {
+                bound_ms: self.window.bound.as_millis(),
+                at_ms: now.as_millis(),
+                generation: *generation,
+                trigger: *trigger,
+                member: member.map(|m| found.member(m)),
+                until_ms: self.window.until.as_millis(),
+                rebalances_since_fault: self.rebalances_since_fault,
+            };
+            self.fail(now, how, found);
         }
     }
 
@@ -123,13 +123,13 @@ impl Settle {
         }
         match unsettled {
             Some(what) => {
-                let detail = format!(
-                    "not settled by the bound ({} ms = {}): {what}; {} rebalance(s) since the last fault",
-                    now.as_millis(),
-                    self.window.bound_terms,
-                    self.rebalances_since_fault
-                );
-                self.fail(now, detail, found);
+                let how = Unsettled::ByTheBound {
+                    bound_ms: now.as_millis(),
+                    bound_terms: self.window.bound_terms,
+                    what,
+                    rebalances_since_fault: self.rebalances_since_fault,
+                };
+                self.fail(now, how, found);
             }
             None => self.phase = Phase::Quiet,
         }
@@ -141,10 +141,7 @@ impl Settle {
             return;
         }
         match unsettled {
-            Some(what) => {
-                let detail = format!("not settled at the end of the quiet window: {what}");
-                self.fail(now, detail, found);
-            }
+            Some(what) => self.fail(now, Unsettled::AtTheWindowEnd { what }, found),
             None => {
                 self.phase = Phase::Done;
                 self.checked = true;
@@ -152,30 +149,41 @@ impl Settle {
         }
     }
 
-    fn fail(&mut self, now: SimTime, mut detail: String, found: &mut Findings) {
+    fn fail(&mut self, now: SimTime, how: Unsettled, found: &mut Findings) {
         // A member refusing the same assignment generation after generation: say so.
-        for (&m, (first, last, partitions)) in &self.refusals {
-            if last > first {
-                let names = partitions
-                    .iter()
-                    .map(|&p| found.names.partitions[p].as_str());
-                detail.push_str(&format!(
-                    "; {} refused its assignment in generations {first} to {last} (it names {}, of a topic it does not subscribe to): {REFUSED_AGAIN}",
-                    found.names.members[m],
-                    names.collect::<Vec<_>>().join(" ")
-                ));
-            }
-        }
+        let refused_again = self
+            .refusals
+            .iter()
+            .filter(|(_, (first, last, _))| last > first)
+            .map(|(&m, (first, last, partitions))| RefusedAgain {
+                member: found.member(m),
+                first: *first,
+                last: *last,
+                partitions: partitions.iter().map(|&p| found.partition(p)).collect(),
+            })
+            .collect();
         // Group requests the coordinator held past their timeout: each failed with a disconnect
         // and the member joined again.
-        for (&(m, kind), &(count, waited, first, last)) in &self.timeouts {
-            detail.push_str(&format!(
-                "; {}'s {} timed out {count} time(s) waiting for the coordinator's answer ({waited} ms each; the first at {first} ms, the last at {last} ms)",
-                found.names.members[m],
-                kind.name()
-            ));
-        }
-        found.violation(now, Property::NotSettled, detail);
+        let timed_out = self
+            .timeouts
+            .iter()
+            .map(
+                |(&(m, request), &(count, waited_ms, first_ms, last_ms))| TimedOut {
+                    member: found.member(m),
+                    request,
+                    count,
+                    waited_ms,
+                    first_ms,
+                    last_ms,
+                },
+            )
+            .collect();
+        let verdict = Verdict::NotSettled(NotSettled {
+            how,
+            refused_again,
+            timed_out,
+        });
+        found.violation(now, verdict);
         self.phase = Phase::Done;
         self.checked = true;
     }

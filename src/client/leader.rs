@@ -5,6 +5,7 @@
 use crate::assignor::racks::PartitionRacks;
 use crate::assignor::{by_name, GroupSpec, Member, RebalanceProtocol, Topic, TopicPartition};
 use crate::cluster::{PartitionSpace, Replicas};
+use crate::facts::{FatalError, JavaException};
 use crate::java::string_compare;
 use crate::messages::{JoinedMember, Subscription};
 use crate::scenario::Scenario;
@@ -69,27 +70,11 @@ fn partition_racks(
 /// What the leader's `KafkaConsumer.poll` throws when its assignor fails (`assign`'s error):
 /// the Java exception Kafka's assignor throws at the same point, which the error names, or
 /// else a limit of the model's own.
-pub fn thrown(error: &str) -> &'static str {
-    THROWN_BY_KAFKAS_ASSIGNOR
+pub fn thrown(error: &str) -> FatalError {
+    JavaException::ALL
         .into_iter()
-        .find(|name| name.split(' ').next().is_some_and(|e| error.contains(e)))
-        .unwrap_or("the leader's assignor failed")
-}
-
-/// What the report says of a leader whose assignor never returns
-/// ([`crate::assignor::AssignError::never_returns`]): its poll thread spins in `assign()`.
-pub const SPINS_IN_ASSIGNOR: &str = "the leader's assignor never returns (poll() spins in it)";
-
-/// The exceptions Kafka's own assignors throw, as `thrown` names them.
-pub const THROWN_BY_KAFKAS_ASSIGNOR: [&str; 2] = [
-    "NullPointerException (the leader's assignor)",
-    "IllegalStateException (the leader's assignor)",
-];
-
-/// Whether a member's error (as the report lists it) is what Kafka's own assignor does to
-/// its leader: an exception it throws, or a loop it never leaves.
-pub fn failed_as_kafkas_assignor_does(error: &str) -> bool {
-    THROWN_BY_KAFKAS_ASSIGNOR.contains(&error) || error == SPINS_IN_ASSIGNOR
+        .find(|e| error.contains(e.name()))
+        .map_or(FatalError::AssignorFailed, FatalError::KafkasAssignorThrew)
 }
 
 /// What `protocol`'s assignor reads as a member's history and its generation (`memberData`).
@@ -216,13 +201,19 @@ mod tests {
     fn an_assignors_failure_is_named_by_the_exception_kafka_throws_there() {
         let sticky_npe = "sticky: the previous owner of a partition takes no part in \
                           reassignment (Kafka throws NullPointerException)";
-        assert_eq!(thrown(sticky_npe), THROWN_BY_KAFKAS_ASSIGNOR[0]);
+        assert_eq!(
+            thrown(sticky_npe),
+            FatalError::KafkasAssignorThrew(JavaException::NullPointerException)
+        );
         let sticky_ise =
             "sticky: a member did not reach minQuota (Kafka throws IllegalStateException)";
-        assert_eq!(thrown(sticky_ise), THROWN_BY_KAFKAS_ASSIGNOR[1]);
+        assert_eq!(
+            thrown(sticky_ise),
+            FatalError::KafkasAssignorThrew(JavaException::IllegalStateException)
+        );
         assert_eq!(
             thrown("70000 partitions to assign: more than the sticky assignors can index"),
-            "the leader's assignor failed"
+            FatalError::AssignorFailed
         );
     }
 }

@@ -37,7 +37,7 @@ use crate::app::recovery::TaskState;
 use crate::app::standby::StandbyPlacement;
 use crate::assignor::RebalanceProtocol;
 use crate::cluster::{PartitionLookup, PartitionSpace, Replicas};
-use crate::facts::Fact;
+use crate::facts::{Fact, FatalError};
 use crate::log;
 use crate::scenario::{
     ClientSettings, CommitAfterBatch, MemberSpec, Mutant, OffsetReset, Protocol, Scenario,
@@ -470,7 +470,7 @@ impl Consumer {
     /// `KafkaConsumer.poll` threw an exception the application does not survive: it exits
     /// without closing the consumer (no LeaveGroup, no commit), so ownership ends now as in a
     /// crash, and the coordinator finds out by the session or a join phase.
-    pub(super) fn fail_fatally(&mut self, env: &mut ClientEnv, error: &'static str) {
+    pub(super) fn fail_fatally(&mut self, env: &mut ClientEnv, error: FatalError) {
         env.fact(Fact::FatalError {
             member: self.idx,
             error,
@@ -491,7 +491,7 @@ impl Consumer {
     pub(super) fn spin_in_assignor(&mut self, env: &mut ClientEnv) {
         env.fact(Fact::FatalError {
             member: self.idx,
-            error: leader::SPINS_IN_ASSIGNOR,
+            error: FatalError::AssignorSpins,
         });
         self.spinning_in_assignor = true;
         self.app = App::Blocked;

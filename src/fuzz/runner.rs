@@ -6,15 +6,12 @@
 //! handed on in seed order.
 
 use super::case::Case;
-use crate::check::kafkas_own::{
-    left_unassigned_by_static_leader, refused_after_fail_over, unreleased_after_killed_close,
-    withheld_for_a_follow_up_that_never_came, MemberFailure,
-};
-use crate::check::{Coverage, Violation, REFUSED_AGAIN, UPGRADE_BEFORE_SYNC};
-use crate::client::leader::failed_as_kafkas_assignor_does;
+use crate::check::kafkas_own::{withheld_for_a_follow_up_that_never_came, MemberFailure};
+use crate::check::liveness::{self, RunEnding};
+use crate::check::Coverage;
 use crate::facts::Fact;
 use crate::report::Report;
-use crate::scenario::{load_str, LoadOptions, Scenario, TimelineAction};
+use crate::scenario::{load_str, LoadOptions, Scenario};
 use crate::sim::SimTime;
 use crate::world::{run, RunOptions};
 use std::any::Any;
@@ -107,97 +104,35 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
         .unwrap_or_else(|| "a panic with no message".into())
 }
 
-/// Every property over a finished run (`facts`: its facts, for what Kafka leaves unowned on
-/// purpose, [`left_unassigned_by_static_leader`]): the first broken one. A member stopped by
-/// an exception Kafka's own assignor throws (the sticky assignors' NullPointerException and
-/// IllegalStateException, which ours reproduce), or spinning in one that never returns, is
-/// Kafka's outcome, not a `member_error`. So is a group that never settles because a member
-/// refuses the same assignment generation after generation ([`REFUSED_AGAIN`]): past it
-/// nothing more is judged. And so is a partition owned twice because the online upgrade
-/// recorded a classic member's assignment before the member applied it
-/// ([`UPGRADE_BEFORE_SYNC`]): a true violation in the report, Kafka's own in the fuzz run.
+/// Every property over a finished run, as `check::liveness` judges it from the report's
+/// figures and the run's facts: the first broken one, or `None`.
 pub fn judge(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact)]) -> Option<Failure> {
-    let inv = &report.invariants;
-    let kafkas_loop = |v: &Violation| v.kind == "not_settled" && v.detail.contains(REFUSED_AGAIN);
-    let kafkas_upgrade =
-        |v: &Violation| v.kind == "double_ownership" && v.detail.contains(UPGRADE_BEFORE_SYNC);
-    let judged = inv
-        .violations
-        .iter()
-        .filter(|v| !kafkas_loop(v) && !kafkas_upgrade(v));
-    if let Some(v) = judged.min_by_key(|v| v.at_ms) {
-        return Some(Failure {
-            property: v.kind.clone(),
-            at_ms: v.at_ms,
-            detail: v.detail.clone(),
-        });
-    }
-    if inv.violations.iter().any(kafkas_loop) {
-        return None;
-    }
-    if let Some(e) = report.errors.iter().find(|e| {
-        let failure = MemberFailure {
-            at_ms: e.at_ms,
-            member: &e.member,
-            error: &e.error,
-        };
-        !refused_after_fail_over(facts, &failure)
-            && !unreleased_after_killed_close(scenario, facts, &failure)
-            && !failed_as_kafkas_assignor_does(&e.error)
-    }) {
-        return Some(Failure {
-            property: "member_error".into(),
-            at_ms: e.at_ms,
-            detail: format!("{}: {}", e.member, e.error),
-        });
-    }
-    let end = scenario.duration_ms;
-    if !inv.settle_checked {
-        return Some(Failure {
-            property: "settle_unchecked".into(),
-            at_ms: end,
-            detail: "the run ended before the settle window closed".into(),
-        });
-    }
-    if report.records.never_processed > 0 {
-        return Some(Failure {
-            property: "never_processed".into(),
-            at_ms: end,
-            detail: format!(
-                "{} records were never processed (nor skipped by offset reset, nor in flight at the end)",
-                report.records.never_processed
-            ),
-        });
-    }
-    let owned: BTreeSet<&str> = report
-        .final_assignment
-        .values()
-        .flatten()
-        .map(String::as_str)
-        .collect();
-    let mut excused = left_unassigned_by_static_leader(scenario, facts);
-    excused.extend(withheld_for_a_follow_up_that_never_came(scenario, facts));
-    // A member Kafka itself stopped for good owns nothing afterwards, unless restarted.
-    let failed: Vec<(u64, &str)> = report
-        .errors
-        .iter()
-        .map(|e| (e.at_ms, e.member.as_str()))
-        .collect();
-    let unowned: Vec<String> = expected_owned(scenario, &failed)
-        .into_iter()
-        .filter(|p| !owned.contains(p.as_str()) && !excused.contains(p))
-        .collect();
-    if !unowned.is_empty() {
-        return Some(Failure {
-            property: "unowned_partition".into(),
-            at_ms: end,
-            detail: format!(
-                "at the end, after the quiet phase, nobody owns {}",
-                unowned.join(", ")
-            ),
-        });
-    }
-    None
+    let ending = RunEnding {
+        violations: &report.invariants.violations,
+        errors: report
+            .errors
+            .iter()
+            .map(|e| MemberFailure {
+                at_ms: e.at_ms,
+                member: &e.member,
+                error: e.cause,
+            })
+            .collect(),
+        settle_checked: report.invariants.settle_checked,
+        never_processed: report.records.never_processed,
+        owned: report
+            .final_assignment
+            .values()
+            .flatten()
+            .map(String::as_str)
+            .collect(),
+    };
+    let (at_ms, verdict) = liveness::judge(scenario, facts, &ending)?;
+    Some(Failure {
+        property: verdict.kind().to_string(),
+        at_ms,
+        detail: verdict.to_string(),
+    })
 }
 
 /// Whether the run ended with partitions nobody owns that Kafka strands itself
@@ -206,70 +141,6 @@ fn stranded_at_end(scenario: &Scenario, report: &Report, facts: &[(SimTime, Fact
     let stranded = withheld_for_a_follow_up_that_never_came(scenario, facts);
     let owned: BTreeSet<&String> = report.final_assignment.values().flatten().collect();
     stranded.iter().any(|p| !owned.contains(p))
-}
-
-/// The partitions that must be owned when the run ends: every partition (as many as the
-/// topic has then) of each topic that a member still running subscribes to. `failed`: the
-/// members whose process stopped on a fatal error, `(at_ms, name)`, as if crashed then.
-pub fn expected_owned(scenario: &Scenario, failed: &[(u64, &str)]) -> Vec<String> {
-    let n = scenario.members.len();
-    let mut up: Vec<bool> = scenario
-        .members
-        .iter()
-        .map(|m| m.start_ms.is_some())
-        .collect();
-    // A restart reads its configuration anew: a subscription changed in the old process is
-    // gone (the spec's topics, or the restart's new settings').
-    let mut spec: Vec<Vec<String>> = scenario.members.iter().map(|m| m.topics.clone()).collect();
-    let mut topics = spec.clone();
-    let index = |name: &str| scenario.members.iter().position(|m| m.name == name);
-    let mut failures: Vec<(u64, usize)> = failed
-        .iter()
-        .filter_map(|&(at, name)| Some((at, index(name)?)))
-        .collect();
-    failures.sort_unstable();
-    let mut next_failure = failures.into_iter().peekable();
-    for e in &scenario.timeline {
-        // A failure before this entry (or at its instant: the entry, a restart, comes after).
-        while let Some((_, m)) = next_failure.next_if(|&(at, _)| at <= e.at_ms) {
-            up[m] = false;
-        }
-        match &e.action {
-            TimelineAction::Join { member } => up[*member] = true,
-            TimelineAction::Leave { member } | TimelineAction::Crash { member } => {
-                up[*member] = false
-            }
-            TimelineAction::Restart { member, settings } => {
-                up[*member] = true;
-                if let Some(new) = settings {
-                    spec[*member] = new.spec.topics.clone();
-                }
-                topics[*member] = spec[*member].clone();
-            }
-            TimelineAction::Subscribe { member, topics: t } => topics[*member] = t.clone(),
-            TimelineAction::Stall { .. }
-            | TimelineAction::AddPartitions { .. }
-            | TimelineAction::BrokerCrash { .. }
-            | TimelineAction::BrokerRestart { .. }
-            | TimelineAction::NetworkPartition { .. }
-            | TimelineAction::LatencySpike { .. } => {}
-        }
-    }
-    for (_, m) in next_failure {
-        up[m] = false;
-    }
-    let subscribed: BTreeSet<&str> = (0..n)
-        .filter(|&m| up[m])
-        .flat_map(|m| topics[m].iter().map(String::as_str))
-        .collect();
-    let counts = scenario.partition_counts_at(scenario.duration_ms);
-    let mut out = Vec::new();
-    for (t, topic) in scenario.topics.iter().enumerate() {
-        if subscribed.contains(topic.name.as_str()) {
-            out.extend((0..counts[t]).map(|p| format!("{}-{p}", topic.name)));
-        }
-    }
-    out
 }
 
 /// `work` for every seed over `threads` threads; `sink(seed, result)` in seed order.
@@ -319,28 +190,5 @@ mod tests {
         assert_eq!(panic_message(literal.as_ref()), "scheduling in the past");
         let formatted = catch_unwind(|| panic!("{} < {}", 1, 2)).unwrap_err();
         assert_eq!(panic_message(formatted.as_ref()), "1 < 2");
-    }
-
-    /// A member Kafka stopped for good (refused after a fail-over) subscribes to nothing at
-    /// the end; restarted after its failure, it does again.
-    #[test]
-    fn a_member_that_failed_for_good_leaves_its_topics_unowned_unless_restarted() {
-        let toml = "name = \"t\"\nduration_ms = 60000\n\n[[topics]]\nname = \"t0\"\n\
-                    partitions = 2\n\n[[topics]]\nname = \"t1\"\npartitions = 1\n\n\
-                    [[members]]\nname = \"c1\"\ntopics = [\"t0\"]\n\n\
-                    [[members]]\nname = \"c2\"\ntopics = [\"t1\"]\n\n\
-                    [[timeline]]\nat_ms = 20000\naction = \"crash\"\nmember = \"c2\"\n\n\
-                    [[timeline]]\nat_ms = 30000\naction = \"restart\"\nmember = \"c2\"\n";
-        let s = load_str("t", toml, &LoadOptions::default()).expect("valid scenario");
-        assert_eq!(expected_owned(&s, &[]), ["t0-0", "t0-1", "t1-0"]);
-        // c1 failed: nobody runs for t0 any more.
-        assert_eq!(expected_owned(&s, &[(10_000, "c1")]), ["t1-0"]);
-        // c2 failed before its crash and restart: the restart brings it back.
-        assert_eq!(
-            expected_owned(&s, &[(10_000, "c2")]),
-            ["t0-0", "t0-1", "t1-0"]
-        );
-        // c2's restarted process failed: gone at the end.
-        assert_eq!(expected_owned(&s, &[(40_000, "c2")]), ["t0-0", "t0-1"]);
     }
 }

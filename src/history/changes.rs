@@ -5,7 +5,7 @@
 //! beyond a few numbers the ledger keeps (the completed rebalances, the conversions), so a
 //! change is a small value, copied.
 
-use crate::facts::Miss;
+use crate::facts::{FatalError, Miss};
 use crate::messages::Trigger;
 use crate::sim::SimTime;
 
@@ -45,7 +45,7 @@ pub enum Change {
         duration_us: u64,
     },
     /// A fatal error stopped `member`'s application.
-    MemberFailed { member: usize, error: &'static str },
+    MemberFailed { member: usize, error: FatalError },
     /// The group converted between the protocols: the last of the ledger's
     /// [`conversions`](super::Ledger::conversions).
     GroupConverted,

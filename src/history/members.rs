@@ -117,7 +117,7 @@ impl MemberState {
                 self.stalled_until = None;
                 self.rejoin = None;
             }
-            Fact::FatalError { error, .. } => self.error = Some(error),
+            Fact::FatalError { error, .. } => self.error = Some(error.name()),
             Fact::JoinGroupSent { .. } => {
                 self.membership = Some(ClassicMemberState::AwaitingJoin.name());
                 self.rejoin = None;

@@ -226,8 +226,15 @@ impl Walk {
                     .insert(*member, (now, Event::Stalled { until: *until }));
             }
             Fact::FatalError { member, error } => {
-                self.last_event
-                    .insert(*member, (now, Event::Fatal { error }));
+                self.last_event.insert(
+                    *member,
+                    (
+                        now,
+                        Event::Fatal {
+                            error: error.name(),
+                        },
+                    ),
+                );
             }
             Fact::Processed {
                 member, from, to, ..

@@ -150,7 +150,8 @@ impl Metrics {
             Change::MemberFailed { member, error } => self.errors.push(MemberError {
                 at_ms: ms(now),
                 member: self.member_names[member].clone(),
-                error: error.to_string(),
+                error: error.name().to_string(),
+                cause: error,
             }),
             Change::GroupConverted => {
                 if let Some(c) = group.conversions().last() {

@@ -124,8 +124,11 @@ pub struct PartitionOffsets {
 pub struct MemberError {
     pub at_ms: u64,
     pub member: String,
-    /// Kafka's error code name (INCONSISTENT_GROUP_PROTOCOL, ...).
+    /// Kafka's error code name (INCONSISTENT_GROUP_PROTOCOL, ...): `cause` in words.
     pub error: String,
+    /// What stopped it, as a value: what readers decide on.
+    #[serde(skip)]
+    pub cause: crate::facts::FatalError,
 }
 
 impl std::fmt::Display for MemberError {

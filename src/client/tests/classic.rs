@@ -786,7 +786,7 @@ fn a_leader_whose_assignor_throws_sends_no_sync_group_and_fails() {
     );
     assert!(h.facts.contains(&Fact::FatalError {
         member: 0,
-        error: "the leader's assignor failed",
+        error: FatalError::AssignorFailed,
     }));
     assert!(h
         .facts
@@ -935,7 +935,7 @@ fn a_leader_whose_assignor_never_returns_heartbeats_until_its_poll_timeout_then_
     h.respond(10, joined("c", 5, "sticky", "c", members));
     assert!(h.facts.contains(&Fact::FatalError {
         member: 0,
-        error: leader::SPINS_IN_ASSIGNOR,
+        error: FatalError::AssignorSpins,
     }));
     h.call(|c, env| c.close(env));
     // The poll timer runs from the JoinGroup answer (10 ms): nothing but heartbeats before.

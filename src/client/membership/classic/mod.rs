@@ -289,7 +289,7 @@ impl Consumer {
                         "{} SyncGroup: COORDINATOR_LOAD_IN_PROGRESS, the consumer fails",
                         self.name()
                     );
-                    return self.fail_fatally(env, "COORDINATOR_LOAD_IN_PROGRESS (SyncGroup)");
+                    return self.fail_fatally(env, FatalError::SyncGroupLoadInProgress);
                 }
                 let m = self.classic();
                 m.phase = ClassicMemberState::Unjoined;
@@ -528,7 +528,10 @@ impl Consumer {
                         "{} JoinGroup: INCONSISTENT_GROUP_PROTOCOL, the consumer fails",
                         self.name()
                     );
-                    self.fail_fatally(env, "INCONSISTENT_GROUP_PROTOCOL");
+                    self.fail_fatally(
+                        env,
+                        FatalError::Coordinator(ErrorCode::InconsistentGroupProtocol),
+                    );
                 }
                 ErrorCode::UnknownMemberId => {
                     // `resetStateOnResponseError` sets `needsJoinPrepare`: onJoinPrepare runs

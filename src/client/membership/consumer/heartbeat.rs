@@ -268,7 +268,7 @@ impl Consumer {
                     self.name(),
                     error.name()
                 );
-                return self.fail_fatally(env, error.name());
+                return self.fail_fatally(env, FatalError::Coordinator(error));
             }
             _ => {}
         }
