@@ -93,6 +93,25 @@ pub enum Fact {
     /// The heartbeat thread found `max.poll.interval.ms` passed since the poll at `last_poll`:
     /// the member leaves the group (LeaveGroup, or KIP-848's epoch -1 heartbeat).
     PollTimeout { member: usize, last_poll: SimTime },
+    /// The member's process is `running` (started, and neither stopped, crashed nor stuck in
+    /// its assignor), and `step` is where it is in a rebalance (`None`: done, or not running),
+    /// in words: reported by the client whenever either changes. What the settle property
+    /// reads of each member.
+    RebalanceStep {
+        member: usize,
+        running: bool,
+        step: Option<&'static str>,
+    },
+    /// The group's `state` by Kafka's name for its type, its `generation` (a consumer group's
+    /// group epoch), whether it is `at_rest` (a classic group Stable, a consumer group Stable
+    /// or Empty) and whether it is `empty`: reported by the coordinator whenever any changes
+    /// (and once at the start). What the settle property reads of the group.
+    GroupState {
+        state: &'static str,
+        generation: i32,
+        at_rest: bool,
+        empty: bool,
+    },
     /// A fatal error: `KafkaConsumer.poll` throws and the application exits.
     FatalError { member: usize, error: FatalError },
     /// The member sends a JoinGroup (every one, with or without a member id): where Kafka's

@@ -186,7 +186,7 @@ impl Checks {
             ownership: ownership::Ownership::new(names.partitions.len()),
             handover: handover::Handover::default(),
             offsets: offsets::Offsets::new(names.partitions.len()),
-            settle: settle::Settle::new(settle),
+            settle: settle::Settle::new(settle, names.members.len()),
             names,
             violations: Vec::new(),
             zombies: Vec::new(),
@@ -235,16 +235,16 @@ impl Checks {
         }
     }
 
-    /// The settle bound has come; `unsettled` says what is still happening, if anything.
-    pub fn settle_bound(&mut self, now: SimTime, unsettled: Option<String>) {
+    /// The settle bound has come.
+    pub fn settle_bound(&mut self, now: SimTime) {
         let mut found = findings!(self);
-        self.settle.at_bound(now, unsettled, &mut found);
+        self.settle.at_bound(now, &mut found);
     }
 
     /// The quiet window after the settle bound has ended.
-    pub fn settle_window_closed(&mut self, now: SimTime, unsettled: Option<String>) {
+    pub fn settle_window_closed(&mut self, now: SimTime) {
         let mut found = findings!(self);
-        self.settle.window_closed(now, unsettled, &mut found);
+        self.settle.window_closed(now, &mut found);
     }
 
     pub fn finish(self) -> Invariants {

@@ -6,10 +6,15 @@
 //! rebalances without end but happens to be Stable at the bound fails it. A run that ends before
 //! the window closes is not checked (`settle_checked` false), so a loop that never settles can
 //! never pass a run long enough to check it.
+//!
+//! Settled means the coordinator has the group loaded and at rest, and every running member is
+//! done with its rebalance: read from the facts, as every property is (each member's
+//! [`Fact::RebalanceStep`], the group's [`Fact::GroupState`], the coordinator's fail-overs).
 
 use super::{Findings, NotSettled, RefusedAgain, TimedOut, Unsettled, Verdict};
 use crate::facts::Fact;
 use crate::messages::RequestKind;
+use crate::sim::time::Duration;
 use crate::sim::SimTime;
 
 /// When the property looks, in simulated time.
@@ -23,6 +28,17 @@ pub struct SettleWindow {
     pub until: SimTime,
     /// What `bound` adds up, in words (`world::settle_deadline_ms`).
     pub bound_terms: &'static str,
+    /// How long a new coordinator takes to load the group after a move.
+    pub coordinator_load: Duration,
+}
+
+/// The group as the coordinator last reported it ([`Fact::GroupState`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupAt {
+    state: &'static str,
+    generation: i32,
+    at_rest: bool,
+    empty: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +59,13 @@ pub struct Settle {
     /// Each member's JoinGroup and SyncGroup timeouts since the last fault's end: how many,
     /// how long each waited, the first and the last (ms).
     timeouts: std::collections::BTreeMap<(usize, RequestKind), (u32, u64, u64, u64)>,
+    /// Per member: whether its process runs, and its rebalance step (`None`: done).
+    members: Vec<(bool, Option<&'static str>)>,
+    group: GroupAt,
+    /// The coordinator has a home (its broker is up, its partition has a leader), and has
+    /// loaded the group from then on.
+    coordinator_home: bool,
+    loaded_from: SimTime,
 }
 
 /// Why a member that refuses the same assignment generation after generation keeps the group
@@ -50,7 +73,7 @@ pub struct Settle {
 pub const REFUSED_AGAIN: &str = "Kafka's own loop: StickyAssignor's previous-owner rule hands a partition back to the member whose userData last claimed it, whatever it subscribes to, and the consumer does not take an assignment naming a topic it does not subscribe to (checkAssignmentMatchedSubscription), so its userData never moves on";
 
 impl Settle {
-    pub fn new(window: SettleWindow) -> Self {
+    pub fn new(window: SettleWindow, members: usize) -> Self {
         Settle {
             window,
             phase: Phase::BeforeBound,
@@ -58,10 +81,51 @@ impl Settle {
             rebalances_since_fault: 0,
             refusals: std::collections::BTreeMap::new(),
             timeouts: std::collections::BTreeMap::new(),
+            members: vec![(false, None); members],
+            group: GroupAt::default(),
+            coordinator_home: true,
+            loaded_from: SimTime::ZERO,
         }
     }
 
     pub fn observe(&mut self, now: SimTime, fact: &Fact, found: &mut Findings) {
+        match *fact {
+            Fact::RebalanceStep {
+                member,
+                running,
+                step,
+            } => {
+                self.members[member] = (running, step);
+                return;
+            }
+            Fact::GroupState {
+                state,
+                generation,
+                at_rest,
+                empty,
+            } => {
+                self.group = GroupAt {
+                    state,
+                    generation,
+                    at_rest,
+                    empty,
+                };
+                return;
+            }
+            // The coordinator's broker crashed: no coordinator until a move gives it a home.
+            Fact::CoordinatorFailed { .. } => {
+                self.coordinator_home = false;
+                return;
+            }
+            Fact::CoordinatorMoved { to, .. } => {
+                self.coordinator_home = to.is_some();
+                if to.is_some() {
+                    self.loaded_from = now + self.window.coordinator_load;
+                }
+                return;
+            }
+            _ => {}
+        }
         if let Fact::AssignmentRefused {
             member,
             generation,
@@ -116,12 +180,48 @@ impl Settle {
         }
     }
 
-    /// The bound has come: `unsettled` says what is still happening, if anything.
-    pub fn at_bound(&mut self, now: SimTime, unsettled: Option<String>, found: &mut Findings) {
+    /// What keeps the group from being settled (the coordinator at rest and every running
+    /// member done with its rebalance), in words; `None` when it is settled.
+    fn unsettled(&self, now: SimTime, found: &Findings) -> Option<String> {
+        if !self.coordinator_home || now < self.loaded_from {
+            return Some("the group has no coordinator (it is failing over)".into());
+        }
+        let busy: Vec<String> = self
+            .members
+            .iter()
+            .enumerate()
+            .filter_map(|(m, (_, step))| {
+                step.map(|step| format!("{} {step}", found.names.members[m]))
+            })
+            .collect();
+        if self.group.at_rest && busy.is_empty() {
+            return None;
+        }
+        // Nobody left to rebalance: every process has stopped (left, crashed, or failed for
+        // good, as a member refused INCONSISTENT_GROUP_PROTOCOL does) and the coordinator has
+        // removed them all. A classic group rests Empty then (the consumer protocol's Empty
+        // already counts as at rest).
+        let nobody_running = self.members.iter().all(|(running, _)| !running);
+        if nobody_running && self.group.empty {
+            return None;
+        }
+        let mut what = format!(
+            "the group is {} (generation {})",
+            self.group.state, self.group.generation
+        );
+        if !busy.is_empty() {
+            what.push_str("; still rebalancing: ");
+            what.push_str(&busy.join(", "));
+        }
+        Some(what)
+    }
+
+    /// The bound has come: is the group settled?
+    pub fn at_bound(&mut self, now: SimTime, found: &mut Findings) {
         if self.phase != Phase::BeforeBound {
             return;
         }
-        match unsettled {
+        match self.unsettled(now, found) {
             Some(what) => {
                 let how = Unsettled::ByTheBound {
                     bound_ms: now.as_millis(),
@@ -136,11 +236,11 @@ impl Settle {
     }
 
     /// The quiet window has ended: still settled, and no rebalance since the bound?
-    pub fn window_closed(&mut self, now: SimTime, unsettled: Option<String>, found: &mut Findings) {
+    pub fn window_closed(&mut self, now: SimTime, found: &mut Findings) {
         if self.phase != Phase::Quiet {
             return;
         }
-        match unsettled {
+        match self.unsettled(now, found) {
             Some(what) => self.fail(now, Unsettled::AtTheWindowEnd { what }, found),
             None => {
                 self.phase = Phase::Done;

@@ -15,8 +15,23 @@ fn checks() -> Checks {
             bound: at(100),
             until: at(200),
             bound_terms: "last fault's end + rebalance timeout + session timeout",
+            coordinator_load: crate::sim::time::Duration::from_millis(20),
         },
     )
+}
+
+/// The coordinator reports the group `state` at `generation`.
+fn group(state: &'static str, generation: i32, at_rest: bool, empty: bool) -> Fact {
+    Fact::GroupState {
+        state,
+        generation,
+        at_rest,
+        empty,
+    }
+}
+
+fn stable(generation: i32) -> Fact {
+    group("Stable", generation, true, false)
 }
 
 fn rebalance_started(generation: i32) -> Fact {
@@ -299,10 +314,8 @@ fn offset_regression_fires_only_when_a_commit_goes_backwards() {
 fn not_settled_fires_when_the_group_is_not_stable_at_the_bound() {
     let mut c = checks();
     c.observe(at(60), &rebalance_started(3));
-    c.settle_bound(
-        at(100),
-        Some("the group is PreparingRebalance (generation 3)".into()),
-    );
+    c.observe(at(60), &group("PreparingRebalance", 3, false, false));
+    c.settle_bound(at(100));
     let inv = c.finish();
     assert!(inv.settle_checked);
     assert_eq!(inv.violations[0].kind, "not_settled");
@@ -316,13 +329,14 @@ fn not_settled_fires_when_the_group_is_not_stable_at_the_bound() {
 #[test]
 fn not_settled_fires_on_a_rebalance_inside_the_quiet_window_even_if_stable_at_its_end() {
     let mut c = checks();
-    c.settle_bound(at(100), None);
+    c.observe(at(10), &stable(8));
+    c.settle_bound(at(100));
     assert!(
         !c.settle.checked(),
         "settled at the bound, the window is still open"
     );
     c.observe(at(150), &rebalance_started(9));
-    c.settle_window_closed(at(200), None);
+    c.settle_window_closed(at(200));
     let inv = c.finish();
     assert_eq!(inv.violations.len(), 1);
     assert!(
@@ -334,17 +348,76 @@ fn not_settled_fires_on_a_rebalance_inside_the_quiet_window_even_if_stable_at_it
     );
 }
 
+fn step(member: usize, running: bool, step: Option<&'static str>) -> Fact {
+    Fact::RebalanceStep {
+        member,
+        running,
+        step,
+    }
+}
+
+/// The not_settled verdict at the bound, in words, after `facts` (at 60 ms).
+fn unsettled_after(facts: &[Fact]) -> Option<String> {
+    let mut c = checks();
+    c.observe(at(10), &stable(8));
+    for f in facts {
+        c.observe(at(60), f);
+    }
+    c.settle_bound(at(100));
+    let inv = c.finish();
+    inv.violations.first().map(|v| v.detail.clone())
+}
+
+/// Settled is read from the facts: the group at rest with every running member done; a
+/// member's step names it; a coordinator failing over is no coordinator until the new one has
+/// loaded the group; a group left empty by members that all stopped is settled too.
+#[test]
+fn settled_is_the_group_at_rest_with_every_member_done_as_the_facts_report_them() {
+    assert_eq!(unsettled_after(&[step(0, true, None)]), None);
+    let busy = unsettled_after(&[
+        step(0, true, None),
+        step(1, true, Some("waiting for its SyncGroup answer")),
+        group("CompletingRebalance", 9, false, false),
+    ])
+    .expect("c2 still syncs");
+    assert!(
+        busy.contains(
+            "the group is CompletingRebalance (generation 9); still rebalancing: c2 waiting for its SyncGroup answer"
+        ),
+        "{busy}"
+    );
+    // A stopped member reports no step: it keeps nobody waiting.
+    let stopped = [step(1, true, Some("about to rejoin")), step(1, false, None)];
+    assert_eq!(unsettled_after(&stopped), None);
+    let failing_over =
+        unsettled_after(&[Fact::CoordinatorFailed { broker: 1 }]).expect("no coordinator");
+    assert!(failing_over.contains("the group has no coordinator (it is failing over)"));
+    // Moved at 60 ms, the new coordinator has loaded the group by 80 ms: settled at 100 ms.
+    let moved = Fact::CoordinatorMoved {
+        from: Some(1),
+        to: Some(2),
+    };
+    assert_eq!(
+        unsettled_after(&[Fact::CoordinatorFailed { broker: 1 }, moved]),
+        None
+    );
+    let nobody = [step(0, false, None), group("Empty", 9, false, true)];
+    assert_eq!(unsettled_after(&nobody), None);
+}
+
 #[test]
 fn settled_through_the_quiet_window_passes_and_an_unfinished_window_is_not_checked() {
     let mut c = checks();
-    c.settle_bound(at(100), None);
-    c.settle_window_closed(at(200), None);
+    c.observe(at(10), &stable(8));
+    c.settle_bound(at(100));
+    c.settle_window_closed(at(200));
     let inv = c.finish();
     assert!(inv.settle_checked);
     assert!(inv.violations.is_empty());
     // The run ended inside the window: not checked, and no verdict.
     let mut c = checks();
-    c.settle_bound(at(100), None);
+    c.observe(at(10), &stable(8));
+    c.settle_bound(at(100));
     let inv = c.finish();
     assert!(!inv.settle_checked);
     assert!(inv.violations.is_empty());
@@ -963,6 +1036,11 @@ fn a_partition_the_upgrade_recorded_away_from_its_holder_is_kafkas_double_owners
             )
         );
         assert!(inv.covered.contains(&"upgrade_double_owned".to_string()));
+        // Kafka's own, told by the verdict's field.
+        assert_eq!(
+            kafkas_own::Exempt::of_violation(&inv.violations[0].verdict),
+            Some(kafkas_own::Exempt::UpgradeBeforeSync)
+        );
     }
     // What the record still gives c1, or a downgrade's record: a plain second owner.
     for (to_consumer, recorded) in [(true, &[0, 1][..]), (false, &[1][..])] {
@@ -973,6 +1051,10 @@ fn a_partition_the_upgrade_recorded_away_from_its_holder_is_kafkas_double_owners
         let inv = c.finish();
         assert_eq!(inv.violations[0].detail, "t-0 owned by c1 and c2");
         assert!(!inv.covered.contains(&"upgrade_double_owned".to_string()));
+        assert_eq!(
+            kafkas_own::Exempt::of_violation(&inv.violations[0].verdict),
+            None
+        );
     }
     // Revoked before it moved on: a clean hand-over; taken back and moved on again later, a
     // plain second owner (the upgrade's record is spent).
@@ -988,4 +1070,43 @@ fn a_partition_the_upgrade_recorded_away_from_its_holder_is_kafkas_double_owners
     let inv = c.finish();
     assert_eq!(kinds(&inv), [(7, "double_ownership")]);
     assert_eq!(inv.violations[0].detail, "t-0 owned by c1 and c2");
+}
+
+/// c2 refuses the assignment naming t-1 in generations 4 to 6 (a topic it does not subscribe
+/// to): the group is not settled by the bound, and the verdict carries the loop, which is
+/// Kafka's own; a single refusal is no loop.
+#[test]
+fn a_refusal_generation_after_generation_is_kafkas_own_loop() {
+    let refused = |generation| Fact::AssignmentRefused {
+        member: 1,
+        generation,
+        partitions: vec![1],
+    };
+    let verdict_after = |generations: &[i32]| {
+        let mut c = checks();
+        for &g in generations {
+            c.observe(at(60), &refused(g));
+        }
+        c.observe(at(70), &group("PreparingRebalance", 7, false, false));
+        c.settle_bound(at(100));
+        c.finish().violations.remove(0).verdict
+    };
+    let looping = verdict_after(&[4, 5, 6]);
+    let Verdict::NotSettled(n) = &looping else {
+        panic!("{looping:?}")
+    };
+    assert_eq!(
+        n.refused_again,
+        [RefusedAgain {
+            member: "c2".into(),
+            first: 4,
+            last: 6,
+            partitions: vec!["t-1".into()],
+        }]
+    );
+    assert_eq!(
+        kafkas_own::Exempt::of_violation(&looping),
+        Some(kafkas_own::Exempt::RefusedAgain)
+    );
+    assert_eq!(kafkas_own::Exempt::of_violation(&verdict_after(&[4])), None);
 }

@@ -250,6 +250,8 @@ enum App {
 /// `hour-1000x10k`, callgrind's cache model).
 #[repr(C)]
 pub struct Consumer {
+    /// What the last [`Fact::RebalanceStep`] said: whether the process runs, and its step.
+    reported_step: (bool, Option<&'static str>),
     alive: bool,
     incarnation: u32,
     closing: bool,
@@ -338,6 +340,7 @@ pub struct Consumer {
 impl Consumer {
     pub fn new(idx: usize, spec: MemberSpec) -> Self {
         Consumer {
+            reported_step: (false, None),
             idx,
             membership: Membership::for_spec(&spec),
             coordinator: None,
@@ -428,6 +431,20 @@ impl Consumer {
         self.membership.rebalance_step()
     }
 
+    /// After each input: a [`Fact::RebalanceStep`] if whether it runs, or its rebalance step,
+    /// changed since the last one.
+    pub fn report_rebalance_step(&mut self, env: &mut ClientEnv) {
+        let now = (self.is_running(), self.rebalance_step());
+        if now != self.reported_step {
+            self.reported_step = now;
+            env.fact(Fact::RebalanceStep {
+                member: self.idx,
+                running: now.0,
+                step: now.1,
+            });
+        }
+    }
+
     /// A new process starts (first start or restart): a new consumer with no member id,
     /// configured by `spec` when given (a restart with new settings), else as before.
     pub fn start(&mut self, env: &mut ClientEnv, incarnation: u32, spec: Option<&MemberSpec>) {
@@ -439,7 +456,9 @@ impl Consumer {
             self.crash(env);
         }
         let spec = spec.cloned().unwrap_or_else(|| self.spec.clone());
+        let reported_step = self.reported_step;
         *self = Consumer::new(idx, spec);
+        self.reported_step = reported_step;
         self.topics = self.spec.topics.clone();
         self.incarnation = incarnation;
         self.start_membership(env);

@@ -50,6 +50,8 @@ pub struct Coordinator {
     ids: MemberIds,
     /// Every member id the group has had, with its process (see [`Cx`]).
     known_clients: BTreeMap<String, ClientRef>,
+    /// What the last [`Fact::GroupState`] said.
+    reported_state: Option<Fact>,
 }
 
 impl Coordinator {
@@ -61,6 +63,7 @@ impl Coordinator {
             consumer_setup: None,
             ids: MemberIds::new(ids),
             known_clients: BTreeMap::new(),
+            reported_state: None,
         }
     }
 
@@ -150,6 +153,26 @@ impl Coordinator {
         }
     }
 
+    /// The group's state as [`Fact::GroupState`] reports it.
+    fn state_fact(&self) -> Fact {
+        Fact::GroupState {
+            state: self.state_name(),
+            generation: self.generation(),
+            at_rest: self.is_stable(),
+            empty: self.is_empty(),
+        }
+    }
+
+    /// After each input (and once at the start): a [`Fact::GroupState`] if the group's state,
+    /// generation, rest or emptiness changed since the last one.
+    pub fn report_state(&mut self, out: &mut Out<CoordinatorEffect>) {
+        let now = self.state_fact();
+        if self.reported_state.as_ref() != Some(&now) {
+            self.reported_state = Some(now.clone());
+            out.push(CoordinatorEffect::Fact(now));
+        }
+    }
+
     /// The generation (a consumer group's group epoch).
     pub fn generation(&self) -> i32 {
         match &self.group {
@@ -191,6 +214,7 @@ impl Coordinator {
             consumer_setup,
             ids,
             known_clients,
+            ..
         } = self;
         let config = *config;
         let cx = &mut Cx {

@@ -357,6 +357,8 @@ impl<'s> World<'s> {
                 scenario.name, scenario.seed, scenario.variant,
             )
         });
+        // The group as it starts, for the settle property (no member has started).
+        self.apply_coordinator();
         let self_starts = crate::scenario::self_starts(&scenario.timeline, &scenario.members);
         for (i, m) in scenario.members.iter().enumerate() {
             if m.start_ms == Some(0) {
@@ -386,46 +388,6 @@ impl<'s> World<'s> {
             self.queue.schedule(settle.until, Event::SettleWindowEnd);
         }
         self.observer_clock = ObserverClock::new(self.queue.next_seq());
-    }
-
-    /// What keeps the group from being settled (the coordinator Stable and every live member
-    /// done with its rebalance), in words; `None` when it is settled.
-    fn unsettled(&self) -> Option<String> {
-        let busy: Vec<String> = self
-            .members
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                m.rebalance_step()
-                    .map(|step| format!("{} {step}", self.scenario.members[i].name))
-            })
-            .collect();
-        let loaded =
-            self.coordinator_home.is_some() && self.now() >= self.coordinator_loading_until;
-        if !loaded {
-            return Some("the group has no coordinator (it is failing over)".into());
-        }
-        if self.coordinator.is_stable() && busy.is_empty() {
-            return None;
-        }
-        // Nobody left to rebalance: every process has stopped (left, crashed, or failed for
-        // good, as a member refused INCONSISTENT_GROUP_PROTOCOL does) and the coordinator has
-        // removed them all. A classic group rests Empty then (the consumer protocol's Empty
-        // already counts as stable).
-        let nobody_running = self.members.iter().all(|m| !m.is_running());
-        if nobody_running && self.coordinator.is_empty() {
-            return None;
-        }
-        let mut what = format!(
-            "the group is {} (generation {})",
-            self.coordinator.state_name(),
-            self.coordinator.generation()
-        );
-        if !busy.is_empty() {
-            what.push_str("; still rebalancing: ");
-            what.push_str(&busy.join(", "));
-        }
-        Some(what)
     }
 
     fn run_to_end(self) -> RunOutput {
@@ -579,14 +541,8 @@ impl<'s> World<'s> {
                 }
                 self.with_member(to.member, |m, env| m.on_timer(env, to, timer))
             }
-            Event::SettleCheck => {
-                let unsettled = self.unsettled();
-                self.observers.check.settle_bound(now, unsettled);
-            }
-            Event::SettleWindowEnd => {
-                let unsettled = self.unsettled();
-                self.observers.check.settle_window_closed(now, unsettled);
-            }
+            Event::SettleCheck => self.observers.check.settle_bound(now),
+            Event::SettleWindowEnd => self.observers.check.settle_window_closed(now),
             Event::ForceOwnership { member, partition } => {
                 // To every observer, the claim is an assignment nobody made.
                 let claim = Fact::Assigned {
@@ -658,6 +614,7 @@ impl<'s> World<'s> {
                 let now = self.now();
                 let counts = scenario.partition_counts_at(now.as_millis());
                 self.coordinator.set_partitions(name, *partitions);
+                self.apply_coordinator();
                 let fact = Fact::PartitionsAdded {
                     topic: *topic,
                     counts,
@@ -762,8 +719,10 @@ impl<'s> World<'s> {
 
     // ---- Applying effects ----
 
+    /// The coordinator's effects of its last input, its state's report among them.
     fn apply_coordinator(&mut self) {
         let now = self.now();
+        self.coordinator.report_state(&mut self.coordinator_out);
         // The buffers are taken for the loop (effects may call back into the world) and given
         // back with their capacity.
         let (mut effects, mut logs) = self.coordinator_out.take();
@@ -827,7 +786,9 @@ impl<'s> World<'s> {
             availability: &self.cluster.availability,
             out: &mut self.member_out,
         };
-        handler(&mut self.members[m], &mut env);
+        let member = &mut self.members[m];
+        handler(member, &mut env);
+        member.report_rebalance_step(&mut env);
         self.apply_member(m);
     }
 
@@ -1049,5 +1010,6 @@ pub fn settle_window(scenario: &Scenario) -> SettleWindow {
         bound: SimTime::from_millis(bound),
         until: SimTime::from_millis(bound + largest(scenario, |s| s.session_timeout_ms)),
         bound_terms,
+        coordinator_load: Duration::from_millis(scenario.cluster.coordinator_load_ms),
     }
 }
