@@ -2,7 +2,7 @@
 
 mod cli;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -268,6 +268,14 @@ enum Command {
         #[arg(required = true)]
         keys: Vec<String>,
     },
+    /// Print the completion script for SHELL to stdout, e.g. `cgsim completions bash >
+    /// ~/.local/share/bash-completion/completions/cgsim`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to stdout: `cgsim man > cgsim.1 && man ./cgsim.1`.
+    Man,
 }
 
 /// A scenario file and what the command line changes in it (`run`, `explain`).
@@ -470,6 +478,10 @@ fn main() -> ExitCode {
             redis,
             keys,
         } => cli::partition::run(partitions, redis, &keys),
+        Command::Completions { shell } => {
+            cli::shell::print(&cli::shell::completions(Args::command(), shell))
+        }
+        Command::Man => cli::shell::print(&cli::shell::man(Args::command())),
         Command::Conform {
             what:
                 ConformTarget::Coordinator {

@@ -11,6 +11,7 @@ pub mod lab;
 pub mod merge;
 pub mod partition;
 pub mod run;
+pub mod shell;
 pub mod sweep;
 
 use indicatif::{ProgressBar, ProgressStyle};
