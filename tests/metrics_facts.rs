@@ -333,17 +333,7 @@ fn a_cooperative_join_stops_nobody_and_its_follow_up_is_timed_on_the_rebalance_t
                 Fact::JoinGroupSent { member: 1 },
             ],
         )
-        .at(
-            10_019,
-            [
-                added(1, "c2-id"),
-                Fact::RebalanceStarted {
-                    generation: 2,
-                    trigger: Trigger::MemberJoined,
-                    member: Some(1),
-                },
-            ],
-        )
+        .at(10_019, c2_joins(2))
         .at(12_030, [Fact::JoinGroupSent { member: 0 }])
         .at(
             12_033,
@@ -475,6 +465,18 @@ fn c2_crashes_and_expires(story: &mut Story, owned: &[usize]) {
         );
 }
 
+/// c2 is added as c2-id and its join starts `generation`'s rebalance.
+fn c2_joins(generation: i32) -> [Fact; 2] {
+    [
+        added(1, "c2-id"),
+        Fact::RebalanceStarted {
+            generation,
+            trigger: Trigger::MemberJoined,
+            member: Some(1),
+        },
+    ]
+}
+
 /// c2 joins at 10 s and the eager rebalance (generation 2) gives c1 t-2, t-3 and c2 t-0, t-1:
 /// the eager story's facts, for the stories that need a rebalance and are about something else.
 fn c2_joins_eagerly(story: &mut Story) {
@@ -493,17 +495,7 @@ fn c2_joins_eagerly_taking(story: &mut Story, c1_gets: &[usize], c2_gets: &[usiz
                 Fact::JoinGroupSent { member: 1 },
             ],
         )
-        .at(
-            10_019,
-            [
-                added(1, "c2-id"),
-                Fact::RebalanceStarted {
-                    generation: 2,
-                    trigger: Trigger::MemberJoined,
-                    member: Some(1),
-                },
-            ],
-        )
+        .at(10_019, c2_joins(2))
         .at(
             12_030,
             [
@@ -1235,17 +1227,7 @@ fn lag_is_sampled_as_log_ends_minus_positions_and_a_rebalance_reads_it_at_its_ca
     story
         .at(5_400, [Fact::ProcessStarted { member: 1 }])
         .at(5_500, [Fact::Joining { member: 1 }])
-        .at(
-            5_510,
-            [
-                added(1, "c2-id"),
-                Fact::RebalanceStarted {
-                    generation: 2,
-                    trigger: Trigger::MemberJoined,
-                    member: Some(1),
-                },
-            ],
-        )
+        .at(5_510, c2_joins(2))
         .at(
             5_600,
             [Fact::JoinCompleted {

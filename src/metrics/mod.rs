@@ -47,9 +47,9 @@ pub struct Metrics {
     processed: u64,
     processed_twice: u64,
     skipped: u64,
-    /// The record ranges an offset reset skipped that nobody has processed since, for the
-    /// partitions that have any: a zombie batch may still process them.
-    skipped_ranges: BTreeMap<usize, Vec<(u64, u64)>>,
+    /// Per partition, the record ranges an offset reset skipped that nobody has processed
+    /// since: a zombie batch may still process them. Indexed, not a map: every batch looks.
+    skipped_ranges: Vec<Vec<(u64, u64)>>,
     /// Per member, records fetched from a replica in another rack; `None` without broker racks.
     cross_rack_fetched: Option<Vec<u64>>,
     join: JoinMetrics,
@@ -90,7 +90,7 @@ impl Metrics {
             processed: 0,
             processed_twice: 0,
             skipped: 0,
-            skipped_ranges: BTreeMap::new(),
+            skipped_ranges: vec![Vec::new(); p],
             cross_rack_fetched: (!scenario.cluster.broker_racks.is_empty()).then(|| vec![0; n]),
             join: JoinMetrics::default(),
             join_latencies_ms: Vec::new(),

@@ -8,18 +8,14 @@ impl Metrics {
         self.move_position(p, position);
         if position > self.accounted_upto[p] {
             self.skipped += position - self.accounted_upto[p];
-            self.skipped_ranges
-                .entry(p)
-                .or_default()
-                .push((self.accounted_upto[p], position));
+            self.skipped_ranges[p].push((self.accounted_upto[p], position));
             self.accounted_upto[p] = position;
         }
     }
 
     /// Records `[from, to)` of partition `p` were processed (`by_owner`: by its owner, whose
-    /// position moves with them). Records below what
-    /// is accounted for were processed before (processed twice), unless an offset reset
-    /// skipped them first: a zombie batch still processing them after the new owner's reset
+    /// position moves with them). Records below what is accounted for were processed before
+    /// (processed twice), unless an offset reset skipped them first: a zombie batch still processing them after the new owner's reset
     /// jumped past them (`auto.offset.reset = latest` with no commit) processes them once,
     /// and they are no longer skipped.
     pub(super) fn processed(&mut self, p: usize, from: u64, to: u64, by_owner: bool) {
@@ -36,9 +32,11 @@ impl Metrics {
 
     /// Takes `[from, to)` out of the ranges a reset skipped on `p`; how many records it took.
     fn unskip(&mut self, p: usize, from: u64, to: u64) -> u64 {
-        let Some(ranges) = self.skipped_ranges.get_mut(&p) else {
+        let ranges = &mut self.skipped_ranges[p];
+        // Most batches are past every skipped range: nothing to take.
+        if !ranges.iter().any(|&(a, b)| a.max(from) < b.min(to)) {
             return 0;
-        };
+        }
         let mut taken = 0;
         let mut left = Vec::with_capacity(ranges.len() + 1);
         for &(a, b) in ranges.iter() {
@@ -55,11 +53,7 @@ impl Metrics {
                 left.push((hi, b));
             }
         }
-        if left.is_empty() {
-            self.skipped_ranges.remove(&p);
-        } else {
-            *ranges = left;
-        }
+        *ranges = left;
         self.skipped -= taken;
         taken
     }

@@ -26,6 +26,18 @@ fn added(member: usize, id: &str) -> Fact {
     }
 }
 
+/// `member` is added as `id` and its join starts `generation`'s rebalance.
+fn joins(member: usize, id: &str, generation: i32) -> [Fact; 2] {
+    [
+        added(member, id),
+        Fact::RebalanceStarted {
+            generation,
+            trigger: Trigger::MemberJoined,
+            member: Some(member),
+        },
+    ]
+}
+
 fn feed(l: &mut Ledger, at_ms: u64, facts: impl IntoIterator<Item = Fact>) -> Vec<Change> {
     let mut changes = Vec::new();
     for fact in facts {
@@ -38,18 +50,7 @@ fn feed(l: &mut Ledger, at_ms: u64, facts: impl IntoIterator<Item = Fact>) -> Ve
 /// c1 forms the group alone on every partition (generation 1) and processes them from 20 ms.
 fn formed_by_c1(l: &mut Ledger, partitions: &[usize]) {
     feed(l, 0, [Fact::ProcessStarted { member: 0 }]);
-    feed(
-        l,
-        10,
-        [
-            added(0, "c1-id"),
-            Fact::RebalanceStarted {
-                generation: 1,
-                trigger: Trigger::MemberJoined,
-                member: Some(0),
-            },
-        ],
-    );
+    feed(l, 10, joins(0, "c1-id", 1));
     feed(
         l,
         15,
@@ -107,18 +108,7 @@ fn a_member_cut_off_from_the_coordinator_is_marked_unreachable() {
 fn the_formation_is_no_rebalance_of_the_formed_group() {
     let mut l = ledger(1, 2);
     feed(&mut l, 0, [Fact::ProcessStarted { member: 0 }]);
-    let changes = feed(
-        &mut l,
-        10,
-        [
-            added(0, "c1-id"),
-            Fact::RebalanceStarted {
-                generation: 1,
-                trigger: Trigger::MemberJoined,
-                member: Some(0),
-            },
-        ],
-    );
+    let changes = feed(&mut l, 10, joins(0, "c1-id", 1));
     assert_eq!(changes, []);
     assert!(!l.formed());
     let changes = feed(&mut l, 15, [Fact::GroupStable { generation: 1 }]);
