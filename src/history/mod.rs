@@ -4,15 +4,15 @@
 //! a KIP-848 consumer group as its records tell it (`consumer_group.rs`), each rebalance's story
 //! (`rebalances.rs`), the group now as the figures count it (`ledger/`: members' lifecycles,
 //! ownership and processing, the rebalance under way, the tallies of what they cost, and the
-//! [`Change`]s each fact makes, `changes.rs`), and the marks the pictures are drawn from
+//! one [`Change`] a fact makes, `changes.rs`), and the marks the pictures are drawn from
 //! (`marks.rs`). A reader asks for the state now or at an instant, the rebalances, or the
 //! changes; nobody folds the facts again on their own.
 //!
 //! The world records it as one more observer (the group now, always; over time when a run is
 //! asked for its history, `RunOptions::record_history`): nothing here feeds back into the
-//! simulation, and the metrics read the group from it (its ledger, its changes, the coordinator's
-//! side). The checkers
-//! keep their own ledgers on purpose (an independent reading is what catches a model bug).
+//! simulation, and the metrics read the group from it (its ledger, its changes, the
+//! coordinator's side). The checkers keep their own ledgers on purpose (an independent reading
+//! is what catches a model bug).
 
 mod changes;
 mod consumer_group;

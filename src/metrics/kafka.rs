@@ -184,7 +184,8 @@ impl Sensors {
 }
 
 impl Metrics {
-    /// The Kafka sensors' share of a fact (`observe` hands over the facts they concern).
+    /// The Kafka sensors' share of a fact (`observe` hands over every fact; each sensor takes
+    /// the ones it concerns).
     pub(super) fn observe_sensors(&mut self, now: SimTime, fact: &Fact) {
         match fact {
             Fact::ProcessStarted { member }
