@@ -13,6 +13,10 @@ use std::process::ExitCode;
     about = "Deterministic simulator of an Apache Kafka consumer group"
 )]
 struct Args {
+    /// The largest input file (a scenario, `cgsim assign`'s input) read, in bytes: 16 MiB for
+    /// a scenario and 64 MiB for `assign` unless set (for a big sweep's scenario, say).
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_input_bytes: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -328,6 +332,9 @@ enum ConformTarget {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(n) = args.max_input_bytes {
+        cgsim::scenario::input::set_max_input_bytes(n);
+    }
     // Diagnostics for people, on stderr, with RUST_LOG; nothing asserted depends on them.
     init_logging();
     match args.command {

@@ -654,3 +654,52 @@ fn check_reports_every_bad_file_once_and_runs_the_others() {
     assert!(err.contains("session_timeout_ms"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Input bounded before it is read (issue 85): what is not a regular file is refused before it
+/// is opened (a FIFO with no writer would block the open, `/dev/zero` never end), a file or
+/// `cgsim assign`'s input over the size limit is refused naming the limit, and
+/// `--max-input-bytes` sets the limit, before or after the subcommand.
+#[test]
+fn special_files_and_oversized_inputs_are_refused_before_they_are_read() {
+    let dir = std::env::temp_dir().join(format!("cgsim-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("s.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    for args in [
+        vec!["run", fifo],
+        vec!["explain", fifo],
+        vec!["compare", fifo],
+        vec!["run", "/dev/zero"],
+        vec!["assign", "/dev/zero"],
+    ] {
+        let (code, _, err) = cgsim(&args, "");
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.ends_with(": not a regular file (a FIFO, a socket or a device): give a file\n"),
+            "{args:?}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let over = "scenarios/crash.toml: larger than the input limit of 100 bytes (raise it with --max-input-bytes)\n";
+    for args in [
+        ["--max-input-bytes", "100", "run", "scenarios/crash.toml"],
+        ["run", "scenarios/crash.toml", "--max-input-bytes", "100"],
+    ] {
+        let (code, out, err) = cgsim(&args, "");
+        assert_eq!((code, out.as_str(), err.as_str()), (2, "", over));
+    }
+    let (code, _, err) = cgsim(&["--max-input-bytes", "1000", "assign"], &"0".repeat(5000));
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "line 1: the input is larger than the input limit of 1000 bytes (raise it with --max-input-bytes)\n"
+    );
+    // Within the limit, the same command runs.
+    let (code, _, err) = cgsim(
+        &["--max-input-bytes", "100000", "run", "scenarios/crash.toml"],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+}

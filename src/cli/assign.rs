@@ -9,37 +9,59 @@
 use cgsim::assignor::json::{parse_line, render, AssignLine};
 use cgsim::assignor::streams;
 use cgsim::assignor::table;
+use cgsim::scenario::input;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(file: Option<&Path>) -> ExitCode {
     let (source, reader): (String, Box<dyn Read>) = match file {
-        Some(path) => match std::fs::File::open(path) {
-            Ok(f) => (format!("{}: ", path.display()), Box::new(f)),
-            Err(e) => {
-                eprintln!("{}: cannot read: {e}", path.display());
-                return super::bad_input();
+        Some(path) => {
+            // A FIFO would block the open, a device never end: refused before either.
+            let opened = input::check_regular_file(path)
+                .and_then(|()| std::fs::File::open(path).map_err(|e| format!("cannot read: {e}")));
+            match opened {
+                Ok(f) => (format!("{}: ", path.display()), Box::new(f)),
+                Err(e) => {
+                    eprintln!("{}: {e}", path.display());
+                    return super::bad_input();
+                }
             }
-        },
+        }
         None => (String::new(), Box::new(std::io::stdin().lock())),
     };
+    // Read up to one byte past the limit: that byte says the input is over it.
+    let limit = input::max_input_bytes(input::ASSIGN_BYTES);
+    let mut reader = BufReader::new(reader.take(limit.saturating_add(1)));
     let mut out = std::io::stdout().lock();
     let mut bad = false;
-    for (n, line) in BufReader::new(reader).lines().enumerate() {
-        let n = n + 1;
-        let line = match line {
-            Ok(l) => l,
+    let mut read: u64 = 0;
+    let mut buf = String::new();
+    for n in 1.. {
+        buf.clear();
+        match reader.read_line(&mut buf) {
+            Ok(0) => break,
+            Ok(bytes) => read += bytes as u64,
             Err(e) => {
                 eprintln!("{source}line {n}: cannot read: {e}");
                 bad = true;
                 break;
             }
-        };
+        }
+        if read > limit {
+            eprintln!(
+                "{source}line {n}: the input is {}",
+                input::over_limit(limit)
+            );
+            bad = true;
+            break;
+        }
+        let line = buf.strip_suffix('\n').unwrap_or(&buf);
+        let line = line.strip_suffix('\r').unwrap_or(line);
         if line.trim().is_empty() {
             continue;
         }
-        let case = match parse_line(&line) {
+        let case = match parse_line(line) {
             Ok(AssignLine::Partitions(c)) => c,
             Ok(AssignLine::Streams(case)) => {
                 // Kafka's exception is the answer for that input (`error`), not bad input.

@@ -81,10 +81,11 @@ pub fn run_compare(path: &Path, options: Options) -> ExitCode {
         }
     };
     let file = path.display().to_string();
-    let text = match std::fs::read_to_string(path) {
+    let text = match cgsim::scenario::input::read_text(path, cgsim::scenario::input::SCENARIO_BYTES)
+    {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("{file}: cannot read: {e}");
+            eprintln!("{file}: {e}");
             return super::bad_input();
         }
     };

@@ -49,8 +49,8 @@ pub fn run_sweep(path: &Path, options: Options) -> ExitCode {
 
 fn sweep(path: &Path, options: Options) -> Result<ExitCode, Stop> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Stop::Bad(format!("{file}: cannot read: {e}")))?;
+    let text = cgsim::scenario::input::read_text(path, cgsim::scenario::input::SCENARIO_BYTES)
+        .map_err(|e| Stop::Bad(format!("{file}: {e}")))?;
     if options.resume && options.out.is_none() {
         return Err(Stop::Bad(
             "--resume needs --out FILE.jsonl: the runs to skip are the ones already in it".into(),

@@ -40,10 +40,12 @@ impl std::error::Error for ScenarioError {}
 
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: None,
-        message: format!("cannot read: {e}"),
+    let text = super::input::read_text(path, super::input::SCENARIO_BYTES).map_err(|message| {
+        ScenarioError {
+            file: file.clone(),
+            line: None,
+            message,
+        }
     })?;
     load_str(&file, &text, options)
 }

@@ -8,6 +8,7 @@ mod emit;
 pub mod expect;
 pub mod faults;
 mod file;
+pub mod input;
 pub mod limits;
 mod load;
 mod members;
