@@ -703,3 +703,15 @@ fn special_files_and_oversized_inputs_are_refused_before_they_are_read() {
     );
     assert_eq!(code, 0, "{err}");
 }
+
+/// A control character TOML does not allow, even in a comment, is named with its line and
+/// code point; the parser alone gave no words at all (`s.toml: line 1: `).
+#[test]
+fn a_control_character_is_named_with_its_line() {
+    let e = error(&format!("# note \u{1} here\n{BASE}"), &[], None);
+    assert_eq!(e.line, Some(1), "{e}");
+    assert_eq!(
+        e.message,
+        "a control character (U+0001) is not allowed in TOML, not even in a comment or a string (tab is the one exception)"
+    );
+}

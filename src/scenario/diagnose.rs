@@ -9,6 +9,9 @@ use std::ops::Range;
 
 /// The message for a TOML error at `span` of `text` (`message` is the reader's own).
 pub(super) fn explain(text: &str, span: Option<Range<usize>>, message: &str) -> String {
+    if message.is_empty() {
+        return unexplained(text, span);
+    }
     if let Some(better) = unknown_key(message) {
         return better;
     }
@@ -16,6 +19,23 @@ pub(super) fn explain(text: &str, span: Option<Range<usize>>, message: &str) -> 
         return better;
     }
     message.to_string()
+}
+
+/// What the TOML parser leaves without a message: a control character where TOML allows none
+/// (in a comment or a string too; tab is the one exception), named with its code point.
+fn unexplained(text: &str, span: Option<Range<usize>>) -> String {
+    let at = span
+        .and_then(|s| text.get(s.start..))
+        .and_then(|t| t.chars().next());
+    match at {
+        Some(c) if c.is_control() => format!(
+            "a control character (U+{:04X}) is not allowed in TOML, not even in a comment or a \
+             string (tab is the one exception)",
+            u32::from(c)
+        ),
+        Some(c) => format!("{c:?} is not valid TOML here"),
+        None => "not valid TOML here".to_string(),
+    }
 }
 
 /// "unknown field `x`, expected one of `a`, `b`" with "(did you mean `a`?)" after the field,
