@@ -715,3 +715,15 @@ fn a_control_character_is_named_with_its_line() {
         "a control character (U+0001) is not allowed in TOML, not even in a comment or a string (tab is the one exception)"
     );
 }
+
+/// `arrival.partition_lag_ms` with its min above its max names the line of the range.
+#[test]
+fn a_lag_range_upside_down_names_its_line() {
+    let e = error(
+        &format!("{BASE}\n[arrival]\npartition_lag_ms = {{ min = 5, max = 2 }}\n"),
+        &[],
+        None,
+    );
+    assert_eq!(e.line, Some(20), "{e}");
+    assert_eq!(e.message, "arrival.partition_lag_ms: min is above max");
+}

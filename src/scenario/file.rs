@@ -535,7 +535,7 @@ pub enum StreamPartitionerFile {
 #[serde(deny_unknown_fields)]
 pub struct ArrivalFile {
     /// Each partition's own extra delay, drawn once per partition, uniform in [min, max].
-    pub partition_lag_ms: Option<LatencyFile>,
+    pub partition_lag_ms: Option<Spanned<LatencyFile>>,
     /// Extra delay of every partition led by broker i.
     #[serde(default)]
     pub broker_lag_ms: Vec<u64>,

@@ -183,7 +183,7 @@ pub(super) fn check_file(file: &ScenarioFile, keys: &KeySpans) -> Result<(), Inv
         time(
             "arrival.partition_lag_ms.max".into(),
             "arrival.partition_lag_ms.max".into(),
-            lag.max,
+            lag.get_ref().max,
         )?;
     }
     for (i, &lag) in file.arrival.broker_lag_ms.iter().enumerate() {

@@ -487,13 +487,17 @@ fn build(file: ScenarioFile, options: &LoadOptions) -> Result<Scenario, Invalid>
     }
 
     // Arrival.
+    let partition_lag = file.arrival.partition_lag_ms.as_ref();
     let arrival = ArrivalSpec {
-        partition_lag_min_ms: file.arrival.partition_lag_ms.map_or(0, |l| l.min),
-        partition_lag_max_ms: file.arrival.partition_lag_ms.map_or(0, |l| l.max),
+        partition_lag_min_ms: partition_lag.map_or(0, |l| l.get_ref().min),
+        partition_lag_max_ms: partition_lag.map_or(0, |l| l.get_ref().max),
         broker_lag_ms: file.arrival.broker_lag_ms.clone(),
     };
     if arrival.partition_lag_min_ms > arrival.partition_lag_max_ms {
-        return Err(whole("arrival.partition_lag_ms: min is above max".into()));
+        return Err((
+            partition_lag.map(|l| l.span()),
+            "arrival.partition_lag_ms: min is above max".into(),
+        ));
     }
     if arrival.broker_lag_ms.len() > brokers as usize {
         return Err(whole(format!(
