@@ -19,7 +19,7 @@ pub fn run(file: Option<&Path>) -> ExitCode {
         Some(path) => {
             // A FIFO would block the open, a device never end: refused before either.
             let opened = input::check_regular_file(path)
-                .and_then(|()| std::fs::File::open(path).map_err(|e| format!("cannot read: {e}")));
+                .and_then(|_| std::fs::File::open(path).map_err(|e| format!("cannot read: {e}")));
             match opened {
                 Ok(f) => (format!("{}: ", path.display()), Box::new(f)),
                 Err(e) => {

@@ -23,16 +23,16 @@ pub fn man(cmd: Command) -> String {
         .render(&mut out)
         .expect("writing to memory");
     let mut page = String::from_utf8(out).expect("clap_mangen writes UTF-8");
-    let mut subcommands: Vec<&Command> = cmd.get_subcommands().collect();
-    while let Some(sub) = subcommands.first().copied() {
-        subcommands.remove(0);
-        page.push_str(&subcommand_section(sub));
-        // Nested subcommands follow their parent.
-        for (i, nested) in sub.get_subcommands().enumerate() {
-            subcommands.insert(i, nested);
-        }
-    }
+    push_subcommand_sections(&mut page, &cmd);
     page
+}
+
+/// A section for each of `cmd`'s subcommands, each followed by its own nested ones.
+fn push_subcommand_sections(page: &mut String, cmd: &Command) {
+    for sub in cmd.get_subcommands() {
+        page.push_str(&subcommand_section(sub));
+        push_subcommand_sections(page, sub);
+    }
 }
 
 /// One subcommand's section: its name as a section heading, then its synopsis, description
@@ -53,11 +53,8 @@ fn subcommand_section(sub: &Command) -> String {
         })
         .expect("writing to memory");
     let sections = String::from_utf8(out).expect("clap_mangen writes UTF-8");
-    let demoted = sections.replace("\n.SH ", "\n.SS ");
-    let demoted = demoted
-        .strip_prefix(".SH ")
-        .map_or(demoted.clone(), |rest| format!(".SS {rest}"));
-    format!(".SH \"{}\"\n{demoted}", name.to_uppercase())
+    let demoted = format!("\n{sections}").replace("\n.SH ", "\n.SS ");
+    format!(".SH \"{}\"{demoted}", name.to_uppercase())
 }
 
 /// Writes `text` to stdout (a closed pipe ends it quietly).

@@ -18,10 +18,9 @@ pub enum Change {
     /// A rebalance of the formed group is Stable: the last of the ledger's
     /// [`completed_rebalances`](super::Ledger::completed_rebalances).
     RebalanceCompleted,
-    /// Records `[from, to)` of `partition` were processed by `member`; `by_owner` when it owns
-    /// the partition now (a zombie's batch moves nobody's position).
+    /// Records `[from, to)` of `partition` were processed; `by_owner` when by the member that
+    /// owns it now (a zombie's batch moves nobody's position).
     Processed {
-        member: usize,
         partition: usize,
         from: u64,
         to: u64,

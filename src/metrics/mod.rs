@@ -30,7 +30,7 @@ pub use stats::{nearest_rank, Summary};
 
 use crate::facts::Fact;
 use crate::history::{Change, Ledger, Recorder};
-use crate::scenario::{Protocol, Scenario};
+use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::workload::producer::Logs;
 use outcome::{JoinMetrics, MemberError, RebalanceEntry, Recovery, Window};
@@ -39,8 +39,6 @@ use std::collections::BTreeMap;
 pub struct Metrics {
     member_names: Vec<String>,
     partition_names: Vec<String>,
-    /// KIP-848: no join and sync phases to report.
-    incremental_join: bool,
     rebalances: Vec<RebalanceEntry>,
     // Records.
     accounted_upto: Vec<u64>,
@@ -84,7 +82,6 @@ impl Metrics {
         Metrics {
             member_names: scenario.members.iter().map(|m| m.name.clone()).collect(),
             partition_names,
-            incremental_join: scenario.group.protocol == Protocol::Consumer,
             rebalances: Vec::new(),
             accounted_upto: vec![0; p],
             processed: 0,
@@ -123,11 +120,10 @@ impl Metrics {
             Change::RebalanceStarted { cause } => self.rebalance_started(cause),
             Change::RebalanceCompleted => {
                 if let Some(r) = group.completed_rebalances().last() {
-                    self.rebalance_completed(r)
+                    self.rebalance_completed(r, group.incremental_join())
                 }
             }
             Change::Processed {
-                member: _,
                 partition,
                 from,
                 to,

@@ -20,8 +20,9 @@ impl Metrics {
             .map_or(self.last_total_lag, |&(_, lag)| lag);
     }
 
-    /// A rebalance of the formed group is Stable: its entry, and the window that is now its.
-    pub(super) fn rebalance_completed(&mut self, r: &CompletedRebalance) {
+    /// A rebalance of the formed group is Stable: its entry, and the window that is now its
+    /// (`incremental_join`: KIP-848's, with no join and sync phases).
+    pub(super) fn rebalance_completed(&mut self, r: &CompletedRebalance, incremental_join: bool) {
         let end = ms(r.end);
         if r.trigger == Trigger::FollowUp {
             // Chained follow-ups all belong to the first rebalance that was not one.
@@ -43,8 +44,8 @@ impl Metrics {
             end_ms: end,
             duration_ms: end - ms(r.start),
             detect_ms: ms(r.start) - ms(r.cause),
-            join_ms: (!self.incremental_join).then(|| ms(join_end) - ms(r.start)),
-            sync_ms: (!self.incremental_join).then(|| end - ms(join_end)),
+            join_ms: (!incremental_join).then(|| ms(join_end) - ms(r.start)),
+            sync_ms: (!incremental_join).then(|| end - ms(join_end)),
             follow_up_ms: 0,
             assignor: r.assignor.clone(),
             window: Window::default(),

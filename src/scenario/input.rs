@@ -33,11 +33,12 @@ pub fn over_limit(limit: u64) -> String {
     format!("larger than the input limit of {limit} bytes (raise it with --max-input-bytes)")
 }
 
-/// Refuses what is not a regular file, from its metadata alone (opening a FIFO blocks).
-pub fn check_regular_file(path: &Path) -> Result<(), String> {
+/// Refuses what is not a regular file, from its metadata alone (opening a FIFO blocks); a
+/// regular file's metadata.
+pub fn check_regular_file(path: &Path) -> Result<std::fs::Metadata, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     if meta.is_file() {
-        Ok(())
+        Ok(meta)
     } else if meta.is_dir() {
         Err("is a directory, not a file".into())
     } else {
@@ -48,12 +49,11 @@ pub fn check_regular_file(path: &Path) -> Result<(), String> {
 /// The text of the regular file at `path`, of at most the limit in force (`default` unless
 /// `--max-input-bytes` sets one).
 pub fn read_text(path: &Path, default: u64) -> Result<String, String> {
-    check_regular_file(path)?;
     let limit = max_input_bytes(default);
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    if file.metadata().is_ok_and(|m| m.len() > limit) {
+    if check_regular_file(path)?.len() > limit {
         return Err(over_limit(limit));
     }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     // A file growing while it is read stops at the limit too.
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))

@@ -254,6 +254,11 @@ impl Ledger {
         self.formation.as_ref()
     }
 
+    /// KIP-848: members join one heartbeat at a time, with no join and sync phases.
+    pub fn incremental_join(&self) -> bool {
+        self.incremental_join
+    }
+
     /// Whether a rebalance is under way (PreparingRebalance until Stable).
     pub fn rebalance_running(&self) -> bool {
         self.running.is_some()
@@ -378,7 +383,6 @@ impl Ledger {
                 from,
                 to,
             } => self.tell(Change::Processed {
-                member,
                 partition,
                 from,
                 to,
