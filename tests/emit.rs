@@ -1,8 +1,9 @@
-//! `--emit-scenario` and the fault plan: any run can be replayed from one file, and a plan can
-//! be generated, printed back as a scenario and shrunk one entry at a time while staying valid.
+//! `--emit-scenario` and the timeline's one writer: any run can be replayed from one file, and
+//! a scenario's plan written back one entry smaller loads as that plan, or is refused by the
+//! loader's own checks.
 
-use cgsim::scenario::{emit_scenario, load, load_str, FaultPlan, LoadOptions, Scenario};
-use cgsim::sim::rng::Stream;
+use cgsim::scenario::timeline::{to_tables, Entry};
+use cgsim::scenario::{emit_scenario, load, load_str, LoadOptions};
 use cgsim::world::{run, RunOptions};
 use std::path::{Path, PathBuf};
 
@@ -30,14 +31,11 @@ fn variants(path: &Path) -> Vec<String> {
 }
 
 /// The scenario `text` with its timeline replaced by `plan`.
-fn with_plan(text: &str, plan: &FaultPlan, scenario: &Scenario) -> String {
+fn with_plan(text: &str, plan: &[Entry]) -> String {
     let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
     doc.remove("timeline");
-    if !plan.entries.is_empty() {
-        doc.insert(
-            "timeline",
-            toml_edit::Item::ArrayOfTables(plan.to_toml(scenario)),
-        );
+    if !plan.is_empty() {
+        doc.insert("timeline", toml_edit::Item::ArrayOfTables(to_tables(plan)));
     }
     doc.to_string()
 }
@@ -59,7 +57,8 @@ fn an_emitted_scenario_replays_with_the_same_digest_for_every_scenario_and_varia
                 let replayed = load_str("emitted.toml", &emitted, &LoadOptions::default())
                     .unwrap_or_else(|e| panic!("{}@{variant}: {e}\n{emitted}", path.display()));
                 assert_eq!(replayed.seed, 7);
-                assert_eq!(FaultPlan::of(&replayed), FaultPlan::of(&scenario));
+                assert_eq!(replayed.timeline, scenario.timeline);
+                assert_eq!(replayed.plan, scenario.plan);
                 let a = run(&scenario, RunOptions::default()).report;
                 let b = run(&replayed, RunOptions::default()).report;
                 assert_eq!(a.digest, b.digest, "{}@{variant}", path.display());
@@ -69,59 +68,64 @@ fn an_emitted_scenario_replays_with_the_same_digest_for_every_scenario_and_varia
     }
 }
 
+/// The plan without entry `i`.
+fn without(plan: &[Entry], i: usize) -> Vec<Entry> {
+    let mut smaller = plan.to_vec();
+    smaller.remove(i);
+    smaller
+}
+
 #[test]
-fn every_shrink_candidate_is_one_entry_smaller_and_loads() {
+fn a_plan_one_entry_smaller_loads_as_that_plan_or_is_refused_for_its_order() {
     for path in scenario_files() {
         let text = std::fs::read_to_string(&path).unwrap();
         let scenario = load(&path, &LoadOptions::default()).unwrap();
-        let plan = FaultPlan::of(&scenario);
-        assert!(plan.is_valid(&scenario), "{}", path.display());
-        for candidate in plan.shrink_candidates(&scenario) {
-            assert_eq!(candidate.entries.len() + 1, plan.entries.len());
-            let shrunk = with_plan(&text, &candidate, &scenario);
-            let loaded = load_str("shrunk.toml", &shrunk, &LoadOptions::default())
-                .unwrap_or_else(|e| panic!("{}: {e}\n{shrunk}", path.display()));
-            assert_eq!(FaultPlan::of(&loaded), candidate);
+        let whole = load_str(
+            "plan.toml",
+            &with_plan(&text, &scenario.plan),
+            &Default::default(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(whole.timeline, scenario.timeline, "{}", path.display());
+        for i in 0..scenario.plan.len() {
+            let smaller = without(&scenario.plan, i);
+            match load_str(
+                "smaller.toml",
+                &with_plan(&text, &smaller),
+                &Default::default(),
+            ) {
+                Ok(loaded) => assert_eq!(loaded.plan, smaller),
+                Err(e) => assert!(
+                    e.to_string().contains("cannot"),
+                    "{} without entry {i}: {e}",
+                    path.display()
+                ),
+            }
         }
     }
 }
 
 #[test]
-fn a_plan_that_restarts_a_running_member_is_not_a_candidate() {
+fn a_rolling_bounce_without_a_leave_restarts_a_running_member_and_is_refused() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/rolling-bounce.toml");
-    let scenario = load(&path, &LoadOptions::default()).unwrap();
-    let plan = FaultPlan::of(&scenario);
-    // Leave, restart for each member: removing a leave alone would restart a running member.
-    let candidates = plan.shrink_candidates(&scenario);
-    assert_eq!(candidates.len(), plan.entries.len() / 2);
-    assert!(!plan.without(0).is_valid(&scenario));
-    // Shrinking all the way down ends at the empty plan.
-    let mut p = plan;
-    while let Some(smaller) = p.shrink_candidates(&scenario).into_iter().next() {
-        p = smaller;
-    }
-    assert!(p.entries.is_empty());
-}
-
-#[test]
-fn generated_plans_are_valid_and_print_back_as_scenarios() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/scale-out.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     let scenario = load(&path, &LoadOptions::default()).unwrap();
-    let mut stream = Stream::derive(42, "fault-plan");
-    let mut total = 0;
-    for _ in 0..50 {
-        let plan = FaultPlan::generate(&scenario, &mut stream, 6, 5000);
-        assert!(plan.is_valid(&scenario), "{plan:?}");
-        total += plan.entries.len();
-        let written = with_plan(&text, &plan, &scenario);
-        let loaded = load_str("generated.toml", &written, &LoadOptions::default())
-            .unwrap_or_else(|e| panic!("{e}\n{written}"));
-        assert_eq!(FaultPlan::of(&loaded), plan);
+    // Leave, restart for each member: removing a restart leaves the member down, which loads;
+    // removing a leave alone would restart a running member.
+    let loads = |plan: &[Entry]| load_str("p.toml", &with_plan(&text, plan), &Default::default());
+    let refused: Vec<String> = (0..scenario.plan.len())
+        .filter_map(|i| loads(&without(&scenario.plan, i)).err())
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(refused.len(), scenario.plan.len() / 2);
+    assert!(refused[0].contains("cannot restart"), "{}", refused[0]);
+    // Restarts first, from the last: every smaller plan down to none loads.
+    let mut plan = scenario.plan.clone();
+    while let Some(i) = (0..plan.len())
+        .rev()
+        .find(|&i| loads(&without(&plan, i)).is_ok())
+    {
+        plan.remove(i);
     }
-    assert!(total > 50, "plans have entries: {total}");
-    // The same stream state gives the same plan.
-    let a = FaultPlan::generate(&scenario, &mut Stream::derive(1, "p"), 4, 1000);
-    let b = FaultPlan::generate(&scenario, &mut Stream::derive(1, "p"), 4, 1000);
-    assert_eq!(a, b);
+    assert!(plan.is_empty(), "{plan:?}");
 }

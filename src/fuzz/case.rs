@@ -4,7 +4,9 @@
 //! loads (through the same validation as `cgsim run`), so the file written with `--out` replays
 //! the run byte for byte.
 
-use crate::scenario::{Mutant, Protocol};
+use crate::scenario::timeline::to_tables;
+pub use crate::scenario::timeline::{Action, Entry};
+use crate::scenario::{Connections, Mutant, Protocol};
 use std::fmt::Write;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,94 +77,9 @@ pub struct MemberCase {
     pub record_processing_us: Option<u64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
-    pub at_ms: u64,
-    pub action: Action,
-}
-
-/// A fault-plan entry (a `[[timeline]]` table). New fault kinds (brokers, the network) add a
-/// variant here, its line in [`Case::to_toml`], its draw in `generate.rs` and its switch in
-/// `swarm.rs`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
-    Join {
-        member: String,
-    },
-    Leave {
-        member: String,
-    },
-    Crash {
-        member: String,
-    },
-    /// A new process; `set` reconfigures it (an upgrade by restart).
-    Restart {
-        member: String,
-        set: Vec<String>,
-    },
-    Stall {
-        member: String,
-        duration_ms: u64,
-    },
-    Subscribe {
-        member: String,
-        topics: Vec<String>,
-    },
-    AddPartitions {
-        topic: String,
-        partitions: u32,
-    },
-    /// A broker dies (`None`: the coordinator's); `hang`: its host vanished.
-    BrokerCrash {
-        broker: Option<u32>,
-        hang: bool,
-    },
-    BrokerRestart {
-        broker: u32,
-    },
-    /// `members` cut off from `brokers` (`None`: the coordinator's) for `duration_ms`.
-    NetworkPartition {
-        members: Vec<String>,
-        brokers: Option<Vec<u32>>,
-        duration_ms: u64,
-    },
-    LatencySpike {
-        latency_ms: u64,
-        duration_ms: u64,
-    },
-}
-
 /// A broker crash ends for the group once the controller fenced the broker, the new leaders
 /// serve and a new coordinator loaded the group (the cluster's default timings).
 const FAIL_OVER_MS: u64 = 9_000 + 100 + 500;
-
-impl Action {
-    pub fn member(&self) -> Option<&str> {
-        match self {
-            Action::Join { member }
-            | Action::Leave { member }
-            | Action::Crash { member }
-            | Action::Restart { member, .. }
-            | Action::Stall { member, .. }
-            | Action::Subscribe { member, .. } => Some(member),
-            Action::AddPartitions { .. }
-            | Action::BrokerCrash { .. }
-            | Action::BrokerRestart { .. }
-            | Action::NetworkPartition { .. }
-            | Action::LatencySpike { .. } => None,
-        }
-    }
-
-    pub fn duration_ms(&self) -> u64 {
-        match self {
-            Action::Stall { duration_ms, .. }
-            | Action::NetworkPartition { duration_ms, .. }
-            | Action::LatencySpike { duration_ms, .. } => *duration_ms,
-            Action::BrokerCrash { .. } => FAIL_OVER_MS,
-            _ => 0,
-        }
-    }
-}
 
 impl Case {
     /// When the last fault has ended (as `Scenario::last_event_end_ms` counts it: new
@@ -184,7 +101,11 @@ impl Case {
         self.timeline
             .iter()
             .map(|e| match e.action {
-                Action::BrokerCrash { hang: true, .. } => e.at_ms + hung,
+                Action::BrokerCrash {
+                    connections: Connections::Hang,
+                    ..
+                } => e.at_ms + hung,
+                Action::BrokerCrash { .. } => e.at_ms + FAIL_OVER_MS,
                 Action::AddPartitions { .. } => e.at_ms + self.group.metadata_max_age_ms,
                 _ => e.at_ms + e.action.duration_ms(),
             })
@@ -224,18 +145,6 @@ impl Case {
             matches!(&e.action, Action::Restart { set, .. }
                 if set.iter().any(|s| s.starts_with("protocol=")))
         })
-    }
-
-    /// Fault-plan entries that name member `name` or topic `name`.
-    pub fn mentions(entry: &Entry, name: &str) -> bool {
-        match &entry.action {
-            Action::AddPartitions { topic, .. } => topic == name,
-            Action::NetworkPartition { members, .. } => members.iter().any(|m| m == name),
-            Action::Subscribe { member, topics } => {
-                member == name || topics.iter().any(|t| t == name)
-            }
-            a => a.member() == Some(name),
-        }
     }
 
     /// The scenario file.
@@ -343,69 +252,13 @@ impl Case {
                 t.name, t.records_per_sec
             );
         }
-        for e in &self.timeline {
-            let _ = writeln!(s, "\n[[timeline]]\nat_ms = {}", e.at_ms);
-            let (action, rest) = match &e.action {
-                Action::Join { member } => ("join", format!("member = {member:?}")),
-                Action::Leave { member } => ("leave", format!("member = {member:?}")),
-                Action::Crash { member } => ("crash", format!("member = {member:?}")),
-                Action::Restart { member, set } if set.is_empty() => {
-                    ("restart", format!("member = {member:?}"))
-                }
-                Action::Restart { member, set } => (
-                    "restart",
-                    format!("member = {member:?}\nset = [{}]", literal_list(set)),
-                ),
-                Action::Stall {
-                    member,
-                    duration_ms,
-                } => (
-                    "stall",
-                    format!("member = {member:?}\nduration_ms = {duration_ms}"),
-                ),
-                Action::Subscribe { member, topics } => (
-                    "subscribe",
-                    format!("member = {member:?}\ntopics = {}", list(topics)),
-                ),
-                Action::AddPartitions { topic, partitions } => (
-                    "add_partitions",
-                    format!("topic = {topic:?}\npartitions = {partitions}"),
-                ),
-                Action::BrokerCrash { broker, hang } => (
-                    "broker_crash",
-                    format!(
-                        "broker = {}\nconnections = {:?}",
-                        broker.map_or("\"coordinator\"".to_string(), |b| b.to_string()),
-                        if *hang { "hang" } else { "reset" }
-                    ),
-                ),
-                Action::BrokerRestart { broker } => {
-                    ("broker_restart", format!("broker = {broker}"))
-                }
-                Action::NetworkPartition {
-                    members,
-                    brokers,
-                    duration_ms,
-                } => (
-                    "network_partition",
-                    format!(
-                        "members = {}\nbrokers = {}\nduration_ms = {duration_ms}",
-                        list(members),
-                        brokers.as_ref().map_or("\"coordinator\"".to_string(), |b| {
-                            let ids: Vec<String> = b.iter().map(u32::to_string).collect();
-                            format!("[{}]", ids.join(", "))
-                        })
-                    ),
-                ),
-                Action::LatencySpike {
-                    latency_ms,
-                    duration_ms,
-                } => (
-                    "latency_spike",
-                    format!("latency_ms = {latency_ms}\nduration_ms = {duration_ms}"),
-                ),
-            };
-            let _ = writeln!(s, "action = {action:?}\n{rest}");
+        if !self.timeline.is_empty() {
+            let mut doc = toml_edit::DocumentMut::new();
+            doc.insert(
+                "timeline",
+                toml_edit::Item::ArrayOfTables(to_tables(&self.timeline)),
+            );
+            let _ = write!(s, "\n{doc}");
         }
         s
     }
@@ -415,10 +268,4 @@ impl Case {
 fn list(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
     format!("[{}]", quoted.join(", "))
-}
-
-/// A TOML array of literal strings (a `set` entry holds double quotes of its own).
-fn literal_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|i| format!("'{i}'")).collect();
-    quoted.join(", ")
 }

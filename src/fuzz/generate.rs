@@ -11,7 +11,9 @@
 
 use super::case::{Action, Case, Entry, GroupCase, MemberCase, TopicCase};
 use super::swarm::{FaultKind, Swarm};
-use crate::scenario::{Mutant, ProducerKind, Protocol, Scenario};
+use crate::scenario::{
+    BrokerRef, BrokerSet, Connections, Mutant, ProducerKind, Protocol, Scenario,
+};
 use crate::sim::rng::Stream;
 
 /// Assignor lists that can be mixed in one group: each family's lists share an assignor, so
@@ -177,10 +179,20 @@ fn draw_cluster(case: &mut Case, seed: u64, phase_ms: u64) {
         let mut push = |at_ms, action| case.timeline.push(Entry { at_ms, action });
         match *pick(s, &on) {
             FaultKind::BrokerCrash if at >= broker_free_at && !coordinator_gone => {
-                let hang = chance(s, 1, 3);
+                let connections = if chance(s, 1, 3) {
+                    Connections::Hang
+                } else {
+                    Connections::Reset
+                };
                 let replicated = case.topics.iter().all(|t| t.replication_factor >= 2);
                 if replicated && chance(s, 1, 2) {
-                    push(at, Action::BrokerCrash { broker: None, hang });
+                    push(
+                        at,
+                        Action::BrokerCrash {
+                            broker: BrokerRef::Coordinator,
+                            connections,
+                        },
+                    );
                     coordinator_gone = true;
                 } else {
                     let broker = s.between(0, u64::from(brokers) - 1) as u32;
@@ -188,8 +200,8 @@ fn draw_cluster(case: &mut Case, seed: u64, phase_ms: u64) {
                     push(
                         at,
                         Action::BrokerCrash {
-                            broker: Some(broker),
-                            hang,
+                            broker: BrokerRef::Id(broker),
+                            connections,
                         },
                     );
                     push(at + down, Action::BrokerRestart { broker });
@@ -199,9 +211,9 @@ fn draw_cluster(case: &mut Case, seed: u64, phase_ms: u64) {
             FaultKind::NetworkPartition if !running.is_empty() => {
                 let member = pick(s, &running).clone();
                 let brokers = if chance(s, 1, 2) {
-                    None
+                    BrokerSet::Coordinator
                 } else {
-                    Some(vec![s.between(0, u64::from(brokers) - 1) as u32])
+                    BrokerSet::Ids(vec![s.between(0, u64::from(brokers) - 1) as u32])
                 };
                 let duration_ms = s.between(1_000, 2 * session);
                 push(

@@ -15,6 +15,8 @@
 //! | `latency_spike:200@T/D` | `action = "latency_spike"`, `latency_ms = 200`, `duration_ms = D` |
 
 use super::limits::MAX_FAULTS;
+use crate::scenario::timeline::{Action, Entry};
+use crate::scenario::{BrokerRef, BrokerSet, Connections};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,26 +160,49 @@ impl Fault {
         })
     }
 
+    /// The timeline entry it adds.
+    pub fn entry(&self) -> Entry {
+        let member = || self.target.clone();
+        let number = || self.target.parse::<u64>().expect("checked by parse");
+        let duration_ms = self.duration_ms.unwrap_or(0);
+        let action = match self.kind {
+            Kind::Crash => Action::Crash { member: member() },
+            Kind::Leave => Action::Leave { member: member() },
+            Kind::Restart => Action::Restart {
+                member: member(),
+                set: Vec::new(),
+            },
+            Kind::Join => Action::Join { member: member() },
+            Kind::Stall => Action::Stall {
+                member: member(),
+                duration_ms,
+            },
+            Kind::BrokerCrash => Action::BrokerCrash {
+                broker: BrokerRef::Id(u32::try_from(number()).unwrap_or(u32::MAX)),
+                connections: Connections::Reset,
+            },
+            Kind::BrokerRestart => Action::BrokerRestart {
+                broker: u32::try_from(number()).unwrap_or(u32::MAX),
+            },
+            Kind::NetworkPartition => Action::NetworkPartition {
+                members: vec![member()],
+                brokers: BrokerSet::Coordinator,
+                duration_ms,
+            },
+            Kind::LatencySpike => Action::LatencySpike {
+                latency_ms: number(),
+                duration_ms,
+            },
+        };
+        Entry {
+            at_ms: self.at_ms,
+            action,
+        }
+    }
+
     /// In words, for the page's list of added faults.
     pub fn describe(&self) -> String {
-        let t = &self.target;
-        let at = self.at_ms;
-        let d = self.duration_ms.unwrap_or(0);
-        match self.kind {
-            Kind::Crash => format!("{t} crashes at {at} ms (no LeaveGroup)"),
-            Kind::Leave => format!("{t} leaves at {at} ms (close: LeaveGroup)"),
-            Kind::Restart => format!("{t} restarts at {at} ms"),
-            Kind::Join => format!("a new member {t} joins at {at} ms"),
-            Kind::Stall => format!("{t} stalls at {at} ms for {d} ms"),
-            Kind::BrokerCrash => format!("broker {t} crashes at {at} ms"),
-            Kind::BrokerRestart => format!("broker {t} restarts at {at} ms"),
-            Kind::NetworkPartition => {
-                format!("{t} is cut off from the coordinator at {at} ms for {d} ms")
-            }
-            Kind::LatencySpike => {
-                format!("every message takes {t} ms more from {at} ms for {d} ms")
-            }
-        }
+        self.entry().describe()
     }
 }
 
@@ -238,41 +263,17 @@ pub fn apply(text: &str, faults: &[Fault], members: &[String]) -> Result<String,
         .map_err(|e: toml_edit::TomlError| format!("not valid TOML: {}", e.message()))?;
     let mut known: Vec<String> = members.to_vec();
     for f in faults {
-        let mut entry = toml_edit::Table::new();
-        entry.insert("at_ms", toml_edit::value(f.at_ms as i64));
-        entry.insert("action", toml_edit::value(f.kind.name()));
-        let number = || f.target.parse::<i64>().expect("checked by parse");
-        match f.kind {
-            Kind::Join => {
-                if known.contains(&f.target) {
-                    return Err(format!(
-                        "fault {f}: {:?} is a member already (a join adds a new member; restart brings back one that left or crashed)",
-                        f.target
-                    ));
-                }
-                add_member(&mut doc, &f.target)?;
-                known.push(f.target.clone());
-                entry.insert("member", toml_edit::value(f.target.as_str()));
+        if f.kind == Kind::Join {
+            if known.contains(&f.target) {
+                return Err(format!(
+                    "fault {f}: {:?} is a member already (a join adds a new member; restart brings back one that left or crashed)",
+                    f.target
+                ));
             }
-            Kind::Crash | Kind::Leave | Kind::Restart | Kind::Stall => {
-                entry.insert("member", toml_edit::value(f.target.as_str()));
-            }
-            Kind::NetworkPartition => {
-                let mut list = toml_edit::Array::new();
-                list.push(f.target.as_str());
-                entry.insert("members", toml_edit::value(list));
-                entry.insert("brokers", toml_edit::value("coordinator"));
-            }
-            Kind::BrokerCrash | Kind::BrokerRestart => {
-                entry.insert("broker", toml_edit::value(number()));
-            }
-            Kind::LatencySpike => {
-                entry.insert("latency_ms", toml_edit::value(number()));
-            }
+            add_member(&mut doc, &f.target)?;
+            known.push(f.target.clone());
         }
-        if let Some(d) = f.duration_ms {
-            entry.insert("duration_ms", toml_edit::value(d as i64));
-        }
+        let mut entry = f.entry().to_table();
         entry
             .decor_mut()
             .set_prefix(format!("\n# Added in cgsim lab: {}\n", f.describe()));

@@ -2,10 +2,9 @@
 //! `cgsim run FILE` replays with the same digest. It is the file as written, with the
 //! variant's and the command line's `--set` overrides applied, the seed written in, the
 //! variant resolved (its assignors as the group's, members' own lists cleared, its protocol),
-//! and the timeline written out as the run's fault plan (a rolling bounce as its leaves and
+//! and the timeline written out as the run's plan (a rolling bounce as its leaves and
 //! restarts). Comments and layout of the file are kept where they survive.
 
-use super::faults::FaultPlan;
 use super::file::ScenarioFile;
 use super::load::{apply_sets, LoadOptions};
 use super::{Protocol, Scenario};
@@ -78,9 +77,9 @@ pub fn emit_scenario(
         }
     }
     doc.remove("timeline");
-    let plan = FaultPlan::of(scenario);
-    if !plan.entries.is_empty() {
-        doc.insert("timeline", Item::ArrayOfTables(plan.to_toml(scenario)));
+    if !scenario.plan.is_empty() {
+        let tables = super::timeline::to_tables(&scenario.plan);
+        doc.insert("timeline", Item::ArrayOfTables(tables));
     }
     let header = format!(
         "# {}, emitted by cgsim run (variant {}, seed {}): replays the run with the same digest.\n",

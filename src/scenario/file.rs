@@ -595,7 +595,7 @@ pub enum AppKindFile {
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum Action {
+pub enum ActionKey {
     /// The member's process starts and joins the group.
     Join,
     /// Clean close: revoke, then LeaveGroup (a static member sends none).
@@ -620,21 +620,21 @@ pub enum Action {
     LatencySpike,
 }
 
-impl Action {
+impl ActionKey {
     pub fn name(self) -> &'static str {
         match self {
-            Action::Join => "join",
-            Action::Leave => "leave",
-            Action::Crash => "crash",
-            Action::Restart => "restart",
-            Action::Stall => "stall",
-            Action::Subscribe => "subscribe",
-            Action::AddPartitions => "add_partitions",
-            Action::RollingBounce => "rolling_bounce",
-            Action::BrokerCrash => "broker_crash",
-            Action::BrokerRestart => "broker_restart",
-            Action::NetworkPartition => "network_partition",
-            Action::LatencySpike => "latency_spike",
+            ActionKey::Join => "join",
+            ActionKey::Leave => "leave",
+            ActionKey::Crash => "crash",
+            ActionKey::Restart => "restart",
+            ActionKey::Stall => "stall",
+            ActionKey::Subscribe => "subscribe",
+            ActionKey::AddPartitions => "add_partitions",
+            ActionKey::RollingBounce => "rolling_bounce",
+            ActionKey::BrokerCrash => "broker_crash",
+            ActionKey::BrokerRestart => "broker_restart",
+            ActionKey::NetworkPartition => "network_partition",
+            ActionKey::LatencySpike => "latency_spike",
         }
     }
 }
@@ -643,7 +643,7 @@ impl Action {
 #[serde(deny_unknown_fields)]
 pub struct TimelineFile {
     pub at_ms: u64,
-    pub action: Action,
+    pub action: ActionKey,
     pub member: Option<String>,
     pub duration_ms: Option<u64>,
     pub topics: Option<Vec<String>>,

@@ -6,13 +6,13 @@
 mod diagnose;
 mod emit;
 pub mod expect;
-pub mod faults;
 mod file;
 pub mod input;
 pub mod limits;
 mod load;
 mod members;
 pub mod mutant;
+pub mod timeline;
 mod validate;
 mod value;
 
@@ -24,7 +24,6 @@ pub const DEFAULT_SNAPSHOT_VARIANTS: [&str; 3] = ["eager", "cooperative", "consu
 pub const DEFAULT_SEED: u64 = 1;
 
 pub use emit::emit_scenario;
-pub use faults::FaultPlan;
 pub use file::{default_text, MigrationPolicy, Protocol};
 pub use load::{load, load_str, unset_keys, LoadOptions, ScenarioError};
 pub use mutant::Mutant;
@@ -50,6 +49,9 @@ pub struct Scenario {
     pub app: Option<JoinApp>,
     pub lag_sample_ms: u64,
     pub timeline: Vec<TimelineEvent>,
+    /// The same timeline in the file's words, entry for event (a rolling bounce as its leaves
+    /// and restarts, a restart's `set` as it applies): what `--emit-scenario` writes back.
+    pub plan: Vec<timeline::Entry>,
     /// Groups of co-partitioned topics (indexes into `topics`).
     pub co_partitioned: Vec<Vec<usize>>,
     /// Variants the snapshot tests run.

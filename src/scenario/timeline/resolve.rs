@@ -1,0 +1,300 @@
+//! Timeline entries against the scenario they belong to: every name a member, topic or broker
+//! of it, a rolling bounce expanded into each member's leave and restart, a restart's `set`
+//! read over the member's entry as the restarts before it left it, a `join` as the member's
+//! start, and the whole in time order, checked to make sense in that order (`lifecycle.rs`).
+//! Each event keeps the span of the entry it came from (a rolling bounce's for its leaves and
+//! restarts), so an error names that entry's line.
+
+use super::lifecycle::{check_brokers, check_lifecycle};
+use super::{Action, Entry};
+use crate::scenario::file::{MemberFile, TimelineFile};
+use crate::scenario::members::{member_spec, overlay_restart_set, Invalid, MemberContext};
+use crate::scenario::{
+    BrokerRef, BrokerSet, MemberSpec, NewSettings, TimelineAction, TimelineEvent, TopicSpec,
+};
+use std::ops::Range;
+use toml::Spanned;
+
+/// What entries are resolved against: the members and topics as declared (a `join` sets its
+/// member's start, an `add_partitions` its topic's growth), the brokers, the run's length.
+pub(in crate::scenario) struct Roster<'a, 'f> {
+    pub members: &'a mut Vec<MemberSpec>,
+    pub topics: &'a mut Vec<TopicSpec>,
+    pub brokers: u32,
+    pub duration_ms: u64,
+    pub cx: &'a MemberContext<'a>,
+    /// Each member's entry and its number in it (a restart's `set` is read over the entry).
+    pub entry_of: &'a [(&'f MemberFile, usize)],
+}
+
+/// The resolved timeline, in run order, and the same as entries in the file's words (a rolling
+/// bounce as its leaves and restarts, a restart's `set` as it applies): what
+/// `--emit-scenario` writes back.
+pub(in crate::scenario) fn resolve(
+    file: &[Spanned<TimelineFile>],
+    roster: Roster,
+) -> Result<(Vec<TimelineEvent>, Vec<Entry>), Invalid> {
+    let Roster {
+        members,
+        topics,
+        brokers,
+        duration_ms,
+        cx,
+        entry_of,
+    } = roster;
+    let mut plan: Vec<(Option<Range<usize>>, Entry)> = Vec::new();
+    for e in file {
+        let span = Some(e.span());
+        let bad = |m: String| -> Invalid { (span.clone(), format!("timeline: {m}")) };
+        if e.get_ref().at_ms >= duration_ms {
+            return Err(bad(format!(
+                "at_ms {} is not before duration_ms {duration_ms}",
+                e.get_ref().at_ms
+            )));
+        }
+        let entry = Entry::from_file(e.get_ref()).map_err(bad)?;
+        let Action::RollingBounce {
+            interval_ms,
+            duration_ms: downtime,
+            set,
+        } = entry.action
+        else {
+            plan.push((span, entry));
+            continue;
+        };
+        // The n-th member bounces interval_ms × n after the first (n counts every entry).
+        for (i, m) in members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.start_ms == Some(0))
+        {
+            let leave_at = entry.at_ms + interval_ms * i as u64;
+            let restart_at = leave_at + downtime;
+            // A bounce the run does not finish would leave members down for good.
+            if restart_at >= duration_ms {
+                return Err(bad(format!(
+                    "rolling_bounce at {} ms restarts member {:?} at {restart_at} ms, not before duration_ms {duration_ms} \
+                     (each member leaves interval_ms {interval_ms} after the one before and restarts duration_ms {downtime} later)",
+                    entry.at_ms, m.name
+                )));
+            }
+            let member = m.name.clone();
+            plan.push((
+                span.clone(),
+                Entry {
+                    at_ms: leave_at,
+                    action: Action::Leave {
+                        member: member.clone(),
+                    },
+                },
+            ));
+            plan.push((
+                span.clone(),
+                Entry {
+                    at_ms: restart_at,
+                    action: Action::Restart {
+                        member,
+                        set: set.clone(),
+                    },
+                },
+            ));
+        }
+    }
+    // Stable: ties keep the order they were written in, which is the order they run.
+    plan.sort_by_key(|(_, e)| e.at_ms);
+    // A variant that sets the assignors overrides a restart's as it does the entries'.
+    if cx.clear_member_assignors {
+        for (_, e) in &mut plan {
+            if let Action::Restart { set, .. } = &mut e.action {
+                set.retain(|s| s.split_once('=').map(|(k, _)| k.trim()) != Some("assignors"));
+            }
+        }
+    }
+    let mut timeline = Vec::with_capacity(plan.len());
+    // Restarts with new settings, in time order: each `set` over the member's entry as the
+    // restarts before it left it.
+    let mut current: Vec<MemberFile> = entry_of.iter().map(|(m, _)| (*m).clone()).collect();
+    for (span, entry) in &plan {
+        let bad = |m: String| -> Invalid { (span.clone(), format!("timeline: {m}")) };
+        let member_index = |name: &str| {
+            members
+                .iter()
+                .position(|m| m.name == name)
+                .ok_or_else(|| bad(format!("unknown member {name:?}")))
+        };
+        let broker_id = |id: u32| {
+            if id < brokers {
+                Ok(id)
+            } else {
+                Err(bad(format!(
+                    "unknown broker {id}: the cluster has {brokers} broker(s), ids 0 to {}",
+                    brokers - 1
+                )))
+            }
+        };
+        let action = match &entry.action {
+            Action::Join { member } => TimelineAction::Join {
+                member: member_index(member)?,
+            },
+            Action::Leave { member } => TimelineAction::Leave {
+                member: member_index(member)?,
+            },
+            Action::Crash { member } => TimelineAction::Crash {
+                member: member_index(member)?,
+            },
+            Action::Restart { member, set } => {
+                let m = member_index(member)?;
+                let settings = if set.is_empty() {
+                    None
+                } else {
+                    current[m] = overlay_restart_set(&current[m], set)
+                        .map_err(|e| bad(format!("restart of {member:?}: {e}")))?;
+                    let spec =
+                        member_spec(&current[m], member.clone(), entry_of[m].1, span.clone(), cx)?;
+                    Some(Box::new(NewSettings {
+                        set: set.clone(),
+                        spec: MemberSpec {
+                            start_ms: members[m].start_ms,
+                            ..spec
+                        },
+                    }))
+                };
+                TimelineAction::Restart {
+                    member: m,
+                    settings,
+                }
+            }
+            Action::Stall {
+                member,
+                duration_ms,
+            } => TimelineAction::Stall {
+                member: member_index(member)?,
+                duration_ms: *duration_ms,
+            },
+            Action::Subscribe { member, topics: to } => {
+                if let Some(t) = to.iter().find(|t| !topics.iter().any(|x| &x.name == *t)) {
+                    return Err(bad(format!("subscribe to unknown topic {t:?}")));
+                }
+                TimelineAction::Subscribe {
+                    member: member_index(member)?,
+                    topics: to.clone(),
+                }
+            }
+            Action::AddPartitions {
+                topic: name,
+                partitions,
+            } => {
+                let topic = topics
+                    .iter()
+                    .position(|t| &t.name == name)
+                    .ok_or_else(|| bad(format!("unknown topic {name:?}")))?;
+                let before = topics[topic].partitions_at(entry.at_ms);
+                if *partitions <= before {
+                    return Err(bad(format!(
+                        "{name:?} has {before} partitions at {} ms; Kafka can only add partitions, so partitions must be above that",
+                        entry.at_ms
+                    )));
+                }
+                topics[topic].resizes.push((entry.at_ms, *partitions));
+                TimelineAction::AddPartitions {
+                    topic,
+                    partitions: *partitions,
+                }
+            }
+            Action::RollingBounce { .. } => unreachable!("expanded above"),
+            Action::BrokerCrash {
+                broker,
+                connections,
+            } => TimelineAction::BrokerCrash {
+                broker: match *broker {
+                    BrokerRef::Id(id) => BrokerRef::Id(broker_id(id)?),
+                    BrokerRef::Coordinator => BrokerRef::Coordinator,
+                },
+                connections: *connections,
+            },
+            Action::BrokerRestart { broker } => TimelineAction::BrokerRestart {
+                broker: broker_id(*broker)?,
+            },
+            Action::NetworkPartition {
+                members: names,
+                brokers: to,
+                duration_ms,
+            } => {
+                let mut cut = names
+                    .iter()
+                    .map(|name| member_index(name))
+                    .collect::<Result<Vec<_>, _>>()?;
+                cut.sort_unstable();
+                cut.dedup();
+                let brokers = match to {
+                    BrokerSet::Coordinator => BrokerSet::Coordinator,
+                    BrokerSet::Ids(ids) => {
+                        let mut ids = ids
+                            .iter()
+                            .map(|&b| broker_id(b))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        ids.sort_unstable();
+                        ids.dedup();
+                        BrokerSet::Ids(ids)
+                    }
+                };
+                TimelineAction::NetworkPartition {
+                    members: cut,
+                    brokers,
+                    duration_ms: *duration_ms,
+                }
+            }
+            Action::LatencySpike {
+                latency_ms,
+                duration_ms,
+            } => TimelineAction::LatencySpike {
+                latency_ms: *latency_ms,
+                duration_ms: *duration_ms,
+            },
+        };
+        timeline.push(TimelineEvent {
+            at_ms: entry.at_ms,
+            action,
+        });
+    }
+    for t in topics.iter_mut() {
+        t.resizes.sort_by_key(|&(t, _)| t);
+    }
+    let spans: Vec<Option<Range<usize>>> = plan.iter().map(|(s, _)| s.clone()).collect();
+    start_joiners(&timeline, members).map_err(|(i, m)| (spans[i].clone(), m))?;
+    check_lifecycle(&timeline, members).map_err(|(i, m)| (spans[i].clone(), m))?;
+    check_brokers(&timeline, brokers).map_err(|(i, m)| (spans[i].clone(), m))?;
+    Ok((timeline, plan.into_iter().map(|(_, e)| e).collect()))
+}
+
+/// A member named by a `join` starts then instead of at 0: once, and before it does anything
+/// else. The error names the offending event by its index.
+fn start_joiners(
+    timeline: &[TimelineEvent],
+    members: &mut [MemberSpec],
+) -> Result<(), (usize, String)> {
+    // Each member's first action, in one pass (a rolling bounce of 10,000 members is 20,000).
+    let mut first_at: Vec<Option<u64>> = vec![None; members.len()];
+    for e in timeline {
+        if let Some(m) = e.action.member() {
+            first_at[m].get_or_insert(e.at_ms);
+        }
+    }
+    for (i, e) in timeline.iter().enumerate() {
+        if let TimelineAction::Join { member } = e.action {
+            let m = &mut members[member];
+            if m.start_ms != Some(0) || first_at[member] < Some(e.at_ms) {
+                return Err((
+                    i,
+                    format!(
+                        "timeline: member {:?} cannot join at {} ms: it has started already or acts earlier \
+                         (a join starts a member once; restart brings it back)",
+                        m.name, e.at_ms
+                    ),
+                ));
+            }
+            m.start_ms = Some(e.at_ms);
+        }
+    }
+    Ok(())
+}
