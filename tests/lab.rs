@@ -519,15 +519,21 @@ fn every_bound_answers_with_a_message() {
         (status, v["error"]["field"].as_str()),
         (413, Some("faults"))
     );
-    let (status, v) = refused(&lab, "/api/runs?scenario=scale-out&faults=crash:c1@460000");
+    // A fault outside the run is not added: the runs go on without it, and it is listed with
+    // why and a way to remove it.
+    let (status, _, body) = lab.get("/api/runs?scenario=scale-out&faults=crash:c1@460000");
+    assert_eq!(status, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let fault = &v["faults"][0];
     assert_eq!(
-        (status, v["error"]["field"].as_str()),
-        (400, Some("faults"))
+        fault["refused"],
+        "crash:c1@460000: at 460000 ms is not before the run's end (460000 ms)"
     );
-    assert!(v["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("not before duration_ms"));
+    assert_eq!(
+        fault["remove"],
+        "scenario=scale-out&seed=1&variants=eager,cooperative,consumer"
+    );
+    assert!(v["variants"][0]["lanes"].is_object(), "the lanes are kept");
 
     // An address above 8 KiB (an edited scenario travels in it).
     let big = format!("{base}\n# {}\n", "x".repeat(9000));

@@ -435,8 +435,24 @@ fn the_rebalance_view_in_headless_chromium() {
     // An error is shown beside its input.
     let bad = dom(
         &bin,
-        &lab.url("/rebalance?scenario=scale-out&faults=crash:c9@1000"),
+        &lab.url("/rebalance?scenario=scale-out&faults=crash:c9"),
     );
     let message = text(&bad, "error-faults").expect("an error under the form");
-    assert!(message.contains("unknown member \"c9\""), "{message}");
+    assert!(message.contains("expected KIND:TARGET@AT_MS"), "{message}");
+    // A fault the timeline cannot take, sent in the address by hand: named with the entry it
+    // conflicts with, and the page keeps its lanes and offers removing it.
+    let refused = dom(
+        &bin,
+        &lab.url("/rebalance?scenario=rolling-bounce&faults=crash:c3@100000"),
+    );
+    assert_eq!(
+        text(&refused, "refused-fault-0").as_deref(),
+        Some("not added: crash:c3@100000: the rolling bounce (line 25) cannot stop c3 at 120000 ms after it ")
+    );
+    assert_eq!(
+        attr(&refused, "remove-fault-0", "href").as_deref(),
+        Some("/rebalance?scenario=rolling-bounce&seed=1&variants=eager,cooperative,consumer")
+    );
+    assert!(refused.contains("class=\"lanes\""), "the lanes are kept");
+    assert_eq!(text(&refused, "error-faults").unwrap_or_default(), "");
 }

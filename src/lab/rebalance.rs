@@ -18,6 +18,7 @@ use super::runs::{LabRun, Runner};
 use super::scenarios::{self, ScenarioDir};
 use crate::report::compare::{to_json, Comparison, RunFigures, FIGURES};
 use crate::report::{render_chrome_trace, ChromeTraceOptions};
+use crate::scenario::timeline::{admit, Planned};
 use crate::scenario::{load_str, LoadOptions, Scenario};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -58,6 +59,9 @@ pub struct Spec {
     pub seed: u64,
     pub variants: Vec<String>,
     pub faults: Vec<Fault>,
+    /// The faults of the address that cannot be added (by their place in `faults`), each with
+    /// why: the run goes on without them.
+    pub refused: Vec<(usize, String)>,
     /// The scenario as run, under no variant.
     pub scenario: Scenario,
     /// The variants the file declares.
@@ -65,6 +69,15 @@ pub struct Spec {
     pub window: Option<(u64, u64)>,
     pub at: Option<u64>,
     pub variant: Option<String>,
+}
+
+/// How a refusal names an entry of the timeline: a fault added here by its spec, one of the
+/// file's by its line.
+fn added_source(added: &[Fault], p: &Planned) -> String {
+    match added.iter().find(|f| f.entry() == p.entry) {
+        Some(f) => format!("the added {f}"),
+        None => admit::source(p),
+    }
 }
 
 fn number(fields: &BTreeMap<String, String>, key: &str) -> Result<Option<u64>, ApiError> {
@@ -128,14 +141,29 @@ impl Spec {
                     ..ApiError::bad("faults", e)
                 }
             })?;
+        // Each fault in turn, if the timeline with it still holds by the loader's rules; one
+        // that does not is kept in the address, refused with why, and the run goes on without.
         let names: Vec<String> = base.members.iter().map(|m| m.name.clone()).collect();
-        let text =
-            faults::apply(&base_text, &faults, &names).map_err(|e| ApiError::bad("faults", e))?;
-        let scenario = if faults.is_empty() {
-            base
-        } else {
-            load(&text, None).map_err(|e| ApiError::bad("faults", e.to_string()))?
-        };
+        let mut accepted: Vec<Fault> = Vec::new();
+        let mut refused = Vec::new();
+        let (mut text, mut scenario) = (base_text.clone(), base);
+        for (i, f) in faults.iter().enumerate() {
+            let added = |p: &Planned| added_source(&accepted, p);
+            let check = scenario.admits(&f.entry(), &added).and_then(|()| {
+                let mut with = accepted.clone();
+                with.push(f.clone());
+                let text = faults::apply(&base_text, &with, &names)?;
+                let loaded = load(&text, None).map_err(|e| e.message)?;
+                Ok((text, loaded))
+            });
+            match check {
+                Ok((t, s)) => {
+                    (text, scenario) = (t, s);
+                    accepted.push(f.clone());
+                }
+                Err(why) => refused.push((i, format!("{f}: {why}"))),
+            }
+        }
         limits::check_scenario(&scenario, field)?;
 
         let own_variants: Vec<String> = text
@@ -219,6 +247,7 @@ impl Spec {
             seed: scenario.seed,
             variants,
             faults,
+            refused,
             scenario,
             own_variants,
             window,
@@ -494,7 +523,8 @@ pub fn runs(spec: &Spec, runner: &Runner) -> Result<Value, ApiError> {
             if let Some(at) = spec.at {
                 extra.push(("at", at.to_string()));
             }
-            json!({"spec": f.to_string(), "text": f.describe(), "remove": spec.query(&rest, &extra)})
+            let refused = spec.refused.iter().find(|(r, _)| *r == i).map(|(_, why)| why);
+            json!({"spec": f.to_string(), "text": f.describe(), "refused": refused, "remove": spec.query(&rest, &extra)})
         })
         .collect();
     let s = &spec.scenario;
@@ -562,8 +592,35 @@ fn actions(spec: &Spec, run: &LabRun, state: &StateAt) -> Vec<Value> {
         return Vec::new();
     }
     let mut out = Vec::new();
+    let added: Vec<Fault> = (0..spec.faults.len())
+        .filter(|i| !spec.refused.iter().any(|(r, _)| r == i))
+        .map(|i| spec.faults[i].clone())
+        .collect();
+    // The file's own members (the added joins add theirs).
+    let file_members: Vec<String> = spec
+        .scenario
+        .members
+        .iter()
+        .map(|m| m.name.clone())
+        .filter(|m| !added.iter().any(|f| f.kind == Kind::Join && &f.target == m))
+        .collect();
     let mut offer = |fault: Fault, label: String| {
         if fault.at_ms + fault.duration_ms.unwrap_or(0) >= duration {
+            return;
+        }
+        // Only what the timeline admits there, by the loader's own rules; a join, which adds a
+        // member entry too, by loading the scenario with it.
+        let source = |p: &Planned| added_source(&added, p);
+        let admitted = match fault.kind {
+            Kind::Join => {
+                let mut with = added.clone();
+                with.push(fault.clone());
+                faults::apply(&spec.base_text, &with, &file_members)
+                    .is_ok_and(|text| load_str(&spec.label, &text, &LoadOptions::default()).is_ok())
+            }
+            _ => spec.scenario.admits(&fault.entry(), &source).is_ok(),
+        };
+        if !admitted {
             return;
         }
         let mut with = spec.faults.clone();
@@ -734,11 +791,7 @@ mod tests {
             (400, "variants".into())
         );
         assert_eq!(
-            field("scenario=scale-out&faults=crash:c9@100"),
-            (400, "faults".into())
-        );
-        assert_eq!(
-            field("scenario=scale-out&faults=crash:c1@900000"),
+            field("scenario=scale-out&faults=crash:c9"),
             (400, "faults".into())
         );
         assert_eq!(field("scenario=scale-out&at=900000"), (400, "at".into()));
@@ -817,5 +870,85 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("faults=crash:c2@61000&at=61000"));
+    }
+
+    #[test]
+    fn a_fault_the_timeline_cannot_take_is_refused_naming_what_it_conflicts_with() {
+        let refused = |q: &str| {
+            let spec = Spec::parse(q, &dir()).unwrap();
+            let whys: Vec<String> = spec.refused.iter().map(|(_, w)| w.clone()).collect();
+            (spec, whys)
+        };
+        // A crash before c3's turn in the rolling bounce (line 25): the bounce cannot stop it.
+        let (spec, whys) = refused("scenario=rolling-bounce&faults=crash:c3@100000");
+        assert_eq!(
+            whys,
+            ["crash:c3@100000: the rolling bounce (line 25) cannot stop c3 at 120000 ms after it"]
+        );
+        // The run goes on without it: the file's own timeline.
+        assert_eq!(spec.text, spec.base_text);
+        assert_eq!(spec.faults.len(), 1, "kept in the address");
+        // While the bounce has c2 down, a restart of c2 makes the bounce's restart the second.
+        let (_, whys) = refused("scenario=rolling-bounce&faults=restart:c2@92000");
+        assert_eq!(
+            whys,
+            ["restart:c2@92000: the rolling bounce (line 25) cannot restart c2 at 95000 ms after it"]
+        );
+        // A crash while the bounce has c2 down: named with the leave that stopped it.
+        let (_, whys) = refused("scenario=rolling-bounce&faults=crash:c2@92000");
+        assert_eq!(
+            whys,
+            ["crash:c2@92000: c2 is not running at 92000 ms: the rolling bounce (line 25) stopped it at 90000 ms"]
+        );
+        // A fault that conflicts with one added before it names that one by its spec; the
+        // first is kept.
+        let (spec, whys) = refused("scenario=scale-out&faults=crash:c2@10000,leave:c2@20000");
+        assert_eq!(
+            whys,
+            ["leave:c2@20000: c2 is not running at 20000 ms: the added crash:c2@10000 crashed it at 10000 ms"]
+        );
+        assert_eq!(spec.refused[0].0, 1);
+        assert!(spec.text.contains("action = \"crash\""));
+        // Unknown names and instants past the run are refusals too.
+        let (_, whys) = refused("scenario=scale-out&faults=crash:c9@100,crash:c1@900000");
+        assert_eq!(whys[0], "crash:c9@100: unknown member \"c9\"");
+        assert!(whys[1].contains("is not before the run's end"), "{whys:?}");
+    }
+
+    #[test]
+    fn every_offered_fault_at_every_rebalance_of_every_scenario_is_admitted() {
+        let runner = Runner::new(RunLimits::default());
+        let mut offered = 0;
+        for listed in dir().list() {
+            let name = listed.name;
+            let Ok(spec) = Spec::parse(&format!("scenario={name}"), &dir()) else {
+                continue; // A scenario too large for the lab.
+            };
+            let Some(run) = spec
+                .runs(&runner)
+                .unwrap()
+                .into_iter()
+                .find_map(|(_, r)| r.ok())
+            else {
+                continue;
+            };
+            let instants: Vec<u64> = run
+                .report
+                .rebalances
+                .list
+                .iter()
+                .flat_map(|r| [r.start_ms, r.end_ms])
+                .collect();
+            for at in instants {
+                let q = format!("scenario={name}&at={at}");
+                let v = instant(&Spec::parse(&q, &dir()).unwrap(), &runner).unwrap();
+                for a in v["actions"].as_array().unwrap() {
+                    let with = Spec::parse(a["query"].as_str().unwrap(), &dir()).unwrap();
+                    assert_eq!(with.refused, [], "{name} at {at} ms: {}", a["fault"]);
+                    offered += 1;
+                }
+            }
+        }
+        assert!(offered > 100, "{offered}");
     }
 }

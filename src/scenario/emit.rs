@@ -78,7 +78,7 @@ pub fn emit_scenario(
     }
     doc.remove("timeline");
     if !scenario.plan.is_empty() {
-        let tables = super::timeline::to_tables(&scenario.plan);
+        let tables = super::timeline::to_tables(scenario.plan.iter().map(|p| &p.entry));
         doc.insert("timeline", Item::ArrayOfTables(tables));
     }
     let header = format!(

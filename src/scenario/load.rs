@@ -233,7 +233,11 @@ fn attempt(
             .map(|s| line_of(&text, s.start));
         err(line, message)
     })?;
-    // Expectations carry their entry's byte offset until here, where spans become lines.
+    // Plan entries and expectations carry their entry's byte offset until here, where spans
+    // become lines.
+    for p in &mut scenario.plan {
+        p.line = line_of(&text, p.line);
+    }
     for e in &mut scenario.expects {
         e.line = line_of(&text, e.line);
     }

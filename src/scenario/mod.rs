@@ -51,7 +51,7 @@ pub struct Scenario {
     pub timeline: Vec<TimelineEvent>,
     /// The same timeline in the file's words, entry for event (a rolling bounce as its leaves
     /// and restarts, a restart's `set` as it applies): what `--emit-scenario` writes back.
-    pub plan: Vec<timeline::Entry>,
+    pub plan: Vec<timeline::Planned>,
     /// Groups of co-partitioned topics (indexes into `topics`).
     pub co_partitioned: Vec<Vec<usize>>,
     /// Variants the snapshot tests run.

@@ -303,8 +303,13 @@ function renderRuns() {
   // Faults added in the page.
   const faults = el("div", { id: "faults" },
     el("b", {}, r.faults.length ? "Faults added here: " : "No fault added yet (the buttons under the instant add one)."));
-  r.faults.forEach((f, i) => faults.append(el("span", { class: "fault" }, f.text, " ",
-    el("a", { id: `remove-fault-${i}`, href: "/rebalance?" + f.remove, title: "remove this fault" }, "remove"))));
+  // A fault the timeline cannot take (sent in the address) stays listed with why, and the run
+  // goes on without it.
+  r.faults.forEach((f, i) => faults.append(f.refused
+    ? el("span", { class: "fault refused", id: `refused-fault-${i}` }, "not added: " + f.refused, " ",
+      el("a", { id: `remove-fault-${i}`, href: "/rebalance?" + f.remove, title: "remove this fault" }, "remove"))
+    : el("span", { class: "fault" }, f.text, " ",
+      el("a", { id: `remove-fault-${i}`, href: "/rebalance?" + f.remove, title: "remove this fault" }, "remove"))));
   faults.append(" ", el("a", { id: "download-scenario", href: r.downloads.scenario, download: "" },
     r.faults.length || !s.file ? "Download the edited scenario (TOML)" : "Download the scenario (TOML)"));
   out.push(faults);

@@ -11,6 +11,7 @@
 //! A new action is a variant of [`Action`] with its arms here (read, write, in words), its
 //! resolution in `resolve.rs`, and its handler in the world.
 
+pub mod admit;
 pub mod lifecycle;
 pub mod resolve;
 
@@ -27,6 +28,17 @@ pub const ROLLING_BOUNCE_DOWNTIME_MS: u64 = 5_000;
 pub struct Entry {
     pub at_ms: u64,
     pub action: Action,
+}
+
+/// An entry of a loaded scenario's plan, and where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub entry: Entry,
+    /// The line of the `[[timeline]]` table it comes from (a rolling bounce's, for each of its
+    /// leaves and restarts).
+    pub line: usize,
+    /// That table's action (`rolling_bounce` for a bounce's leaves and restarts).
+    pub written_as: &'static str,
 }
 
 /// What happens, by name.

@@ -6,7 +6,7 @@
 //! restarts), so an error names that entry's line.
 
 use super::lifecycle::{check_brokers, check_lifecycle};
-use super::{Action, Entry};
+use super::{Action, Entry, Planned};
 use crate::scenario::file::{MemberFile, TimelineFile};
 use crate::scenario::members::{member_spec, overlay_restart_set, Invalid, MemberContext};
 use crate::scenario::{
@@ -33,7 +33,7 @@ pub(in crate::scenario) struct Roster<'a, 'f> {
 pub(in crate::scenario) fn resolve(
     file: &[Spanned<TimelineFile>],
     roster: Roster,
-) -> Result<(Vec<TimelineEvent>, Vec<Entry>), Invalid> {
+) -> Result<(Vec<TimelineEvent>, Vec<Planned>), Invalid> {
     let Roster {
         members,
         topics,
@@ -42,7 +42,8 @@ pub(in crate::scenario) fn resolve(
         cx,
         entry_of,
     } = roster;
-    let mut plan: Vec<(Option<Range<usize>>, Entry)> = Vec::new();
+    // Each entry with its table's span and action.
+    let mut plan: Vec<(Option<Range<usize>>, &'static str, Entry)> = Vec::new();
     for e in file {
         let span = Some(e.span());
         let bad = |m: String| -> Invalid { (span.clone(), format!("timeline: {m}")) };
@@ -59,7 +60,7 @@ pub(in crate::scenario) fn resolve(
             set,
         } = entry.action
         else {
-            plan.push((span, entry));
+            plan.push((span, entry.action.name(), entry));
             continue;
         };
         // The n-th member bounces interval_ms × n after the first (n counts every entry).
@@ -81,6 +82,7 @@ pub(in crate::scenario) fn resolve(
             let member = m.name.clone();
             plan.push((
                 span.clone(),
+                "rolling_bounce",
                 Entry {
                     at_ms: leave_at,
                     action: Action::Leave {
@@ -90,6 +92,7 @@ pub(in crate::scenario) fn resolve(
             ));
             plan.push((
                 span.clone(),
+                "rolling_bounce",
                 Entry {
                     at_ms: restart_at,
                     action: Action::Restart {
@@ -101,10 +104,10 @@ pub(in crate::scenario) fn resolve(
         }
     }
     // Stable: ties keep the order they were written in, which is the order they run.
-    plan.sort_by_key(|(_, e)| e.at_ms);
+    plan.sort_by_key(|(_, _, e)| e.at_ms);
     // A variant that sets the assignors overrides a restart's as it does the entries'.
     if cx.clear_member_assignors {
-        for (_, e) in &mut plan {
+        for (_, _, e) in &mut plan {
             if let Action::Restart { set, .. } = &mut e.action {
                 set.retain(|s| s.split_once('=').map(|(k, _)| k.trim()) != Some("assignors"));
             }
@@ -114,144 +117,32 @@ pub(in crate::scenario) fn resolve(
     // Restarts with new settings, in time order: each `set` over the member's entry as the
     // restarts before it left it.
     let mut current: Vec<MemberFile> = entry_of.iter().map(|(m, _)| (*m).clone()).collect();
-    for (span, entry) in &plan {
+    for (span, _, entry) in &plan {
         let bad = |m: String| -> Invalid { (span.clone(), format!("timeline: {m}")) };
-        let member_index = |name: &str| {
-            members
-                .iter()
-                .position(|m| m.name == name)
-                .ok_or_else(|| bad(format!("unknown member {name:?}")))
-        };
-        let broker_id = |id: u32| {
-            if id < brokers {
-                Ok(id)
-            } else {
-                Err(bad(format!(
-                    "unknown broker {id}: the cluster has {brokers} broker(s), ids 0 to {}",
-                    brokers - 1
-                )))
+        let mut action = resolve_entry(entry, members, topics, brokers).map_err(bad)?;
+        if let (
+            Action::Restart { member, set },
+            TimelineAction::Restart {
+                member: m,
+                settings,
+            },
+        ) = (&entry.action, &mut action)
+        {
+            if !set.is_empty() {
+                let m = *m;
+                current[m] = overlay_restart_set(&current[m], set)
+                    .map_err(|e| bad(format!("restart of {member:?}: {e}")))?;
+                let spec =
+                    member_spec(&current[m], member.clone(), entry_of[m].1, span.clone(), cx)?;
+                *settings = Some(Box::new(NewSettings {
+                    set: set.clone(),
+                    spec: MemberSpec {
+                        start_ms: members[m].start_ms,
+                        ..spec
+                    },
+                }));
             }
-        };
-        let action = match &entry.action {
-            Action::Join { member } => TimelineAction::Join {
-                member: member_index(member)?,
-            },
-            Action::Leave { member } => TimelineAction::Leave {
-                member: member_index(member)?,
-            },
-            Action::Crash { member } => TimelineAction::Crash {
-                member: member_index(member)?,
-            },
-            Action::Restart { member, set } => {
-                let m = member_index(member)?;
-                let settings = if set.is_empty() {
-                    None
-                } else {
-                    current[m] = overlay_restart_set(&current[m], set)
-                        .map_err(|e| bad(format!("restart of {member:?}: {e}")))?;
-                    let spec =
-                        member_spec(&current[m], member.clone(), entry_of[m].1, span.clone(), cx)?;
-                    Some(Box::new(NewSettings {
-                        set: set.clone(),
-                        spec: MemberSpec {
-                            start_ms: members[m].start_ms,
-                            ..spec
-                        },
-                    }))
-                };
-                TimelineAction::Restart {
-                    member: m,
-                    settings,
-                }
-            }
-            Action::Stall {
-                member,
-                duration_ms,
-            } => TimelineAction::Stall {
-                member: member_index(member)?,
-                duration_ms: *duration_ms,
-            },
-            Action::Subscribe { member, topics: to } => {
-                if let Some(t) = to.iter().find(|t| !topics.iter().any(|x| &x.name == *t)) {
-                    return Err(bad(format!("subscribe to unknown topic {t:?}")));
-                }
-                TimelineAction::Subscribe {
-                    member: member_index(member)?,
-                    topics: to.clone(),
-                }
-            }
-            Action::AddPartitions {
-                topic: name,
-                partitions,
-            } => {
-                let topic = topics
-                    .iter()
-                    .position(|t| &t.name == name)
-                    .ok_or_else(|| bad(format!("unknown topic {name:?}")))?;
-                let before = topics[topic].partitions_at(entry.at_ms);
-                if *partitions <= before {
-                    return Err(bad(format!(
-                        "{name:?} has {before} partitions at {} ms; Kafka can only add partitions, so partitions must be above that",
-                        entry.at_ms
-                    )));
-                }
-                topics[topic].resizes.push((entry.at_ms, *partitions));
-                TimelineAction::AddPartitions {
-                    topic,
-                    partitions: *partitions,
-                }
-            }
-            Action::RollingBounce { .. } => unreachable!("expanded above"),
-            Action::BrokerCrash {
-                broker,
-                connections,
-            } => TimelineAction::BrokerCrash {
-                broker: match *broker {
-                    BrokerRef::Id(id) => BrokerRef::Id(broker_id(id)?),
-                    BrokerRef::Coordinator => BrokerRef::Coordinator,
-                },
-                connections: *connections,
-            },
-            Action::BrokerRestart { broker } => TimelineAction::BrokerRestart {
-                broker: broker_id(*broker)?,
-            },
-            Action::NetworkPartition {
-                members: names,
-                brokers: to,
-                duration_ms,
-            } => {
-                let mut cut = names
-                    .iter()
-                    .map(|name| member_index(name))
-                    .collect::<Result<Vec<_>, _>>()?;
-                cut.sort_unstable();
-                cut.dedup();
-                let brokers = match to {
-                    BrokerSet::Coordinator => BrokerSet::Coordinator,
-                    BrokerSet::Ids(ids) => {
-                        let mut ids = ids
-                            .iter()
-                            .map(|&b| broker_id(b))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        ids.sort_unstable();
-                        ids.dedup();
-                        BrokerSet::Ids(ids)
-                    }
-                };
-                TimelineAction::NetworkPartition {
-                    members: cut,
-                    brokers,
-                    duration_ms: *duration_ms,
-                }
-            }
-            Action::LatencySpike {
-                latency_ms,
-                duration_ms,
-            } => TimelineAction::LatencySpike {
-                latency_ms: *latency_ms,
-                duration_ms: *duration_ms,
-            },
-        };
+        }
         timeline.push(TimelineEvent {
             at_ms: entry.at_ms,
             action,
@@ -260,11 +151,150 @@ pub(in crate::scenario) fn resolve(
     for t in topics.iter_mut() {
         t.resizes.sort_by_key(|&(t, _)| t);
     }
-    let spans: Vec<Option<Range<usize>>> = plan.iter().map(|(s, _)| s.clone()).collect();
+    let spans: Vec<Option<Range<usize>>> = plan.iter().map(|(s, _, _)| s.clone()).collect();
     start_joiners(&timeline, members).map_err(|(i, m)| (spans[i].clone(), m))?;
-    check_lifecycle(&timeline, members).map_err(|(i, m)| (spans[i].clone(), m))?;
-    check_brokers(&timeline, brokers).map_err(|(i, m)| (spans[i].clone(), m))?;
-    Ok((timeline, plan.into_iter().map(|(_, e)| e).collect()))
+    check_lifecycle(&timeline, members).map_err(|c| (spans[c.event].clone(), c.message))?;
+    check_brokers(&timeline, brokers).map_err(|c| (spans[c.event].clone(), c.message))?;
+    let plan = plan
+        .into_iter()
+        .map(|(span, written_as, entry)| Planned {
+            entry,
+            // The loader turns the offset into a line, as it does for every error.
+            line: span.map_or(0, |s| s.start),
+            written_as,
+        })
+        .collect();
+    Ok((timeline, plan))
+}
+
+/// One entry's names as the scenario's indexes (a restart's new settings are the caller's, who
+/// reads each over the one before). An `add_partitions` records its growth in `topics`.
+pub(in crate::scenario) fn resolve_entry(
+    entry: &Entry,
+    members: &[MemberSpec],
+    topics: &mut [TopicSpec],
+    brokers: u32,
+) -> Result<TimelineAction, String> {
+    let member_index = |name: &str| {
+        members
+            .iter()
+            .position(|m| m.name == name)
+            .ok_or_else(|| format!("unknown member {name:?}"))
+    };
+    let broker_id = |id: u32| {
+        if id < brokers {
+            Ok(id)
+        } else {
+            Err(format!(
+                "unknown broker {id}: the cluster has {brokers} broker(s), ids 0 to {}",
+                brokers - 1
+            ))
+        }
+    };
+    Ok(match &entry.action {
+        Action::Join { member } => TimelineAction::Join {
+            member: member_index(member)?,
+        },
+        Action::Leave { member } => TimelineAction::Leave {
+            member: member_index(member)?,
+        },
+        Action::Crash { member } => TimelineAction::Crash {
+            member: member_index(member)?,
+        },
+        Action::Restart { member, .. } => TimelineAction::Restart {
+            member: member_index(member)?,
+            settings: None,
+        },
+        Action::Stall {
+            member,
+            duration_ms,
+        } => TimelineAction::Stall {
+            member: member_index(member)?,
+            duration_ms: *duration_ms,
+        },
+        Action::Subscribe { member, topics: to } => {
+            if let Some(t) = to.iter().find(|t| !topics.iter().any(|x| &x.name == *t)) {
+                return Err(format!("subscribe to unknown topic {t:?}"));
+            }
+            TimelineAction::Subscribe {
+                member: member_index(member)?,
+                topics: to.clone(),
+            }
+        }
+        Action::AddPartitions {
+            topic: name,
+            partitions,
+        } => {
+            let topic = topics
+                .iter()
+                .position(|t| &t.name == name)
+                .ok_or_else(|| format!("unknown topic {name:?}"))?;
+            let before = topics[topic].partitions_at(entry.at_ms);
+            if *partitions <= before {
+                return Err(format!(
+                    "{name:?} has {before} partitions at {} ms; Kafka can only add partitions, so partitions must be above that",
+                    entry.at_ms
+                ));
+            }
+            topics[topic].resizes.push((entry.at_ms, *partitions));
+            TimelineAction::AddPartitions {
+                topic,
+                partitions: *partitions,
+            }
+        }
+        Action::RollingBounce { .. } => {
+            return Err("a rolling bounce is its members' leaves and restarts".into())
+        }
+        Action::BrokerCrash {
+            broker,
+            connections,
+        } => TimelineAction::BrokerCrash {
+            broker: match *broker {
+                BrokerRef::Id(id) => BrokerRef::Id(broker_id(id)?),
+                BrokerRef::Coordinator => BrokerRef::Coordinator,
+            },
+            connections: *connections,
+        },
+        Action::BrokerRestart { broker } => TimelineAction::BrokerRestart {
+            broker: broker_id(*broker)?,
+        },
+        Action::NetworkPartition {
+            members: names,
+            brokers: to,
+            duration_ms,
+        } => {
+            let mut cut = names
+                .iter()
+                .map(|name| member_index(name))
+                .collect::<Result<Vec<_>, _>>()?;
+            cut.sort_unstable();
+            cut.dedup();
+            let brokers = match to {
+                BrokerSet::Coordinator => BrokerSet::Coordinator,
+                BrokerSet::Ids(ids) => {
+                    let mut ids = ids
+                        .iter()
+                        .map(|&b| broker_id(b))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    ids.sort_unstable();
+                    ids.dedup();
+                    BrokerSet::Ids(ids)
+                }
+            };
+            TimelineAction::NetworkPartition {
+                members: cut,
+                brokers,
+                duration_ms: *duration_ms,
+            }
+        }
+        Action::LatencySpike {
+            latency_ms,
+            duration_ms,
+        } => TimelineAction::LatencySpike {
+            latency_ms: *latency_ms,
+            duration_ms: *duration_ms,
+        },
+    })
 }
 
 /// A member named by a `join` starts then instead of at 0: once, and before it does anything
