@@ -72,6 +72,10 @@ pub fn check_brokers(timeline: &[TimelineEvent], brokers: u32) -> Result<(), Con
     Ok(())
 }
 
+/// Each member's actions must make sense in order: a running member can leave, crash, stall or
+/// subscribe; only a stopped one can restart; a stall starts after the member's previous stall
+/// has ended (a stall holds the batch in progress, so one inside another would end after both:
+/// overlapping stalls are refused rather than given an end nobody wrote).
 pub fn check_lifecycle(timeline: &[TimelineEvent], members: &[MemberSpec]) -> Result<(), Conflict> {
     let mut started: Vec<bool> = members.iter().map(|m| m.start_ms == Some(0)).collect();
     let mut running = started.clone();
