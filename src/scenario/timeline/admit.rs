@@ -2,8 +2,8 @@
 //! `lifecycle.rs`): what the lab asks before it offers a fault at an instant, and how it says
 //! why one cannot be added, naming the entry it conflicts with.
 
-use super::lifecycle::{check_brokers, check_lifecycle, Conflict};
-use super::resolve::resolve_entry;
+use super::lifecycle::{check_brokers, check_lifecycle};
+use super::resolve::{expand, resolve_entry};
 use super::{Action, Entry, Planned};
 use crate::scenario::{BrokerRef, Scenario, TimelineAction, TimelineEvent};
 
@@ -29,24 +29,34 @@ impl Scenario {
             }
             return Ok(());
         }
+        // The timeline with the entry's events among its own, each event with the plan entry
+        // it comes from (`None`: the added entry's).
         let mut topics = self.topics.clone();
-        let action = resolve_entry(entry, &self.members, &mut topics, self.cluster.brokers)?;
-        let pos = self.timeline.partition_point(|e| e.at_ms <= entry.at_ms);
-        let mut timeline = self.timeline.clone();
-        timeline.insert(
-            pos,
-            TimelineEvent {
-                at_ms: entry.at_ms,
-                action,
-            },
-        );
+        let mut merged: Vec<(Option<usize>, TimelineEvent)> = (self.timeline.iter().cloned())
+            .enumerate()
+            .map(|(i, e)| (Some(i), e))
+            .collect();
+        for (_, e) in expand(entry.clone(), &self.members, self.duration_ms)? {
+            let action = resolve_entry(&e, &self.members, &mut topics, self.cluster.brokers)?;
+            let pos = merged.partition_point(|(_, x)| x.at_ms <= e.at_ms);
+            merged.insert(
+                pos,
+                (
+                    None,
+                    TimelineEvent {
+                        at_ms: e.at_ms,
+                        action,
+                    },
+                ),
+            );
+        }
+        let (origin, timeline): (Vec<Option<usize>>, Vec<TimelineEvent>) =
+            merged.into_iter().unzip();
         let conflict = check_lifecycle(&timeline, &self.members)
             .and_then(|()| check_brokers(&timeline, self.cluster.brokers));
         let Err(c) = conflict else {
             return Ok(());
         };
-        // The plan's entry for an event of the merged timeline.
-        let planned = |k: usize| &self.plan[if k < pos { k } else { k - 1 }];
         let subject = |a: &TimelineAction| match a {
             TimelineAction::BrokerCrash {
                 broker: BrokerRef::Id(b),
@@ -57,44 +67,34 @@ impl Scenario {
                 .member()
                 .map_or_else(|| "it".to_string(), |m| self.members[m].name.clone()),
         };
-        Err(match c {
-            Conflict {
-                event,
-                earlier: Some(new),
-                ..
-            } if event != pos && new == pos => {
-                let e = &timeline[event];
-                format!(
-                    "{} cannot {} {} at {} ms after it",
-                    source(planned(event)),
-                    verb(&e.action),
-                    subject(&e.action),
-                    e.at_ms
-                )
-            }
-            Conflict {
-                event,
-                earlier: Some(k),
-                ..
-            } if event == pos => {
+        let e = &timeline[c.event];
+        let message = c.message.trim_start_matches("timeline: ");
+        Err(match (origin[c.event], c.earlier.map(|k| (k, origin[k]))) {
+            // The added entry changed what a later entry of the file found.
+            (Some(p), Some((_, None))) => format!(
+                "{} cannot {} {} at {} ms after it",
+                source(&self.plan[p]),
+                verb(&e.action),
+                subject(&e.action),
+                e.at_ms
+            ),
+            // The added entry finds what an earlier entry of the file left.
+            (None, Some((k, Some(p)))) => {
                 let before = &timeline[k];
                 format!(
                     "{} is {} at {} ms: {} {} it at {} ms",
                     subject(&before.action),
                     state_after(before),
-                    entry.at_ms,
-                    source(planned(k)),
+                    e.at_ms,
+                    source(&self.plan[p]),
                     done(&before.action),
                     before.at_ms
                 )
             }
-            Conflict { event, message, .. } if event == pos => {
-                message.trim_start_matches("timeline: ").to_string()
-            }
-            Conflict { event, message, .. } => format!(
-                "{} no longer holds with it: {}",
-                source(planned(event)),
-                message.trim_start_matches("timeline: ")
+            (None, _) => message.to_string(),
+            (Some(p), _) => format!(
+                "{} no longer holds with it: {message}",
+                source(&self.plan[p])
             ),
         })
     }

@@ -54,53 +54,8 @@ pub(in crate::scenario) fn resolve(
             )));
         }
         let entry = Entry::from_file(e.get_ref()).map_err(bad)?;
-        let Action::RollingBounce {
-            interval_ms,
-            duration_ms: downtime,
-            set,
-        } = entry.action
-        else {
-            plan.push((span, entry.action.name(), entry));
-            continue;
-        };
-        // The n-th member bounces interval_ms × n after the first (n counts every entry).
-        for (i, m) in members
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.start_ms == Some(0))
-        {
-            let leave_at = entry.at_ms + interval_ms * i as u64;
-            let restart_at = leave_at + downtime;
-            // A bounce the run does not finish would leave members down for good.
-            if restart_at >= duration_ms {
-                return Err(bad(format!(
-                    "rolling_bounce at {} ms restarts member {:?} at {restart_at} ms, not before duration_ms {duration_ms} \
-                     (each member leaves interval_ms {interval_ms} after the one before and restarts duration_ms {downtime} later)",
-                    entry.at_ms, m.name
-                )));
-            }
-            let member = m.name.clone();
-            plan.push((
-                span.clone(),
-                "rolling_bounce",
-                Entry {
-                    at_ms: leave_at,
-                    action: Action::Leave {
-                        member: member.clone(),
-                    },
-                },
-            ));
-            plan.push((
-                span.clone(),
-                "rolling_bounce",
-                Entry {
-                    at_ms: restart_at,
-                    action: Action::Restart {
-                        member,
-                        set: set.clone(),
-                    },
-                },
-            ));
+        for (written_as, entry) in expand(entry, members, duration_ms).map_err(bad)? {
+            plan.push((span.clone(), written_as, entry));
         }
     }
     // Stable: ties keep the order they were written in, which is the order they run.
@@ -165,6 +120,65 @@ pub(in crate::scenario) fn resolve(
         })
         .collect();
     Ok((timeline, plan))
+}
+
+/// An entry as the entries it stands for, each with the action it was written as: a rolling
+/// bounce as each member's leave and restart, any other entry as itself.
+pub(in crate::scenario) fn expand(
+    entry: Entry,
+    members: &[MemberSpec],
+    duration_ms: u64,
+) -> Result<Vec<(&'static str, Entry)>, String> {
+    let Action::RollingBounce {
+        interval_ms,
+        duration_ms: downtime,
+        set,
+    } = entry.action
+    else {
+        return Ok(vec![(entry.action.name(), entry)]);
+    };
+    let mut out = Vec::new();
+    // A member leaves interval_ms × its place among the entries' members after the bounce
+    // starts (a member whose entry starts it later keeps its place, unbounced).
+    for (i, m) in members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.start_ms == Some(0))
+    {
+        let leave_at = entry.at_ms + interval_ms * i as u64;
+        let restart_at = leave_at + downtime;
+        // A bounce the run does not finish would leave members down for good.
+        if restart_at >= duration_ms {
+            return Err(format!(
+                "rolling_bounce at {} ms restarts member {:?} at {restart_at} ms, not before duration_ms {duration_ms} \
+                 (each member leaves interval_ms {interval_ms} after the one before and restarts duration_ms {downtime} later)",
+                entry.at_ms, m.name
+            ));
+        }
+        let member = m.name.clone();
+        let leave = Action::Leave {
+            member: member.clone(),
+        };
+        let restart = Action::Restart {
+            member,
+            set: set.clone(),
+        };
+        out.push((
+            "rolling_bounce",
+            Entry {
+                at_ms: leave_at,
+                action: leave,
+            },
+        ));
+        out.push((
+            "rolling_bounce",
+            Entry {
+                at_ms: restart_at,
+                action: restart,
+            },
+        ));
+    }
+    Ok(out)
 }
 
 /// One entry's names as the scenario's indexes (a restart's new settings are the caller's, who

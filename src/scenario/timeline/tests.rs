@@ -175,3 +175,70 @@ fn a_rolling_bounce_takes_kafka_deploys_defaults_and_entries_say_what_they_do() 
         "c1, c2 are cut off from broker(s) 0, 1 at 16 ms for 17 ms"
     );
 }
+
+#[test]
+fn an_added_entry_is_admitted_by_the_loaders_rules_and_a_refusal_names_the_conflict() {
+    let text = "duration_ms = 300000\n[[topics]]\nname = \"t\"\npartitions = 4\n\
+                [[members]]\nname = \"c\"\ncount = 3\n\n\
+                [[timeline]]\nat_ms = 60000\naction = \"crash\"\nmember = \"c2\"\n";
+    let scenario = crate::scenario::load_str("t.toml", text, &Default::default()).unwrap();
+    let source = |p: &Planned| admit::source(p);
+    let admits = |at_ms, action| scenario.admits(&Entry { at_ms, action }, &source);
+    let member = |m: &str| m.to_string();
+    assert_eq!(
+        admits(
+            70_000,
+            Action::Restart {
+                member: member("c2"),
+                set: vec![]
+            }
+        ),
+        Ok(())
+    );
+    assert_eq!(
+        admits(
+            70_000,
+            Action::Leave {
+                member: member("c2")
+            }
+        ),
+        Err("c2 is not running at 70000 ms: the crash (line 9) crashed it at 60000 ms".into())
+    );
+    assert_eq!(
+        admits(
+            50_000,
+            Action::Leave {
+                member: member("c2")
+            }
+        ),
+        Err("the crash (line 9) cannot crash c2 at 60000 ms after it".into())
+    );
+    // A rolling bounce added is its leaves and restarts: c2's leave finds it crashed.
+    assert_eq!(
+        admits(
+            10_000,
+            Action::RollingBounce {
+                interval_ms: 30_000,
+                duration_ms: 5_000,
+                set: vec![]
+            }
+        ),
+        Err("c2 is not running at 70000 ms: the crash (line 9) crashed it at 60000 ms".into())
+    );
+    assert_eq!(
+        admits(
+            10_000,
+            Action::Crash {
+                member: member("c9")
+            }
+        ),
+        Err("unknown member \"c9\"".into())
+    );
+    assert!(admits(
+        300_000,
+        Action::Crash {
+            member: member("c1")
+        }
+    )
+    .is_err());
+}
