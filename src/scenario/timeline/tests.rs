@@ -216,7 +216,7 @@ fn an_added_entry_is_admitted_by_the_loaders_rules_and_a_refusal_names_the_confl
     // A rolling bounce added is its leaves and restarts: c2's leave finds it crashed.
     assert_eq!(
         admits(
-            10_000,
+            40_000,
             Action::RollingBounce {
                 interval_ms: 30_000,
                 duration_ms: 5_000,
