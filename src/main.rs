@@ -272,6 +272,35 @@ enum Command {
         #[arg(required = true)]
         keys: Vec<String>,
     },
+    /// Print a commented scenario for a group of your own: its members, topics and deploy, run
+    /// long enough for the settle check (`cgsim new ... > my-group.toml && cgsim run
+    /// my-group.toml`).
+    New {
+        /// How many members (consumers) the group has: c1, c2, ...
+        #[arg(long)]
+        members: u32,
+        /// Static members (`group.instance.id`, KIP-345).
+        #[arg(long = "static")]
+        static_members: bool,
+        /// The topics, NAME=PARTITIONS,... (every member subscribes to all).
+        #[arg(long)]
+        topics: String,
+        /// `group.protocol`.
+        #[arg(long, value_enum, default_value = "classic")]
+        protocol: NewProtocol,
+        /// The classic `partition.assignment.strategy` (comma-separated, in preference order),
+        /// or the consumer protocol's `group.remote.assignor` (uniform or range); Kafka's
+        /// default unless given.
+        #[arg(long, value_name = "LIST")]
+        assignors: Option<String>,
+        /// What happens: nothing, a rolling restart of every member, the last member's crash,
+        /// or one member more.
+        #[arg(long, value_enum, default_value = "none")]
+        deploy: cgsim::scenario::new::Deploy,
+        /// When the deploy starts (ms).
+        #[arg(long, default_value_t = 60_000)]
+        at_ms: u64,
+    },
     /// Print the completion script for SHELL to stdout, e.g. `cgsim completions bash >
     /// ~/.local/share/bash-completion/completions/cgsim`.
     Completions {
@@ -280,6 +309,13 @@ enum Command {
     },
     /// Print the manual page (roff) to stdout: `cgsim man > cgsim.1 && man ./cgsim.1`.
     Man,
+}
+
+/// `cgsim new --protocol`: Kafka's `group.protocol` values.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum NewProtocol {
+    Classic,
+    Consumer,
 }
 
 /// A scenario file and what the command line changes in it (`run`, `explain`).
@@ -485,6 +521,30 @@ fn main() -> ExitCode {
             redis,
             keys,
         } => cli::partition::run(partitions, redis, &keys),
+        Command::New {
+            members,
+            static_members,
+            topics,
+            protocol,
+            assignors,
+            deploy,
+            at_ms,
+        } => cli::new::run(
+            cgsim::scenario::new::NewGroup {
+                members,
+                static_members,
+                topics: Vec::new(),
+                protocol: match protocol {
+                    NewProtocol::Classic => cgsim::scenario::Protocol::Classic,
+                    NewProtocol::Consumer => cgsim::scenario::Protocol::Consumer,
+                },
+                assignors: None,
+                deploy,
+                at_ms,
+            },
+            &topics,
+            assignors.as_deref(),
+        ),
         Command::Completions { shell } => {
             cli::shell::print(&cli::shell::completions(Args::command(), shell))
         }

@@ -661,3 +661,56 @@ fn a_generation_of_minus_2_is_weighed_as_kafkas_sticky_assignors_weigh_it() {
         serde_json::json!({"a": {"t": [1, 2]}, "b": {"t": [0, 3]}})
     );
 }
+
+#[test]
+fn a_run_too_short_for_the_settle_check_says_the_duration_that_would_check_it() {
+    // crash.toml: the crash at 60 s; the settle window is 300 s (rebalance timeout) + 45 s
+    // (session) + 6 s (two heartbeats) + a quiet 45 s after it.
+    let args = ["run", "scenarios/crash.toml", "--set", "duration_ms=90000"];
+    let out = text(&cgsim(&args, "").stdout);
+    assert!(
+        out.contains("settle checked false\n  settle not checked: the run ends at 90000 ms, before the settle window ends at 456000 ms (the last fault's end + 396000 ms"),
+        "{out}"
+    );
+    assert!(out.contains("duration_ms = 456000 checks it"), "{out}");
+    let json = cgsim(&[&args[..], &["--format", "json"]].concat(), "");
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let inv = &report["invariants"];
+    assert_eq!(inv["settle_checked"], false);
+    assert_eq!(inv["settle_bound_ms"], 396_000);
+    assert_eq!(inv["settle_window_end_ms"], 456_000);
+    // With that duration it is checked.
+    let out = text(
+        &cgsim(
+            &["run", "scenarios/crash.toml", "--set", "duration_ms=456000"],
+            "",
+        )
+        .stdout,
+    );
+    assert!(out.contains("settle checked true\n"), "{out}");
+}
+
+#[test]
+fn new_writes_a_scenario_that_runs_and_refuses_what_cannot_be_a_group() {
+    let out = cgsim(
+        &[
+            "new",
+            "--members",
+            "3",
+            "--topics",
+            "t=6",
+            "--deploy",
+            "crash",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("action = \"crash\"\nmember = \"c3\""));
+    let bad = cgsim(&["new", "--members", "3", "--topics", "t=0"], "");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).starts_with("cgsim new: --topics entry \"t=0\""),
+        "{}",
+        text(&bad.stderr)
+    );
+}

@@ -114,6 +114,13 @@ pub struct Invariants {
     pub violations: Vec<Violation>,
     pub zombie_processing: Vec<Zombie>,
     pub settle_checked: bool,
+    /// How long after the last fault's end the settle check looks: the settle bound
+    /// (rebalance timeout, three for a static member gone silent, + session timeout + two
+    /// heartbeat intervals), then a quiet session timeout.
+    pub settle_bound_ms: u64,
+    /// When that window ends (the last fault's end plus `settle_bound_ms`): the `duration_ms`
+    /// a run needs for its settle check.
+    pub settle_window_end_ms: u64,
     /// The coverage properties the run reached ([`Coverage::name`]), sorted.
     pub covered: Vec<String>,
 }
@@ -252,6 +259,8 @@ impl Checks {
             violations: self.violations,
             zombie_processing: self.zombies,
             settle_checked: self.settle.checked(),
+            settle_bound_ms: (self.settle.window().until - self.settle.window().from).as_millis(),
+            settle_window_end_ms: self.settle.window().until.as_millis(),
             covered: self.coverage.names(),
         }
     }

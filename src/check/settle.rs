@@ -291,4 +291,8 @@ impl Settle {
     pub fn checked(&self) -> bool {
         self.checked
     }
+
+    pub fn window(&self) -> &SettleWindow {
+        &self.window
+    }
 }

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod fuzz;
 pub mod lab;
 pub mod merge;
+pub mod new;
 pub mod partition;
 pub mod run;
 pub mod shell;

@@ -264,6 +264,16 @@ pub fn render_text(r: &Report) -> String {
         inv.zombie_processing.len(),
         inv.settle_checked
     );
+    if !inv.settle_checked {
+        let _ = writeln!(
+            w,
+            "  settle not checked: the run ends at {} ms, before the settle window ends at {} ms \
+             (the last fault's end + {} ms: the rebalance timeout(s), session timeout and two \
+             heartbeat intervals it has to settle in, then a quiet session timeout); \
+             duration_ms = {} checks it",
+            r.duration_ms, inv.settle_window_end_ms, inv.settle_bound_ms, inv.settle_window_end_ms
+        );
+    }
     for v in &inv.violations {
         let _ = writeln!(w, "  VIOLATION {} at {} ms: {}", v.kind, v.at_ms, v.detail);
     }

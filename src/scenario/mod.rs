@@ -12,6 +12,7 @@ pub mod limits;
 mod load;
 mod members;
 pub mod mutant;
+pub mod new;
 pub mod timeline;
 mod validate;
 mod value;
