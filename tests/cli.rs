@@ -1,5 +1,7 @@
 //! The command line as scripts use it: output shapes, per-line errors, exit codes.
 
+use cgsim::scenario::new::{Deploy, NewGroup};
+use cgsim::scenario::Protocol;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -713,4 +715,52 @@ fn new_writes_a_scenario_that_runs_and_refuses_what_cannot_be_a_group() {
         "{}",
         text(&bad.stderr)
     );
+}
+
+/// `cgsim new` for every deploy, both protocols, static and dynamic: each loads, runs clean
+/// and is settle-checked, its run just past the window its comment names.
+#[test]
+fn new_for_every_deploy_under_both_protocols_loads_runs_and_is_settle_checked() {
+    for deploy in [
+        Deploy::None,
+        Deploy::Rolling,
+        Deploy::Crash,
+        Deploy::ScaleOut,
+    ] {
+        for protocol in [Protocol::Classic, Protocol::Consumer] {
+            for static_members in [false, true] {
+                let g = NewGroup {
+                    members: 4,
+                    static_members,
+                    topics: vec![("orders".into(), 6), ("audit".into(), 3)],
+                    protocol,
+                    assignors: None,
+                    deploy,
+                    at_ms: 60_000,
+                };
+                let text = g.write().unwrap();
+                let s = cgsim::scenario::load_str("new.toml", &text, &Default::default()).unwrap();
+                let members = 4 + usize::from(deploy == Deploy::ScaleOut);
+                assert_eq!(s.members.len(), members);
+                assert_eq!(s.group.protocol, protocol);
+                assert_eq!(s.topics.len(), 2);
+                assert_eq!(
+                    s.members.iter().all(|m| m.group_instance_id.is_some()),
+                    static_members
+                );
+                assert_eq!(s.timeline.is_empty(), deploy == Deploy::None);
+                let report = cgsim::world::run(&s, Default::default()).report;
+                let what = format!("{deploy:?} {protocol:?} static {static_members}");
+                assert!(report.invariants.settle_checked, "{what}");
+                assert!(report.invariants.violations.is_empty(), "{what}");
+                // The run ends just past the window it comments on.
+                let end = report.invariants.settle_window_end_ms;
+                assert!(
+                    s.duration_ms >= end && s.duration_ms <= end + 20_000,
+                    "{what}"
+                );
+                assert!(text.contains(&format!("window ends at {end} ms")), "{what}");
+            }
+        }
+    }
 }

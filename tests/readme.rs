@@ -222,3 +222,149 @@ fn the_scenario_templates_defaults_are_the_codes() {
         "only {checked} defaults found in the template"
     );
 }
+
+/// The terms of the README's glossary: every `code` span of its table.
+fn glossary_terms(readme: &str) -> Vec<String> {
+    let start = readme.find("\n### Glossary\n").expect("a glossary");
+    let section = &readme[start + 1..];
+    let section = &section[..section[1..].find("\n#").map_or(section.len(), |e| e + 1)];
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .flat_map(|cell| {
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The labels a text report's line prints: the words before its first number, colon or
+/// column gap (`records` and `invariants` name each field; a rebalance's rows their parts).
+fn labels(line: &str) -> Vec<String> {
+    let phrase = |text: &str| -> String {
+        let end = text
+            .find(|c: char| c.is_ascii_digit() || c == ':' || c == '(')
+            .unwrap_or(text.len());
+        let cut = text[..end].find("  ").unwrap_or(end);
+        let words = text[..cut.min(end)].trim();
+        words
+            .trim_end_matches(" at")
+            .trim_end_matches(" ms")
+            .trim()
+            .to_string()
+    };
+    // The words between the numbers of `records:` and `invariants:`.
+    let fields = |rest: &str| -> Vec<String> {
+        rest.split(|c: char| c.is_ascii_digit() || c == ',')
+            .map(|w| {
+                // Units and values in words are not labels.
+                let w = w.trim();
+                let w = w.strip_prefix("ms").unwrap_or(w).trim();
+                ["never", "true", "false"]
+                    .iter()
+                    .fold(w, |w, value| w.trim_end_matches(value).trim_end())
+            })
+            .filter(|w| {
+                !w.is_empty()
+                    && w.chars()
+                        .all(|c| c.is_ascii_alphabetic() || " ()-".contains(c))
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let trimmed = line.trim_start();
+    let mut out = Vec::new();
+    if let Some(rest) = trimmed.strip_prefix("gen ") {
+        for part in ["start", "end", "took", "detect"] {
+            if rest.contains(&format!(" {part} ")) {
+                out.push(part.to_string());
+            }
+        }
+        out.push("gen".into());
+        return out;
+    }
+    if trimmed.starts_with("lag before") {
+        return fields(trimmed);
+    }
+    if line.starts_with(' ') {
+        // Indented: a member's row, but for the named sub-lines.
+        for named in ["by cause", "VIOLATION", "settle not checked"] {
+            if trimmed.starts_with(named) {
+                out.push(named.to_string());
+            }
+        }
+        return out;
+    }
+    let label = phrase(line);
+    let label = if label.starts_with("scenario ") {
+        "scenario".to_string()
+    } else {
+        label
+    };
+    if let Some(rest) = line
+        .strip_prefix("records:")
+        .or(line.strip_prefix("invariants:"))
+    {
+        out.extend(fields(rest));
+    }
+    // A parenthesised field: `(by staying members 0)`, `(minimum 3)`.
+    let counts = ["revocations", "lost", "moved"].contains(&label.as_str());
+    for inner in line.split('(').skip(1).filter(|_| counts) {
+        let words = phrase(inner);
+        if !words.is_empty() && words.chars().all(|c| c.is_ascii_alphabetic() || c == ' ') {
+            out.push(words);
+        }
+    }
+    out.push(label);
+    out
+}
+
+#[test]
+fn every_label_of_every_reports_text_is_in_the_glossary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let terms = glossary_terms(&readme);
+    let mut missing = std::collections::BTreeSet::new();
+    let mut checked = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(root.join("snapshots")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        // The report after insta's header; only `cgsim run`'s text reports.
+        let Some(report) = text.splitn(3, "---\n").nth(2) else {
+            continue;
+        };
+        if !report
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("digest "))
+        {
+            continue;
+        }
+        // Up to `--describe`'s tables, which are Kafka's own tool's.
+        for line in report
+            .lines()
+            .take_while(|l| !l.starts_with("kafka-consumer-groups"))
+        {
+            if line.trim().is_empty() {
+                continue;
+            }
+            for label in labels(line) {
+                if label.is_empty() {
+                    continue;
+                }
+                if terms.contains(&label) {
+                    checked.insert(label);
+                } else {
+                    missing.insert(label);
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not in the README's glossary: {missing:?}"
+    );
+    assert!(checked.len() > 30, "{checked:?}");
+}

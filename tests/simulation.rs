@@ -482,13 +482,13 @@ fn the_settle_bound_counts_two_heartbeat_intervals() {
     let classic_interval = classic.members[0].settings.heartbeat_interval_ms;
     assert_eq!(classic_interval, 3_000, "heartbeat.interval.ms");
     assert_eq!(
-        cgsim::world::settle_deadline_ms(&classic),
+        classic.settle_bound().0,
         60_000 + 300_000 + 45_000 + 2 * classic_interval
     );
     let interval = consumer.group.consumer_heartbeat_interval_ms;
     assert_eq!(interval, 5_000, "group.consumer.heartbeat.interval.ms");
     assert_eq!(
-        cgsim::world::settle_deadline_ms(&consumer),
+        consumer.settle_bound().0,
         60_000 + 300_000 + 45_000 + 2 * interval
     );
 }

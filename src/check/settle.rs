@@ -1,7 +1,7 @@
 //! eventually `not_settled`: after the last fault the group must reach Stable, with every member
 //! settled, by the settle bound (the last timeline event's end + rebalance timeout + session
 //! timeout, DESIGN.md "What counts", widened where Kafka itself takes longer:
-//! `world::settle_deadline_ms`), and then stay settled through a quiet window of one
+//! `Scenario::settle_bound`), and then stay settled through a quiet window of one
 //! session timeout with no new rebalance. A property over time, not one sample: a group that
 //! rebalances without end but happens to be Stable at the bound fails it. A run that ends before
 //! the window closes is not checked (`settle_checked` false), so a loop that never settles can
@@ -26,7 +26,7 @@ pub struct SettleWindow {
     pub bound: SimTime,
     /// ...and stay so until now.
     pub until: SimTime,
-    /// What `bound` adds up, in words (`world::settle_deadline_ms`).
+    /// What `bound` adds up, in words (`Scenario::settle_bound`).
     pub bound_terms: &'static str,
     /// How long a new coordinator takes to load the group after a move.
     pub coordinator_load: Duration,

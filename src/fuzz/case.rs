@@ -128,7 +128,7 @@ impl Case {
         let waits = if silent_static { 3 } else { 1 };
         // A consumer-protocol member's session is the group's (scenario/members.rs).
         let session = g.session_timeout_ms.max(g.consumer_session_timeout_ms);
-        // Two heartbeat intervals more, the members' largest (`world::settle_deadline_ms`).
+        // Two heartbeat intervals more, the members' largest (`Scenario::settle_bound`).
         let heartbeats = 2 * g
             .heartbeat_interval_ms
             .max(g.consumer_heartbeat_interval_ms);

@@ -13,6 +13,7 @@ mod load;
 mod members;
 pub mod mutant;
 pub mod new;
+mod settle;
 pub mod timeline;
 mod validate;
 mod value;

@@ -65,11 +65,10 @@ impl NewGroup {
         let draft = self.text(room.min(super::limits::MAX_DURATION_MS), None)?;
         let scenario =
             load_str("cgsim new", &draft, &LoadOptions::default()).map_err(|e| e.message)?;
-        let window = crate::world::settle_window(&scenario);
-        let until = window.until.as_millis();
+        let until = scenario.settle_window_end_ms();
         // Ten seconds past the window, rounded up to the next ten seconds.
         let duration = (until + 10_000).div_ceil(10_000) * 10_000;
-        let text = self.text(duration, Some((until, window.bound_terms)))?;
+        let text = self.text(duration, Some((until, scenario.settle_bound().1)))?;
         load_str("cgsim new", &text, &LoadOptions::default()).map_err(|e| e.message)?;
         Ok(text)
     }
@@ -256,8 +255,6 @@ fn toml_list(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::world::{run, RunOptions};
-
     fn group(deploy: Deploy, protocol: Protocol, static_members: bool) -> NewGroup {
         NewGroup {
             members: 4,
@@ -267,44 +264,6 @@ mod tests {
             assignors: None,
             deploy,
             at_ms: 60_000,
-        }
-    }
-
-    #[test]
-    fn every_deploy_under_both_protocols_loads_runs_and_is_settle_checked() {
-        for deploy in [
-            Deploy::None,
-            Deploy::Rolling,
-            Deploy::Crash,
-            Deploy::ScaleOut,
-        ] {
-            for protocol in [Protocol::Classic, Protocol::Consumer] {
-                for static_members in [false, true] {
-                    let g = group(deploy, protocol, static_members);
-                    let text = g.write().unwrap();
-                    let s = load_str("new.toml", &text, &LoadOptions::default()).unwrap();
-                    let members = 4 + usize::from(deploy == Deploy::ScaleOut);
-                    assert_eq!(s.members.len(), members);
-                    assert_eq!(s.group.protocol, protocol);
-                    assert_eq!(s.topics.len(), 2);
-                    assert_eq!(
-                        s.members.iter().all(|m| m.group_instance_id.is_some()),
-                        static_members
-                    );
-                    assert_eq!(s.timeline.is_empty(), deploy == Deploy::None);
-                    let report = run(&s, RunOptions::default()).report;
-                    let what = format!("{deploy:?} {protocol:?} static {static_members}");
-                    assert!(report.invariants.settle_checked, "{what}");
-                    assert!(report.invariants.violations.is_empty(), "{what}");
-                    // The run ends just past the window it comments on.
-                    let end = report.invariants.settle_window_end_ms;
-                    assert!(
-                        s.duration_ms >= end && s.duration_ms <= end + 20_000,
-                        "{what}"
-                    );
-                    assert!(text.contains(&format!("window ends at {end} ms")), "{what}");
-                }
-            }
         }
     }
 

@@ -25,9 +25,7 @@ use crate::messages::{ClientRef, FindCoordinatorResponse, Request, Response};
 use crate::metrics::outcome::RunEnd;
 use crate::metrics::Metrics;
 use crate::report::Report;
-use crate::scenario::{
-    ClientSettings, MemberSpec, OffsetReset, Protocol, Scenario, TimelineAction,
-};
+use crate::scenario::{MemberSpec, OffsetReset, Protocol, Scenario, TimelineAction};
 use crate::sim::queue::TimerId;
 use crate::sim::rng::Stream;
 use crate::sim::time::Duration;
@@ -935,80 +933,14 @@ fn consumer_topics(
 /// The broker a client asks first (its `bootstrap.servers`): FindCoordinator goes there.
 const BOOTSTRAP_BROKER: u32 = 0;
 
-/// When the group must be Stable: DESIGN.md's "What counts" has it within rebalance timeout +
-/// session timeout after the last timeline event has ended, which Kafka itself can overrun by
-/// the terms below. The last fault's end + the group's rebalance timeout (its members'
-/// largest) + the largest session timeout; three rebalance timeouts when a static member goes silently (crashes, or
-/// closes: a static classic member sends no LeaveGroup), since Kafka removes it late:
-/// `completeClassicGroupJoin` removes only the dynamic members that did not rejoin, so every
-/// join phase waits the whole rebalance timeout for it (the one in progress and a cooperative
-/// follow-up), each completed join reschedules its session (`rescheduleClassicGroupMemberHeartbeat`
-/// for all members), and its removal comes from `expirePendingSync` a rebalance timeout after
-/// the last join (GroupMetadataManager). The removal's own rebalance then fits in the session
-/// timeout.
-///
-/// Two heartbeat intervals more (the members' largest), for the rebalance that removes a crashed
-/// member is noticed by the others only at their next heartbeats:
-/// - classic: a member that crashed with its JoinGroup already counted in a join phase is in
-///   the generation that phase completes, which reschedules every member's session (so the
-///   crash is noticed up to a rebalance timeout + a session timeout after it), and the rest of
-///   the group learns of the rebalance that removes it at their next heartbeat
-///   (REBALANCE_IN_PROGRESS);
-/// - KIP-848: the coordinator answers only heartbeats, so after a session expires (timers
-///   restart when a coordinator loads the group: `onLoaded`) the member that must revoke
-///   learns of the new target at its next heartbeat, and the member that receives the
-///   released partitions at its next heartbeat after the revocation's acknowledgement
-///   (`CurrentAssignmentBuilder` keeps it in UNRELEASED_PARTITIONS; the client heartbeats early
-///   only when ACKNOWLEDGING, LEAVING or JOINING: `shouldHeartbeatNow`).
-pub fn settle_deadline_ms(scenario: &Scenario) -> u64 {
-    settle_bound(scenario).0
-}
-
-/// `settle_deadline_ms` and its sum in words, for a `not_settled` detail.
-fn settle_bound(scenario: &Scenario) -> (u64, &'static str) {
-    let silent_static = static_member_goes_silently(scenario);
-    let waits = if silent_static { 3 } else { 1 };
-    let ms = scenario.last_event_end_ms()
-        + waits * largest(scenario, |s| s.max_poll_interval_ms)
-        + largest(scenario, |s| s.session_timeout_ms)
-        + 2 * largest(scenario, |s| s.heartbeat_interval_ms);
-    let terms = if silent_static {
-        "last fault's end + three rebalance timeouts + session timeout + two heartbeat intervals"
-    } else {
-        "last fault's end + rebalance timeout + session timeout + two heartbeat intervals"
-    };
-    (ms, terms)
-}
-
-/// Whether the timeline crashes or closes a static member (one with `group.instance.id`).
-pub fn static_member_goes_silently(scenario: &Scenario) -> bool {
-    scenario.timeline.iter().any(|e| match e.action {
-        TimelineAction::Crash { member } | TimelineAction::Leave { member } => scenario
-            .members
-            .get(member)
-            .is_some_and(|m| m.group_instance_id.is_some()),
-        _ => false,
-    })
-}
-
-/// The largest of a setting over the members (members may set their own, and a restart may
-/// bring new ones).
-fn largest(scenario: &Scenario, setting: impl Fn(&ClientSettings) -> u64) -> u64 {
-    scenario
-        .member_specs_ever()
-        .map(|m| setting(&m.settings))
-        .max()
-        .unwrap_or(0)
-}
-
 /// When the settle property looks: from the last fault's end, by the settle bound, through a
 /// quiet window of one session timeout after it.
 pub fn settle_window(scenario: &Scenario) -> SettleWindow {
-    let (bound, bound_terms) = settle_bound(scenario);
+    let (bound, bound_terms) = scenario.settle_bound();
     SettleWindow {
         from: SimTime::from_millis(scenario.last_event_end_ms()),
         bound: SimTime::from_millis(bound),
-        until: SimTime::from_millis(bound + largest(scenario, |s| s.session_timeout_ms)),
+        until: SimTime::from_millis(scenario.settle_window_end_ms()),
         bound_terms,
         coordinator_load: Duration::from_millis(scenario.cluster.coordinator_load_ms),
     }
