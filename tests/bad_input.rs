@@ -727,3 +727,25 @@ fn a_lag_range_upside_down_names_its_line() {
     assert_eq!(e.line, Some(20), "{e}");
     assert_eq!(e.message, "arrival.partition_lag_ms: min is above max");
 }
+
+#[test]
+fn a_megabyte_name_is_echoed_cut_and_an_absurd_replication_delay_refused() {
+    let name = "y".repeat(1_000_000);
+    let text = format!(
+        "duration_ms = 1000\n[[topics]]\nname = \"{name}\"\npartitions = 0\n[[members]]\nname = \"a\"\n"
+    );
+    let e = cgsim::scenario::load_str("big.toml", &text, &Default::default()).unwrap_err();
+    let message = e.to_string();
+    assert!(message.len() < 300, "{} bytes", message.len());
+    assert!(
+        message.ends_with("more characters]\": partitions must be at least 1"),
+        "{message}"
+    );
+    assert_eq!(e.line, Some(2), "the topic's entry");
+    // A delay that would overflow in microseconds is refused by the time limit, with its key.
+    let text = "duration_ms = 1000\n[cluster]\nreplication_delay_ms = 20000000000000000\n\
+                [[topics]]\nname = \"t\"\npartitions = 1\n[[members]]\nname = \"a\"\n";
+    let e = cgsim::scenario::load_str("delay.toml", text, &Default::default()).unwrap_err();
+    assert!(e.message.contains("cluster.replication_delay_ms"), "{e}");
+    assert_eq!(e.line, Some(3));
+}

@@ -177,9 +177,78 @@ fn find_in_value(value: &toml_edit::Value, offset: usize, path: &mut Vec<String>
     true
 }
 
+/// The most characters of the input a message echoes in one quote: a name or value pasted
+/// whole (a topic name of a megabyte) would otherwise make the message as long as the file.
+pub const MAX_ECHO_CHARS: usize = 80;
+
+/// `message` with every quoted echo (`"..."`, `` `...` ``) longer than [`MAX_ECHO_CHARS`] cut to
+/// its start and how much was cut.
+pub fn cut_echoes(message: &str) -> String {
+    const KEEP: usize = MAX_ECHO_CHARS - 20;
+    let mut out = String::with_capacity(message.len().min(1024));
+    let mut rest = message;
+    while let Some(open) = rest.find(['"', '`']) {
+        let quote = rest[open..].chars().next().expect("found");
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        // The closing quote: the next one a backslash does not escape.
+        let mut escaped = false;
+        let close = after.char_indices().find_map(|(i, c)| {
+            let closes = c == quote && !escaped;
+            escaped = c == '\\' && !escaped;
+            closes.then_some(i)
+        });
+        let (inner, tail) = close.map_or((after, ""), |c| (&after[..c], &after[c..]));
+        let chars = inner.chars().count();
+        if chars > MAX_ECHO_CHARS {
+            let kept: String = inner.chars().take(KEEP).collect();
+            out.push_str(kept.trim_end_matches('\\'));
+            out.push_str(&format!("…[{} more characters]", chars - KEEP));
+        } else {
+            out.push_str(inner);
+        }
+        let Some(closing) = tail.chars().next() else {
+            return out;
+        };
+        out.push(closing);
+        rest = &tail[closing.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_echo_is_cut_to_its_start_and_the_rest_of_the_message_kept() {
+        let name = "x".repeat(1_000_000);
+        let cut = cut_echoes(&format!("topic {name:?}: partitions must be at least 1"));
+        assert_eq!(
+            cut,
+            format!(
+                "topic \"{}…[999940 more characters]\": partitions must be at least 1",
+                "x".repeat(60)
+            )
+        );
+        let key = "k".repeat(500);
+        assert!(
+            cut_echoes(&format!("unknown field `{key}`, expected one of `a`"))
+                .ends_with("more characters]`, expected one of `a`")
+        );
+        // Short echoes, escaped quotes and an unclosed quote are kept as they are.
+        for kept in [
+            r#"member "c\"1" is unknown"#,
+            "no quote",
+            "open \"end",
+            "`a` and \"b\"",
+        ] {
+            assert_eq!(cut_echoes(kept), kept);
+        }
+        // A long unclosed echo is cut too.
+        assert!(cut_echoes(&format!("x \"{name}")).len() < 200);
+    }
 
     #[test]
     fn a_negative_session_timeout_names_its_key_and_kafkas_bound() {

@@ -127,6 +127,7 @@ pub(super) fn check_file(file: &ScenarioFile, keys: &KeySpans) -> Result<(), Inv
     }
     let c = &file.cluster;
     for (key, value) in [
+        ("replication_delay_ms", c.replication_delay_ms),
         ("broker_session_timeout_ms", c.broker_session_timeout_ms),
         ("leader_election_ms", c.leader_election_ms),
         ("coordinator_load_ms", c.coordinator_load_ms),

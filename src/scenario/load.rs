@@ -220,7 +220,7 @@ fn attempt(
     let err = |line: Option<usize>, message: String| ScenarioError {
         file: file.to_string(),
         line,
-        message,
+        message: diagnose::cut_echoes(&message),
     };
     let text = apply_sets(text, sets).map_err(|m| err(None, m))?;
     let parsed: ScenarioFile = toml::from_str(&text).map_err(|e| {
