@@ -3,7 +3,7 @@
 //! why one cannot be added, naming the entry it conflicts with.
 
 use super::lifecycle::{check_brokers, check_lifecycle};
-use super::resolve::{expand, resolve_entry};
+use super::resolve::{expand, join_times, resolve_entry};
 use super::{Action, Entry, Planned};
 use crate::scenario::{BrokerRef, Scenario, TimelineAction, TimelineEvent};
 
@@ -36,7 +36,8 @@ impl Scenario {
             .enumerate()
             .map(|(i, e)| (Some(i), e))
             .collect();
-        for (_, e) in expand(entry.clone(), &self.members, self.duration_ms)? {
+        let joins = join_times(self.plan.iter().map(|p| &p.entry));
+        for (_, e) in expand(entry.clone(), &self.members, &joins, self.duration_ms)? {
             let action = resolve_entry(&e, &self.members, &mut topics, self.cluster.brokers)?;
             let pos = merged.partition_point(|(_, x)| x.at_ms <= e.at_ms);
             merged.insert(

@@ -59,9 +59,9 @@ pub enum Action {
     Subscribe { member: String, topics: Vec<String> },
     /// The topic grows to `partitions` (members notice on their next metadata refresh).
     AddPartitions { topic: String, partitions: u32 },
-    /// Every member running from the start, in file order, closes and starts again
-    /// `duration_ms` later, one every `interval_ms`; `set` as a restart's. Expanded into its
-    /// leaves and restarts when resolved.
+    /// Every member, in file order, closes and starts again `duration_ms` later, one every
+    /// `interval_ms`, if it runs by its turn (not one a later join starts); `set` as a
+    /// restart's. Expanded into its leaves and restarts when resolved.
     RollingBounce {
         interval_ms: u64,
         duration_ms: u64,

@@ -12,6 +12,7 @@ use crate::scenario::members::{member_spec, overlay_restart_set, Invalid, Member
 use crate::scenario::{
     BrokerRef, BrokerSet, MemberSpec, NewSettings, TimelineAction, TimelineEvent, TopicSpec,
 };
+use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::Spanned;
 
@@ -44,6 +45,7 @@ pub(in crate::scenario) fn resolve(
     } = roster;
     // Each entry with its table's span and action.
     let mut plan: Vec<(Option<Range<usize>>, &'static str, Entry)> = Vec::new();
+    let mut read = Vec::with_capacity(file.len());
     for e in file {
         let span = Some(e.span());
         let bad = |m: String| -> Invalid { (span.clone(), format!("timeline: {m}")) };
@@ -53,8 +55,12 @@ pub(in crate::scenario) fn resolve(
                 e.get_ref().at_ms
             )));
         }
-        let entry = Entry::from_file(e.get_ref()).map_err(bad)?;
-        for (written_as, entry) in expand(entry, members, duration_ms).map_err(bad)? {
+        read.push((span.clone(), Entry::from_file(e.get_ref()).map_err(bad)?));
+    }
+    let joins = join_times(read.iter().map(|(_, e)| e));
+    for (span, entry) in read {
+        let bad = |m: String| -> Invalid { (span.clone(), format!("timeline: {m}")) };
+        for (written_as, entry) in expand(entry, members, &joins, duration_ms).map_err(bad)? {
             plan.push((span.clone(), written_as, entry));
         }
     }
@@ -122,11 +128,27 @@ pub(in crate::scenario) fn resolve(
     Ok((timeline, plan))
 }
 
+/// When each member a `join` starts joins (its first join).
+pub(in crate::scenario) fn join_times<'e>(
+    entries: impl Iterator<Item = &'e Entry>,
+) -> BTreeMap<String, u64> {
+    let mut joins = BTreeMap::new();
+    for e in entries {
+        if let Action::Join { member } = &e.action {
+            let at = joins.entry(member.clone()).or_insert(e.at_ms);
+            *at = (*at).min(e.at_ms);
+        }
+    }
+    joins
+}
+
 /// An entry as the entries it stands for, each with the action it was written as: a rolling
-/// bounce as each member's leave and restart, any other entry as itself.
+/// bounce as each running member's leave and restart, any other entry as itself. `joins`: when
+/// the members a `join` starts join ([`join_times`]).
 pub(in crate::scenario) fn expand(
     entry: Entry,
     members: &[MemberSpec],
+    joins: &BTreeMap<String, u64>,
     duration_ms: u64,
 ) -> Result<Vec<(&'static str, Entry)>, String> {
     let Action::RollingBounce {
@@ -139,13 +161,20 @@ pub(in crate::scenario) fn expand(
     };
     let mut out = Vec::new();
     // A member leaves interval_ms × its place among the entries' members after the bounce
-    // starts (a member whose entry starts it later keeps its place, unbounced).
+    // starts, if it runs by then: one whose entry starts it later keeps its place, unbounced,
+    // and so does one a `join` starts only after its turn (a deploy restarts what runs).
     for (i, m) in members
         .iter()
         .enumerate()
         .filter(|(_, m)| m.start_ms == Some(0))
     {
         let leave_at = entry.at_ms + interval_ms * i as u64;
+        if joins
+            .get(m.name.as_str())
+            .is_some_and(|&join| join >= leave_at)
+        {
+            continue;
+        }
         let restart_at = leave_at + downtime;
         // A bounce the run does not finish would leave members down for good.
         if restart_at >= duration_ms {

@@ -242,3 +242,33 @@ fn an_added_entry_is_admitted_by_the_loaders_rules_and_a_refusal_names_the_confl
     )
     .is_err());
 }
+
+#[test]
+fn a_rolling_bounce_restarts_the_members_running_at_their_turn() {
+    // c3 is started by a join; the bounce from 60 s reaches c3's place at 120 s.
+    let scenario = |join_at: u64| {
+        let text = format!(
+            "duration_ms = 400000\n[[topics]]\nname = \"t\"\npartitions = 4\n\
+             [[members]]\nname = \"c\"\ncount = 3\n\n\
+             [[timeline]]\nat_ms = 60000\naction = \"rolling_bounce\"\n\n\
+             [[timeline]]\nat_ms = {join_at}\naction = \"join\"\nmember = \"c3\"\n"
+        );
+        crate::scenario::load_str("t.toml", &text, &Default::default())
+    };
+    let bounced = |s: &crate::scenario::Scenario| -> Vec<String> {
+        s.plan
+            .iter()
+            .filter(|p| p.written_as == "rolling_bounce")
+            .filter_map(|p| match &p.entry.action {
+                Action::Leave { member } => Some(member.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    // Joined after its turn: not running then, not bounced (it was refused before).
+    let late = scenario(200_000).unwrap();
+    assert_eq!(bounced(&late), ["c1", "c2"]);
+    // Joined before its turn: running, bounced with the others.
+    let early = scenario(100_000).unwrap();
+    assert_eq!(bounced(&early), ["c1", "c2", "c3"]);
+}
