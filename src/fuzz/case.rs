@@ -17,7 +17,8 @@ pub struct Case {
     pub group: GroupCase,
     pub topics: Vec<TopicCase>,
     pub members: Vec<MemberCase>,
-    /// In time order.
+    /// In time order: the timeline's own entries (`scenario::timeline`), written by its one
+    /// writer.
     pub timeline: Vec<Entry>,
     /// Simulated time after the settle window closes, so the liveness check runs.
     pub tail_ms: u64,

@@ -3,7 +3,7 @@
 //! every-kind mix drowns). A kind that is off never appears in the seed's fault plan.
 //!
 //! Adding a fault kind: a variant here and in [`FaultKind::ALL`], its draw in `generate.rs`
-//! (`draw_fault`), and its entry in `case::Action`.
+//! (`draw_fault`), and its entry in `scenario::timeline::Action`.
 
 use crate::sim::rng::Stream;
 

@@ -19,7 +19,7 @@ use super::scenarios::{self, ScenarioDir};
 use crate::report::compare::{to_json, Comparison, RunFigures, FIGURES};
 use crate::report::{render_chrome_trace, ChromeTraceOptions};
 use crate::scenario::timeline::{admit, Planned};
-use crate::scenario::{load_str, LoadOptions, Scenario};
+use crate::scenario::{load_str, LoadOptions, Scenario, ScenarioError};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -62,6 +62,10 @@ pub struct Spec {
     /// The faults of the address that cannot be added (by their place in `faults`), each with
     /// why: the run goes on without them.
     pub refused: Vec<(usize, String)>,
+    /// The faults added: `faults` without the refused ones.
+    pub added: Vec<Fault>,
+    /// The file's own members (a join adds one more).
+    pub file_members: Vec<String>,
     /// The scenario as run, under no variant.
     pub scenario: Scenario,
     /// The variants the file declares.
@@ -78,6 +82,22 @@ fn added_source(added: &[Fault], p: &Planned) -> String {
         Some(f) => format!("the added {f}"),
         None => admit::source(p),
     }
+}
+
+/// The scenario text with `added` and `fault` after them, and the scenario it loads as: the
+/// loader's own answer to whether the fault can be added.
+fn with_fault(
+    base_text: &str,
+    added: &[Fault],
+    fault: &Fault,
+    file_members: &[String],
+    load: impl Fn(&str) -> Result<Scenario, ScenarioError>,
+) -> Result<(String, Scenario), String> {
+    let mut with = added.to_vec();
+    with.push(fault.clone());
+    let text = faults::apply(base_text, &with, file_members)?;
+    let loaded = load(&text).map_err(|e| e.message)?;
+    Ok((text, loaded))
 }
 
 fn number(fields: &BTreeMap<String, String>, key: &str) -> Result<Option<u64>, ApiError> {
@@ -143,23 +163,19 @@ impl Spec {
             })?;
         // Each fault in turn, if the timeline with it still holds by the loader's rules; one
         // that does not is kept in the address, refused with why, and the run goes on without.
-        let names: Vec<String> = base.members.iter().map(|m| m.name.clone()).collect();
-        let mut accepted: Vec<Fault> = Vec::new();
+        let file_members: Vec<String> = base.members.iter().map(|m| m.name.clone()).collect();
+        let mut added: Vec<Fault> = Vec::new();
         let mut refused = Vec::new();
         let (mut text, mut scenario) = (base_text.clone(), base);
         for (i, f) in faults.iter().enumerate() {
-            let added = |p: &Planned| added_source(&accepted, p);
-            let check = scenario.admits(&f.entry(), &added).and_then(|()| {
-                let mut with = accepted.clone();
-                with.push(f.clone());
-                let text = faults::apply(&base_text, &with, &names)?;
-                let loaded = load(&text, None).map_err(|e| e.message)?;
-                Ok((text, loaded))
-            });
+            let source = |p: &Planned| added_source(&added, p);
+            let check = scenario
+                .admits(&f.entry(), &source)
+                .and_then(|()| with_fault(&base_text, &added, f, &file_members, |t| load(t, None)));
             match check {
                 Ok((t, s)) => {
                     (text, scenario) = (t, s);
-                    accepted.push(f.clone());
+                    added.push(f.clone());
                 }
                 Err(why) => refused.push((i, format!("{f}: {why}"))),
             }
@@ -248,6 +264,8 @@ impl Spec {
             variants,
             faults,
             refused,
+            added,
+            file_members,
             scenario,
             own_variants,
             window,
@@ -592,32 +610,22 @@ fn actions(spec: &Spec, run: &LabRun, state: &StateAt) -> Vec<Value> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let added: Vec<Fault> = (0..spec.faults.len())
-        .filter(|i| !spec.refused.iter().any(|(r, _)| r == i))
-        .map(|i| spec.faults[i].clone())
-        .collect();
-    // The file's own members (the added joins add theirs).
-    let file_members: Vec<String> = spec
-        .scenario
-        .members
-        .iter()
-        .map(|m| m.name.clone())
-        .filter(|m| !added.iter().any(|f| f.kind == Kind::Join && &f.target == m))
-        .collect();
     let mut offer = |fault: Fault, label: String| {
         if fault.at_ms + fault.duration_ms.unwrap_or(0) >= duration {
             return;
         }
         // Only what the timeline admits there, by the loader's own rules; a join, which adds a
         // member entry too, by loading the scenario with it.
-        let source = |p: &Planned| added_source(&added, p);
+        let source = |p: &Planned| added_source(&spec.added, p);
         let admitted = match fault.kind {
-            Kind::Join => {
-                let mut with = added.clone();
-                with.push(fault.clone());
-                faults::apply(&spec.base_text, &with, &file_members)
-                    .is_ok_and(|text| load_str(&spec.label, &text, &LoadOptions::default()).is_ok())
-            }
+            Kind::Join => with_fault(
+                &spec.base_text,
+                &spec.added,
+                &fault,
+                &spec.file_members,
+                |t| load_str(&spec.label, t, &LoadOptions::default()),
+            )
+            .is_ok(),
             _ => spec.scenario.admits(&fault.entry(), &source).is_ok(),
         };
         if !admitted {
