@@ -7,6 +7,7 @@
 
 use super::timeline::{Action, Entry, ROLLING_BOUNCE_DOWNTIME_MS, ROLLING_BOUNCE_INTERVAL_MS};
 use super::{load_str, LoadOptions, Protocol};
+use clap::ValueEnum;
 use std::fmt::Write;
 
 /// The deploy a new scenario scripts.
@@ -91,7 +92,9 @@ impl NewGroup {
                 Protocol::Classic => "the classic",
                 Protocol::Consumer => "the consumer (KIP-848)",
             },
-            self.deploy_name()
+            self.deploy
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
         );
         let _ = writeln!(
             w,
@@ -128,7 +131,8 @@ impl NewGroup {
                     Some(list) => {
                         let _ =
                             writeln!(w, "# partition.assignment.strategy, in preference order.");
-                        let _ = writeln!(w, "assignors = {}", toml_list(list));
+                        let list: toml_edit::Array = list.iter().map(String::as_str).collect();
+                        let _ = writeln!(w, "assignors = {list}");
                     }
                     None => {
                         let _ = writeln!(w, "# partition.assignment.strategy: Kafka's default, [\"range\", \"cooperative-sticky\"]");
@@ -236,20 +240,6 @@ impl NewGroup {
         let _ = write!(w, "{doc}");
         Ok(s)
     }
-
-    fn deploy_name(&self) -> &'static str {
-        match self.deploy {
-            Deploy::None => "none",
-            Deploy::Rolling => "rolling",
-            Deploy::Crash => "crash",
-            Deploy::ScaleOut => "scale-out",
-        }
-    }
-}
-
-fn toml_list(items: &[String]) -> String {
-    let quoted: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
-    format!("[{}]", quoted.join(", "))
 }
 
 #[cfg(test)]

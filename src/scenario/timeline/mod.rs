@@ -207,7 +207,7 @@ impl Entry {
                     ActionKey::NetworkPartition => {
                         "network_partition takes members, not a member".into()
                     }
-                    _ if matches!(e.action, ActionKey::BrokerCrash | ActionKey::BrokerRestart) => {
+                    ActionKey::BrokerCrash | ActionKey::BrokerRestart => {
                         format!("{name} takes a broker, not a member")
                     }
                     _ => format!("{name} takes no member"),
