@@ -14,6 +14,7 @@
 //! - `process_state.rs`: `ProcessState` (a process's members, their task counts, its load);
 //! - `json.rs`: the `cgsim assign` wire format of KIP-1071 cases (reference/streams/README.md).
 
+pub mod classic;
 pub mod json;
 mod process_state;
 pub mod sticky;
