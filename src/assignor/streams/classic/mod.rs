@@ -14,7 +14,11 @@
 //! - `json.rs`: the `cgsim assign` wire format of classic cases (reference/streams/README.md).
 
 pub mod client_state;
+mod constrained_priority_set;
+pub mod high_availability;
 pub mod json;
+pub mod standby;
+pub mod task_movement;
 pub mod threads;
 
 pub use client_state::ClientState;
