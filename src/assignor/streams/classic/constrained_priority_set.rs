@@ -46,6 +46,12 @@ impl<'a> ConstrainedPrioritySet<'a> {
         }
     }
 
+    /// The heap's array (the order `PriorityQueue.iterator()` gives).
+    #[cfg(test)]
+    pub(crate) fn as_slice(&self) -> &[usize] {
+        &self.heap
+    }
+
     /// `Comparator.comparing(weight).thenComparing(clientId -> clientId)`
     /// (`ConstrainedPrioritySet.java:177`): `Double.compareTo`, then `UUID.compareTo`.
     fn compare(&self, states: &[ClientState], a: usize, b: usize) -> Ordering {

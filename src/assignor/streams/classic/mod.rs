@@ -19,6 +19,8 @@ pub mod high_availability;
 pub mod json;
 pub mod standby;
 pub mod task_movement;
+#[cfg(test)]
+mod tests_ha;
 pub mod threads;
 
 pub use client_state::ClientState;
