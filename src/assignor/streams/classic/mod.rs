@@ -15,7 +15,11 @@
 
 pub mod client_state;
 pub mod json;
+pub mod legacy_sticky;
 pub mod threads;
+
+#[cfg(test)]
+mod tests_legacy;
 
 pub use client_state::ClientState;
 
