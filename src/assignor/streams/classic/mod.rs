@@ -14,6 +14,8 @@
 //! - `json.rs`: the `cgsim assign` wire format of classic cases (reference/streams/README.md).
 
 pub mod client_state;
+#[cfg(test)]
+pub mod corpus;
 pub mod json;
 pub mod legacy_sticky;
 pub mod threads;
