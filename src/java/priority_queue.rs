@@ -11,7 +11,8 @@
 //!   left child on a tie (`siftDownUsingComparator`: the right child only when
 //!   `compare(left, right) > 0`; stop when `compare(x, child) <= 0`);
 //! - `addAll`: `AbstractQueue.addAll`, one `offer` per element in the collection's order (not
-//!   the heapify of the `PriorityQueue(Collection)` constructor).
+//!   the heapify of the `PriorityQueue(Collection)` constructor, which is `from_collection`);
+//! - `remove(Object)`: the last element fills the hole and sifts down, else up.
 
 use std::cmp::Ordering;
 
@@ -63,18 +64,9 @@ impl<T> PriorityQueue<T> {
     /// `offer` (and `add`): the new element sifts up from the end of the array.
     pub fn offer(&mut self, x: T) {
         self.queue.push(x);
-        let cmp = self.comparator;
-        let mut k = self.queue.len() - 1;
         // Java moves parents down into the hole and writes `x` once; swapping along the same
         // path leaves the same array.
-        while k > 0 {
-            let parent = (k - 1) >> 1;
-            if cmp(&self.queue[k], &self.queue[parent]) != Ordering::Less {
-                break;
-            }
-            self.queue.swap(k, parent);
-            k = parent;
-        }
+        self.sift_up(self.queue.len() - 1);
     }
 
     /// `addAll` of `AbstractQueue`: an `offer` per element, in iteration order.
@@ -95,11 +87,73 @@ impl<T> PriorityQueue<T> {
         Some(result)
     }
 
+    /// `new PriorityQueue<>(collection)` of a collection that is not a `SortedSet` or another
+    /// queue: the elements in the collection's iteration order, then `heapify` (a sift down
+    /// from every parent, the last first), not one `offer` each.
+    pub fn from_collection<I: IntoIterator<Item = T>>(items: I, comparator: Comparator<T>) -> Self {
+        let mut q = PriorityQueue {
+            queue: items.into_iter().collect(),
+            comparator,
+        };
+        for k in (0..q.queue.len() / 2).rev() {
+            q.sift_down(k);
+        }
+        q
+    }
+
+    /// `contains`: an element equal to `x`.
+    pub fn contains(&self, x: &T) -> bool
+    where
+        T: PartialEq,
+    {
+        self.queue.contains(x)
+    }
+
+    /// `remove(Object)`: the first element equal to `x` in array order is removed
+    /// (`removeAt`): the last element takes its place and sifts down, or up when it did not
+    /// move down. Returns whether one was found.
+    pub fn remove(&mut self, x: &T) -> bool
+    where
+        T: PartialEq,
+    {
+        let Some(i) = self.queue.iter().position(|e| e == x) else {
+            return false;
+        };
+        let last = self.queue.len() - 1;
+        if i == last {
+            self.queue.pop();
+            return true;
+        }
+        self.queue.swap_remove(i);
+        if self.sift_down(i) == i {
+            self.sift_up(i);
+        }
+        true
+    }
+
+    /// Sifts the element at `k` up while strictly less than its parent.
+    fn sift_up(&mut self, mut k: usize) {
+        let cmp = self.comparator;
+        while k > 0 {
+            let parent = (k - 1) >> 1;
+            if cmp(&self.queue[k], &self.queue[parent]) != Ordering::Less {
+                break;
+            }
+            self.queue.swap(k, parent);
+            k = parent;
+        }
+    }
+
     fn sift_down_from_root(&mut self) {
+        self.sift_down(0);
+    }
+
+    /// Sifts the element at `k` down (the right child only when strictly less than the left;
+    /// stop when not greater than the child); returns where it stopped.
+    fn sift_down(&mut self, mut k: usize) -> usize {
         let cmp = self.comparator;
         let n = self.queue.len();
         let half = n >> 1;
-        let mut k = 0;
         while k < half {
             let mut child = (k << 1) + 1;
             let right = child + 1;
@@ -112,6 +166,7 @@ impl<T> PriorityQueue<T> {
             self.queue.swap(k, child);
             k = child;
         }
+        k
     }
 }
 
@@ -130,6 +185,33 @@ mod tests {
 
     fn drain(q: &mut PriorityQueue<(i32, char)>) -> String {
         std::iter::from_fn(|| q.poll()).map(|e| e.1).collect()
+    }
+
+    #[test]
+    fn the_collection_constructor_heapifies() {
+        // `new PriorityQueue<>(List.of(5, 1, 4, 2, 3))` holds [1, 2, 4, 5, 3] (JDK 17).
+        let q = PriorityQueue::from_collection([5, 1, 4, 2, 3], i32::cmp);
+        assert_eq!(q.as_slice(), &[1, 2, 4, 5, 3]);
+        // One offer each would have left [1, 2, 4, 5, 3] too here, but not for [3, 2, 1]:
+        let heapified = PriorityQueue::from_collection([3, 2, 1], i32::cmp);
+        let mut offered = PriorityQueue::new(i32::cmp);
+        offered.add_all([3, 2, 1]);
+        assert_eq!(heapified.as_slice(), &[1, 2, 3]);
+        assert_eq!(offered.as_slice(), &[1, 3, 2]);
+    }
+
+    #[test]
+    fn remove_fills_the_hole_with_the_last_element() {
+        let mut q = PriorityQueue::from_collection([5, 1, 4, 2, 3], i32::cmp);
+        assert!(q.remove(&2));
+        assert_eq!(q.as_slice(), &[1, 3, 4, 5]);
+        assert!(!q.remove(&7));
+        // The last element sifts up when it is smaller than the removed one's parent.
+        let mut q = PriorityQueue::from_collection([1, 5, 2, 6, 7, 3], i32::cmp);
+        assert_eq!(q.as_slice(), &[1, 5, 2, 6, 7, 3]);
+        assert!(q.remove(&6));
+        assert_eq!(q.as_slice(), &[1, 3, 2, 5, 7]);
+        assert!(q.contains(&7) && !q.contains(&6));
     }
 
     #[test]

@@ -15,13 +15,19 @@
 
 pub mod client_state;
 mod constrained_priority_set;
+#[cfg(test)]
+pub mod corpus;
 pub mod high_availability;
 pub mod json;
+pub mod legacy_sticky;
 pub mod standby;
 pub mod task_movement;
 #[cfg(test)]
 mod tests_ha;
 pub mod threads;
+
+#[cfg(test)]
+mod tests_legacy;
 
 pub use client_state::ClientState;
 

@@ -674,3 +674,29 @@ fn passed_over_clients_return_in_hash_set_order() {
     // Offered back p17, p18, p3: p3 climbs to the root past p17, which drops to the end.
     assert_eq!(set.as_slice(), &[0, 2, 1]);
 }
+
+// Kafka 4.3.1's own answers (the handed-over corpus): every case where the leader ran
+// `HighAvailabilityTaskAssignor` (263, 45 with client tags), compared key by key: actives,
+// standbys, warm-ups, the probing flag, and the spread over threads built on them.
+#[test]
+fn corpus_high_availability_is_kafkas() {
+    use super::json::AssignorAnswer;
+    let report = super::corpus::check(
+        |case| {
+            AssignorUsed::chosen(case.assignor, case.changelog_end_offset_sums.is_some())
+                == AssignorUsed::HighAvailability
+        },
+        &|used, clients, configs| match used {
+            AssignorUsed::HighAvailability => {
+                let out = assign(clients, configs);
+                Some(AssignorAnswer {
+                    probing_rebalance: out.probing_rebalance,
+                    warmups: out.warmups,
+                })
+            }
+            _ => None,
+        },
+    );
+    assert_eq!(report.checked, 263);
+    assert!(report.mismatches.is_empty(), "{}", report.summary());
+}
