@@ -10,7 +10,7 @@
 //!   heap is a real `PriorityQueue` (`offer`, `poll`, `remove(Object)` as JDK 17 writes them),
 //!   whose comparator reads the clients at each call;
 //! - the clients a poll passed over are offered back from a `HashSet<ProcessId>`, in its
-//!   bucket order (`ConstrainedPrioritySet.java:184-198`), which reshapes the heap.
+//!   bucket order (`ConstrainedPrioritySet.java:49-63`), which reshapes the heap.
 
 use super::{ClientState, TaskId};
 use crate::java::{double_compare, iteration_order, Capacity, JavaHash};
@@ -53,13 +53,13 @@ impl<'a> ConstrainedPrioritySet<'a> {
     }
 
     /// `Comparator.comparing(weight).thenComparing(clientId -> clientId)`
-    /// (`ConstrainedPrioritySet.java:177`): `Double.compareTo`, then `UUID.compareTo`.
+    /// (`ConstrainedPrioritySet.java:42`): `Double.compareTo`, then `UUID.compareTo`.
     fn compare(&self, states: &[ClientState], a: usize, b: usize) -> Ordering {
         double_compare((self.weight)(&states[a]), (self.weight)(&states[b]))
             .then_with(|| states[a].process_id.cmp(&states[b].process_id))
     }
 
-    /// `poll(task, extraConstraint)` (`:183-199`): the least client that meets both
+    /// `poll(task, extraConstraint)` (`:48-64`): the least client that meets both
     /// constraints, taken out of the queue; the ones passed over go back in `HashSet` order.
     pub(crate) fn poll(
         &mut self,
@@ -97,7 +97,7 @@ impl<'a> ConstrainedPrioritySet<'a> {
         }
     }
 
-    /// `offer(client)` (`:214-221`): a queued client is removed first (`remove(Object)`), so it
+    /// `offer(client)` (`:79-86`): a queued client is removed first (`remove(Object)`), so it
     /// re-enters at its current weight.
     pub(crate) fn offer(&mut self, states: &[ClientState], client: usize) {
         if self.queued[client] {
@@ -109,7 +109,7 @@ impl<'a> ConstrainedPrioritySet<'a> {
         self.sift_up(states, self.heap.len() - 1);
     }
 
-    /// `pollNextClient` (`:223-227`): `PriorityQueue.remove()`.
+    /// `pollNextClient` (`:88-92`): `PriorityQueue.remove()`.
     fn poll_next(&mut self, states: &[ClientState]) -> Option<usize> {
         let last = self.heap.pop()?;
         let head = if self.heap.is_empty() {

@@ -620,7 +620,7 @@ fn the_result_does_not_depend_on_the_input_order() {
     }
 }
 
-// §8 (`java.util.PriorityQueue`), `ConstrainedPrioritySet.java:177`: the load is read at each
+// §8 (`java.util.PriorityQueue`), `ConstrainedPrioritySet.java:42`: the load is read at each
 // comparison, so a client whose load grows while it is queued stays at the head until it is
 // offered again, as in Java; a re-offer (remove, then offer) puts it in its place.
 #[test]
@@ -649,7 +649,7 @@ fn the_priority_set_reads_loads_when_it_compares() {
     assert_eq!(set.poll(&states, t(1, 0), |_| true), Some(1));
 }
 
-// §8, `ConstrainedPrioritySet.java:184-198`: the clients a poll passes over go back from a
+// §8, `ConstrainedPrioritySet.java:49-63`: the clients a poll passes over go back from a
 // HashSet<ProcessId>, in bucket order (UUID.hashCode & 15 here), not in the order polled.
 #[test]
 fn passed_over_clients_return_in_hash_set_order() {
