@@ -238,6 +238,31 @@ enum Command {
         /// List each member's partitions too, not just how many.
         #[arg(long, requires = "table")]
         detail: bool,
+        /// The streams view: a Kafka Streams application's subtopologies, ID=TASKS[:stateful],...
+        /// (e.g. 0=12:stateful,1=6); tasks per instance and stream thread under the streams
+        /// group (kip1071), high_availability and legacy_sticky.
+        #[arg(long, requires_all = ["table", "instances"], value_name = "ID=N[:stateful],...",
+              conflicts_with_all = ["topics", "members", "joins", "member_ids", "topic_ids", "preset", "detail"])]
+        subtopologies: Option<String>,
+        /// Streams view: the Kafka Streams instances forming the group.
+        #[arg(long, requires = "subtopologies", value_name = "N")]
+        instances: Option<usize>,
+        /// Streams view: stream threads per instance (num.stream.threads).
+        #[arg(
+            long,
+            requires = "subtopologies",
+            value_name = "N",
+            default_value_t = 1
+        )]
+        threads: usize,
+        /// Streams view: num.standby.replicas.
+        #[arg(
+            long,
+            requires = "subtopologies",
+            value_name = "N",
+            default_value_t = 0
+        )]
+        standbys: u32,
     },
     /// Serve the lab on 127.0.0.1: a page showing every assignor side by side (who reads which
     /// partition), a page showing rebalances side by side over time with a scrubber and faults
@@ -487,8 +512,14 @@ fn main() -> ExitCode {
             topic_ids,
             preset,
             detail,
+            subtopologies,
+            instances,
+            threads,
+            standbys,
         } => {
-            if table {
+            if let (Some(subtopologies), Some(instances)) = (subtopologies, instances) {
+                cli::assign::run_streams_table(&subtopologies, instances, threads, standbys)
+            } else if table {
                 cli::assign::run_table(&cli::assign::TableArgs {
                     topics,
                     members,

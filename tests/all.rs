@@ -43,6 +43,8 @@ mod restart_settings;
 mod simulation;
 mod snapshots;
 mod sticky_reference;
+mod streams_classic_properties;
+mod streams_classic_reference;
 mod streams_properties;
 mod streams_reference;
 mod sweep;

@@ -215,6 +215,7 @@ fn assign_lines() -> Vec<String> {
         "examples/assign.jsonl",
         "tests/data/assignor_cases.jsonl",
         "tests/data/kip1071_cases.jsonl",
+        "tests/data/classic_cases.jsonl",
     ]
     .iter()
     .flat_map(|f| {
@@ -298,6 +299,12 @@ fn assign_answers(line: &str) {
         Ok(AssignLine::Streams(case)) => {
             assert!(case.task_count() as u64 <= MAX_ASSIGN_PARTITIONS);
             let out = streams::json::render(&case, &case.assign());
+            assert!(out.starts_with('{'));
+        }
+        Ok(AssignLine::StreamsClassic(case)) => {
+            let tasks: u64 = case.subtopologies.iter().map(|s| s.partitions as u64).sum();
+            assert!(tasks <= MAX_ASSIGN_PARTITIONS);
+            let out = streams::classic::json::render(&case, &case.assign());
             assert!(out.starts_with('{'));
         }
         Ok(AssignLine::Partitions(case)) => {

@@ -4,7 +4,7 @@
 //! `subtopologies` is a KIP-1071 streams group case instead ([`parse_line`], `streams::json`).
 
 use super::racks::PartitionRacks;
-use super::streams::{self, json::StreamsCase};
+use super::streams::{self, classic::json::ClassicCase, json::StreamsCase};
 use super::{
     by_name, AssignResult, Assignor, GroupSpec, Member, MemberPartitions, RebalanceProtocol, Topic,
     TopicPartition,
@@ -61,13 +61,18 @@ pub enum AssignLine {
     Partitions(AssignCase),
     /// A KIP-1071 streams group case (`subtopologies`, `members`), `streams::json`.
     Streams(StreamsCase),
+    /// A classic Kafka Streams case (`subtopologies`, `clients`, `assignor`),
+    /// `streams::classic::json`.
+    StreamsClassic(ClassicCase),
 }
 
 /// Parses one input line of either kind: a line with `subtopologies` is a KIP-1071 case, any
 /// other a partition assignor's.
 pub fn parse_line(line: &str) -> Result<AssignLine, String> {
     let value = parse_object(line)?;
-    if streams::json::is_streams_case(&value) {
+    if streams::classic::json::is_classic_case(&value) {
+        streams::classic::json::parse_value(value).map(AssignLine::StreamsClassic)
+    } else if streams::json::is_streams_case(&value) {
         streams::json::parse_value(value).map(AssignLine::Streams)
     } else {
         parse_case_value(value).map(AssignLine::Partitions)

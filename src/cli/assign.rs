@@ -74,6 +74,13 @@ pub fn run(file: Option<&Path>) -> ExitCode {
                 }
                 continue;
             }
+            Ok(AssignLine::StreamsClassic(case)) => {
+                let outcome = case.assign();
+                if writeln!(out, "{}", streams::classic::json::render(&case, &outcome)).is_err() {
+                    break;
+                }
+                continue;
+            }
             Err(e) => {
                 eprintln!("{source}line {n}: {e}");
                 bad = true;
@@ -161,4 +168,24 @@ fn table_sections(args: &TableArgs) -> Result<Vec<table::Section>, String> {
         &args.member_ids,
         args.topic_ids.as_deref(),
     )?])
+}
+
+/// `cgsim assign --table --subtopologies ... --instances N [--threads N] [--standbys N]`.
+pub fn run_streams_table(
+    subtopologies: &str,
+    instances: usize,
+    threads: usize,
+    standbys: u32,
+) -> ExitCode {
+    match table::streams::StreamsTableSpec::new(subtopologies, instances, threads, standbys) {
+        Ok(spec) => {
+            let text = table::streams::render(&spec, &table::streams::build(&spec));
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("assign --table: {e}");
+            super::bad_input()
+        }
+    }
 }

@@ -4,7 +4,11 @@
 //! belongs to no one field).
 
 use crate::assignor::json::{parse_line, render, AssignLine};
-use crate::assignor::streams::{self, json::StreamsCase};
+use crate::assignor::streams::{
+    self,
+    classic::{self, json::ClassicCase},
+    json::StreamsCase,
+};
 use crate::assignor::table::{
     self, co_location, parse_member_counts, parse_topic_ids, parse_topics, GroupPlan, JoinSpec,
     MemberIds, Section, SectionTable,
@@ -601,6 +605,7 @@ fn assign_line(line: &str) -> Result<(Value, Vec<String>), String> {
     let case = match parse_line(line)? {
         AssignLine::Partitions(case) => case,
         AssignLine::Streams(case) => return assign_streams_line(&case),
+        AssignLine::StreamsClassic(case) => return assign_classic_line(&case),
     };
     let partitions = case.group.total_partitions();
     if partitions > MAX_ASSIGN_PARTITIONS {
@@ -611,6 +616,23 @@ fn assign_line(line: &str) -> Result<(Value, Vec<String>), String> {
     let result = case.assignor.assign(&case.group).map_err(|e| e.0)?;
     let output = serde_json::from_str(&render(&case, &result)).expect("render writes JSON");
     Ok((output, case.warnings))
+}
+
+/// A classic Kafka Streams line, under the same limit: its tasks count as partitions.
+fn assign_classic_line(case: &ClassicCase) -> Result<(Value, Vec<String>), String> {
+    let tasks: i64 = case
+        .subtopologies
+        .iter()
+        .map(|s| i64::from(s.partitions))
+        .sum();
+    if tasks > MAX_ASSIGN_PARTITIONS {
+        return Err(format!(
+            "{tasks} tasks in all: the lab takes at most {MAX_ASSIGN_PARTITIONS} a line (cgsim assign takes more)"
+        ));
+    }
+    let rendered = classic::json::render(case, &case.assign());
+    let output = serde_json::from_str(&rendered).expect("render writes JSON");
+    Ok((output, Vec::new()))
 }
 
 /// A KIP-1071 line, under the same limit: its tasks (one per partition of each subtopology)

@@ -80,13 +80,6 @@ pub fn is_streams_case(value: &Value) -> bool {
 
 /// Parses a line already read as a JSON object into a case, or says what is wrong with it.
 pub fn parse_value(value: Value) -> Result<StreamsCase, String> {
-    if value.get("clients").is_some() {
-        return Err(
-            "a classic Kafka Streams case (`clients`): cgsim assign reads KIP-1071 cases \
-             (`subtopologies` and `members`) only"
-                .into(),
-        );
-    }
     let raw: RawCase = serde_json::from_value(value).map_err(|e| e.to_string())?;
 
     let mut subtopologies = Vec::with_capacity(raw.subtopologies.len());
@@ -391,10 +384,6 @@ mod tests {
         );
         assert!(err(TWO, r#"{"member_id":"a","process_id":"p","owned":{}}"#).contains("owned"));
         assert!(err(TWO, r#"{"member_id":"a"}"#).contains("process_id"));
-        let classic = r#"{"id":"c","assignor":"legacy_sticky","subtopologies":[],"clients":[]}"#;
-        assert!(parse(classic)
-            .unwrap_err()
-            .contains("classic Kafka Streams case"));
     }
 
     #[test]

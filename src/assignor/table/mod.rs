@@ -29,6 +29,7 @@ mod co_location;
 mod preset;
 mod render;
 mod spec;
+pub mod streams;
 
 pub use co_location::{co_location, CoLocation};
 

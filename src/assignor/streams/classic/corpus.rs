@@ -6,8 +6,8 @@
 //! warm-up tasks are written into the clients instead, so the rest of the pipeline (previous
 //! tasks, lags, capacity, the spread over threads) is checked on its own.
 
-use super::json::{outcome, parse_value, render, AssignorAnswer, ClassicCase};
-use super::{AssignmentConfigs, AssignorUsed, Clients, TaskId};
+use super::json::{outcome, parse_value, render, ClassicCase};
+use super::{AssignmentConfigs, AssignorAnswer, AssignorUsed, Clients, TaskId};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -19,8 +19,8 @@
 use super::client_state::Consumer;
 use super::threads::{spread_over_threads, ThreadTasks};
 use super::{
-    java_task_order, source_topic, AssignmentConfigs, AssignorUsed, ClientState, Clients,
-    ConfiguredAssignor, ProcessId, Subtopology, TaskId, UNKNOWN_OFFSET_SUM,
+    assign_tasks, java_task_order, source_topic, AssignmentConfigs, AssignorAnswer, AssignorUsed,
+    ClientState, Clients, ConfiguredAssignor, ProcessId, Subtopology, TaskId, UNKNOWN_OFFSET_SUM,
 };
 use crate::assignor::MAX_PARTITIONS;
 use crate::java::{Capacity, JavaHash};
@@ -64,13 +64,6 @@ pub struct ClientOutcome {
     /// The standbys that are warm-ups (high availability only).
     pub warmup: BTreeSet<TaskId>,
     pub threads: BTreeMap<String, ThreadTasks>,
-}
-
-/// What a task assignor returns beside what it writes into the clients.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AssignorAnswer {
-    pub probing_rebalance: bool,
-    pub warmups: BTreeMap<ProcessId, BTreeSet<TaskId>>,
 }
 
 impl ClassicCase {
@@ -197,8 +190,13 @@ impl ClassicCase {
         (clients, used)
     }
 
-    /// Runs the case: the leader's input, the task assignor `assign` stands for, then each
+    /// Runs the case as Kafka's leader does: its input, the task assignor it picks, each
     /// client's spread over its threads.
+    pub fn assign(&self) -> ClassicOutcome {
+        self.run(assign_tasks)
+    }
+
+    /// Runs the case with the task assignor `assign` stands for.
     pub fn run(
         &self,
         assign: impl FnOnce(AssignorUsed, &mut Clients, &AssignmentConfigs) -> AssignorAnswer,
@@ -348,8 +346,10 @@ pub fn parse_value(value: Value) -> Result<ClassicCase, String> {
         match subtopologies.iter().find(|s| s.id == task.subtopology) {
             Some(s) if task.partition < s.partitions => Ok(task),
             Some(s) => Err(format!(
-                "{whose}: task {task} is outside the topology: subtopology {} has {} partitions",
-                s.id, s.partitions
+                "{whose}: task {task} is outside the topology: subtopology {} has {} partition{}",
+                s.id,
+                s.partitions,
+                if s.partitions == 1 { "" } else { "s" }
             )),
             None => Err(format!(
                 "{whose}: task {task} is outside the topology: there is no subtopology {}",

@@ -33,6 +33,7 @@ pub use client_state::ClientState;
 
 use crate::java::{iteration_order, Capacity, JavaHash};
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// `Task.LATEST_OFFSET`: the offset sum a thread reports for an active task it runs
@@ -273,4 +274,39 @@ pub fn java_task_order(tasks: &[TaskId], capacity: Capacity) -> Vec<TaskId> {
         .into_iter()
         .map(|i| tasks[i])
         .collect()
+}
+
+/// What a task assignor returns beside what it writes into the clients.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AssignorAnswer {
+    /// `assign`'s boolean: whether a probing rebalance should follow.
+    pub probing_rebalance: bool,
+    /// Per client, the standbys that are warm-ups (high availability only).
+    pub warmups: BTreeMap<ProcessId, BTreeSet<TaskId>>,
+}
+
+/// Runs the task assignor `used` names on the leader's input, as `StreamsPartitionAssignor`
+/// calls it (`SPA.java:818-832`; rack awareness `none`).
+pub fn assign_tasks(
+    used: AssignorUsed,
+    clients: &mut Clients,
+    configs: &AssignmentConfigs,
+) -> AssignorAnswer {
+    match used {
+        AssignorUsed::HighAvailability => {
+            let outcome = high_availability::assign(clients, configs);
+            AssignorAnswer {
+                probing_rebalance: outcome.probing_rebalance,
+                warmups: outcome.warmups,
+            }
+        }
+        AssignorUsed::LegacySticky => AssignorAnswer {
+            probing_rebalance: legacy_sticky::assign(clients, configs, false),
+            warmups: BTreeMap::new(),
+        },
+        AssignorUsed::FallbackPrior => AssignorAnswer {
+            probing_rebalance: legacy_sticky::assign_fallback_prior(clients, configs),
+            warmups: BTreeMap::new(),
+        },
+    }
 }

@@ -680,7 +680,7 @@ fn passed_over_clients_return_in_hash_set_order() {
 // standbys, warm-ups, the probing flag, and the spread over threads built on them.
 #[test]
 fn corpus_high_availability_is_kafkas() {
-    use super::json::AssignorAnswer;
+    use super::AssignorAnswer;
     let report = super::corpus::check(
         |case| {
             AssignorUsed::chosen(case.assignor, case.changelog_end_offset_sums.is_some())

@@ -5,8 +5,8 @@
 //! Process ids are `0000…-<lsb>`: `UUID.hashCode` is then `lsb`, so a `HashSet<ProcessId>`
 //! iterates them by `lsb & (table - 1)`. `TaskId` `0_p` hashes to `29791 + 31p`.
 
-use super::json::AssignorAnswer;
 use super::legacy_sticky::{assign, assign_fallback_prior};
+use super::AssignorAnswer;
 use super::{
     java_task_order, AssignmentConfigs, AssignorUsed, ClientState, Clients, ProcessId, TaskId,
 };
