@@ -1,8 +1,8 @@
 //! What Kafka Streams' classic task assignment guarantees whatever the group
 //! (../shared/reference/streams/STREAMS.md §4-7), on random groups under each task assignor
 //! (high availability, legacy sticky, and fallback prior when the end offsets are missing):
-//! random topologies, instances of 1-4 stream threads with signed-order process ids, and
-//! previous state that may be stale (offset sums behind, past the end, of tasks now moved).
+//! random topologies, instances of 1-4 stream threads with signed-order process ids, client
+//! tags in three zones for the tag-aware standby assignor, and previous state that may be stale (offset sums behind, past the end, of tasks now moved).
 //!
 //! - every task is active on exactly one instance (§4.1, §6: every assignor places them all);
 //! - no instance holds a task twice: never its active and a standby (`ClientState.assignActive`
@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// (partitions, stateful) per subtopology; per instance: (msb, threads, previous tasks as
 /// (subtopology pick, partition, offset-sum kind)); standbys; warm-ups; high availability or
-/// legacy sticky; whether the end offsets were fetched.
+/// legacy sticky; whether the end offsets were fetched; whether instances carry a zone tag.
 type RawInstance = (i64, usize, Vec<(u8, i32, u8)>);
 
 fn case_strategy() -> impl Strategy<Value = ClassicCase> {
@@ -44,10 +44,13 @@ fn case_strategy() -> impl Strategy<Value = ClassicCase> {
         1i32..3,
         any::<bool>(),
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(subs, instances, standbys, warmups, ha, fetched)| {
-            build(&subs, &instances, standbys, warmups, ha, fetched)
-        })
+        .prop_map(
+            |(subs, instances, standbys, warmups, ha, fetched, tagged)| {
+                build(&subs, &instances, standbys, warmups, ha, fetched, tagged)
+            },
+        )
 }
 
 fn build(
@@ -57,6 +60,7 @@ fn build(
     warmups: i32,
     ha: bool,
     fetched: bool,
+    tagged: bool,
 ) -> ClassicCase {
     let subtopologies: Vec<Subtopology> = subs
         .iter()
@@ -113,9 +117,15 @@ fn build(
                 _ => {}
             }
         }
+        // With `rack.aware.assignment.tags = zone`, the tag-aware standby assignor runs.
+        let client_tags = if tagged {
+            BTreeMap::from([("zone".to_string(), format!("z{}", msb.rem_euclid(3)))])
+        } else {
+            BTreeMap::new()
+        };
         clients.push(ClientInput {
             process_id,
-            client_tags: BTreeMap::new(),
+            client_tags,
             consumers,
         });
     }
@@ -134,6 +144,11 @@ fn build(
         configs: AssignmentConfigs {
             num_standby_replicas: standbys,
             max_warmup_replicas: warmups,
+            rack_aware_assignment_tags: if tagged {
+                vec!["zone".into()]
+            } else {
+                Vec::new()
+            },
             ..AssignmentConfigs::default()
         },
         subtopologies,

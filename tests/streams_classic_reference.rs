@@ -75,12 +75,14 @@ fn bad_classic_lines_are_named_by_line_and_exit_2() {
         v["clients"][0]["consumers"][0]["task_offset_sums"] = serde_json::json!({"0_5": 10});
     });
     let unknown_assignor = first_case_with(|v| v["assignor"] = Value::from("sticky"));
+    let no_clients = first_case_with(|v| v["clients"] = serde_json::json!([]));
     let input = [
         good,
         sub_not_a_number,
         task_outside,
         partition_outside,
         unknown_assignor,
+        no_clients,
     ]
     .join("\n");
     let out = cgsim_assign(&input, &[]);
@@ -89,7 +91,7 @@ fn bad_classic_lines_are_named_by_line_and_exit_2() {
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 1);
     let stderr = String::from_utf8(out.stderr).unwrap();
     let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 4, "{stderr}");
+    assert_eq!(lines.len(), 5, "{stderr}");
     assert!(
         lines[0].starts_with("line 2: subtopology id \"a\" is not a number"),
         "{stderr}"
@@ -109,6 +111,7 @@ fn bad_classic_lines_are_named_by_line_and_exit_2() {
         lines[3].starts_with("line 5: unknown assignor \"sticky\""),
         "{stderr}"
     );
+    assert!(lines[4].starts_with("line 6: no clients: "), "{stderr}");
 }
 
 #[test]

@@ -391,6 +391,15 @@ pub fn parse_value(value: Value) -> Result<ClassicCase, String> {
         }
     };
 
+    // The leader is a member itself: its assignor never sees an empty group (Kafka's would
+    // throw: `totalCapacity` zero in legacy sticky, no client to deal to in high availability).
+    if raw.clients.is_empty() {
+        return Err(
+            "no clients: the group leader that runs the assignor is a client itself, so there is \
+             at least one"
+                .into(),
+        );
+    }
     let mut clients: Vec<ClientInput> = Vec::with_capacity(raw.clients.len());
     let mut member_ids = BTreeSet::new();
     for c in raw.clients {
