@@ -27,6 +27,8 @@ mod tests_ha;
 pub mod threads;
 
 #[cfg(test)]
+mod tests_leader;
+#[cfg(test)]
 mod tests_legacy;
 
 pub use client_state::ClientState;
