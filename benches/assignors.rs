@@ -6,7 +6,11 @@
 //! `scripts/bench-table` looks for under `target/criterion/`.
 //!
 //! The KIP-1071 streams group assignor is timed on `benches/inputs/streams-kip1071.jsonl`
-//! (`kip1071/streams-kip1071`), checked first against Kafka's answer's SHA-256.
+//! (`kip1071/streams-kip1071`), checked first against Kafka's answer's SHA-256. The classic
+//! Kafka Streams high-availability task assignor is timed on
+//! `benches/inputs/streams-classic.jsonl` (`classic/streams-classic`, and the whole case with
+//! the leader's input and the spread over threads as `classic/streams-classic-whole`), checked
+//! first against cgsim's own answer's SHA-256.
 //!
 //! `cargo bench --bench assignors [FILTER]`; `scripts/bench-table` prints our medians beside
 //! Kafka's.
@@ -15,7 +19,8 @@ mod inputs;
 
 use cgsim::assignor::json::{named_assignment, parse_line, AssignCase, AssignLine};
 use cgsim::assignor::streams;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use cgsim::assignor::streams::classic::{high_availability, json::render, AssignorUsed};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode};
 use inputs::{load, DATA};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -132,5 +137,63 @@ fn streams(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, assignors, streams);
+/// The classic Kafka Streams input (issue 75, `examples/streams_classic_bench_input.rs`): 100
+/// instances of 10 stream threads, four stateful subtopologies of 256 partitions, one standby,
+/// high availability, an instance joining a settled group.
+const CLASSIC_INPUT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/benches/inputs/streams-classic.jsonl"
+);
+/// SHA-256 of the output line `ClassicCase::assign` renders on it, without the newline: cgsim's
+/// answer, pinned so a change shows; Kafka's own has not been computed on this file.
+const CLASSIC_SHA256: &str = "e7ccebafd380fe584f376b3705216d4dcd41a4cca25d9ce7f353d23d6383b03b";
+
+/// `classic/streams-classic`: parsed once, the whole answer checked against the pinned one, the
+/// leader's input prepared once; then only the high-availability task assignor's call is timed,
+/// on a fresh copy of that input each time (copied untimed). `classic/streams-classic-whole`
+/// times `ClassicCase::assign`: the leader's input, the assignor, the spread over threads.
+fn classic(c: &mut Criterion) {
+    let text = std::fs::read_to_string(CLASSIC_INPUT).expect("classic bench input");
+    let Ok(AssignLine::StreamsClassic(case)) = parse_line(text.trim()) else {
+        panic!("{CLASSIC_INPUT}: not a classic Kafka Streams case");
+    };
+    let line = render(&case, &case.assign());
+    let sha: String = Sha256::digest(line.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        sha, CLASSIC_SHA256,
+        "streams-classic: result differs from the pinned one"
+    );
+    let (clients, used) = case.prepare();
+    assert_eq!(
+        used,
+        AssignorUsed::HighAvailability,
+        "streams-classic: not high availability"
+    );
+    // About 0.1 s a call: flat sampling, a few calls in each of 10 samples.
+    let mut group = c.benchmark_group("classic");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function(BenchmarkId::from_parameter("streams-classic"), |b| {
+        b.iter_batched(
+            || clients.clone(),
+            |mut fresh| {
+                let outcome = high_availability::assign(&mut fresh, &case.configs);
+                (outcome, fresh)
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function(BenchmarkId::from_parameter("streams-classic-whole"), |b| {
+        b.iter(|| case.assign())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, assignors, streams, classic);
 criterion_main!(benches);
