@@ -285,9 +285,15 @@ fn tasks_to_client_by_lag(
     stateful
         .iter()
         .map(|&task| {
-            let mut clients = order.to_vec();
-            clients.sort_by_key(|&c| (states[c].lag_for(task), states[c].process_id));
-            (task, clients)
+            // `order` is already by `ProcessId`: each lag is read once and its rank there
+            // breaks ties.
+            let mut keyed: Vec<(i64, usize, usize)> = order
+                .iter()
+                .enumerate()
+                .map(|(rank, &c)| (states[c].lag_for(task), rank, c))
+                .collect();
+            keyed.sort_unstable();
+            (task, keyed.into_iter().map(|(_, _, c)| c).collect())
         })
         .collect()
 }
