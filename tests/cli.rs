@@ -5,7 +5,8 @@ use cgsim::scenario::Protocol;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-/// `cgsim ARGS` with `stdin` on its standard input.
+/// `cgsim ARGS` with `stdin` on its standard input, written from a thread of its own so that
+/// an input larger than a pipe's buffer cannot wait on output nobody reads yet.
 pub(crate) fn cgsim(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
         .args(args)
@@ -14,13 +15,12 @@ pub(crate) fn cgsim(args: &[&str], stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("cgsim runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_string();
+    let writer = std::thread::spawn(move || pipe.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out
 }
 
 fn text(b: &[u8]) -> String {

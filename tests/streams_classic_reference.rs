@@ -6,27 +6,16 @@
 //! lines get `line N:` and exit 2; the streams view of `cgsim assign --table` is a snapshot.
 
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const CASES: &str = include_str!("data/classic_cases.jsonl");
 const EXPECTED: &str = include_str!("data/classic_expected.jsonl");
 
+/// `cgsim assign ARGS` with `input` on stdin.
 fn cgsim_assign(input: &str, args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cgsim"))
-        .arg("assign")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    let mut all = vec!["assign"];
+    all.extend(args);
+    crate::cli::cgsim(&all, input)
 }
 
 #[test]

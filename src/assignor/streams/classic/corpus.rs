@@ -7,7 +7,7 @@
 //! tasks, lags, capacity, the spread over threads) is checked on its own.
 
 use super::json::{outcome, parse_value, render, ClassicCase};
-use super::{AssignmentConfigs, AssignorAnswer, AssignorUsed, Clients, TaskId};
+use super::{assign_tasks, AssignmentConfigs, AssignorAnswer, AssignorUsed, Clients, TaskId};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -143,6 +143,32 @@ fn the_leaders_input_and_the_spread_over_threads_are_kafkas() {
     let report = check(|_| true, &|_, _, _| None);
     assert_eq!(report.checked, 371);
     assert!(report.mismatches.is_empty(), "{}", report.summary());
+}
+
+/// Every case with the task assignor Kafka's leader picks (`assign_tasks`): 263 high
+/// availability (45 with client tags), 66 legacy sticky, 42 fallback prior, compared key by key
+/// (actives, standbys, warm-ups, the probing flag, and the spread over threads built on them).
+#[test]
+fn every_case_is_kafkas_with_the_assignor_kafka_picks() {
+    for (used, cases) in [
+        (AssignorUsed::HighAvailability, 263),
+        (AssignorUsed::LegacySticky, 66),
+        (AssignorUsed::FallbackPrior, 42),
+    ] {
+        let report = check(
+            |case| {
+                AssignorUsed::chosen(case.assignor, case.changelog_end_offset_sums.is_some())
+                    == used
+            },
+            &|used, clients, configs| Some(assign_tasks(used, clients, configs)),
+        );
+        assert_eq!(report.checked, cases, "{used:?}");
+        assert!(
+            report.mismatches.is_empty(),
+            "{used:?}: {}",
+            report.summary()
+        );
+    }
 }
 
 #[test]

@@ -108,8 +108,9 @@ impl ClassicCase {
                 .collect();
             changelog_inserted.extend(java_task_order(&own, Capacity::Default));
         }
-        let changelog_order = java_task_order(&changelog_inserted, Capacity::Default);
-        let stateful_tasks = java_task_order(&changelog_order, Capacity::Default);
+        // The leader's `HashSet` copies that map's keys in its order into a table of the same
+        // size (both default, grown by the same count): the same order.
+        let stateful_tasks = java_task_order(&changelog_inserted, Capacity::Default);
 
         // End offsets: a stateful task missing from the fetched sums gets 0; a failed fetch
         // gives every one `UNKNOWN_OFFSET_SUM` (`SPA.java:911-916`).
@@ -154,20 +155,15 @@ impl ClassicCase {
             };
             states[at].add_consumer(consumer);
         }
+        // `clientStates` is filled in the metadata map's order, into a table of the same size:
+        // it iterates as that map does.
         let process_hashes: Vec<i32> = states.iter().map(|s| s.process_id.java_hash()).collect();
-        let metadata_order = crate::java::iteration_order(&process_hashes, Capacity::Default);
-        // `clientStates` is filled in the metadata map's order: iterate it again.
-        let metadata_hashes: Vec<i32> = metadata_order.iter().map(|&i| process_hashes[i]).collect();
-        let states_order: Vec<usize> =
-            crate::java::iteration_order(&metadata_hashes, Capacity::Default)
-                .into_iter()
-                .map(|i| metadata_order[i])
-                .collect();
         let mut by_order: Vec<Option<ClientState>> = states.into_iter().map(Some).collect();
-        let mut states: Vec<ClientState> = states_order
-            .into_iter()
-            .map(|i| by_order[i].take().expect("each client once"))
-            .collect();
+        let mut states: Vec<ClientState> =
+            crate::java::iteration_order(&process_hashes, Capacity::Default)
+                .into_iter()
+                .map(|i| by_order[i].take().expect("each client once"))
+                .collect();
         let partitions: BTreeMap<i32, i32> = self
             .subtopologies
             .iter()
@@ -193,16 +189,8 @@ impl ClassicCase {
     /// Runs the case as Kafka's leader does: its input, the task assignor it picks, each
     /// client's spread over its threads.
     pub fn assign(&self) -> ClassicOutcome {
-        self.run(assign_tasks)
-    }
-
-    /// Runs the case with the task assignor `assign` stands for.
-    pub fn run(
-        &self,
-        assign: impl FnOnce(AssignorUsed, &mut Clients, &AssignmentConfigs) -> AssignorAnswer,
-    ) -> ClassicOutcome {
         let (mut clients, used) = self.prepare();
-        let answer = assign(used, &mut clients, &self.configs);
+        let answer = assign_tasks(used, &mut clients, &self.configs);
         outcome(used, clients, answer)
     }
 }

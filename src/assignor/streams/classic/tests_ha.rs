@@ -675,32 +675,6 @@ fn passed_over_clients_return_in_hash_set_order() {
     assert_eq!(set.as_slice(), &[0, 2, 1]);
 }
 
-// Kafka 4.3.1's own answers (the handed-over corpus): every case where the leader ran
-// `HighAvailabilityTaskAssignor` (263, 45 with client tags), compared key by key: actives,
-// standbys, warm-ups, the probing flag, and the spread over threads built on them.
-#[test]
-fn corpus_high_availability_is_kafkas() {
-    use super::AssignorAnswer;
-    let report = super::corpus::check(
-        |case| {
-            AssignorUsed::chosen(case.assignor, case.changelog_end_offset_sums.is_some())
-                == AssignorUsed::HighAvailability
-        },
-        &|used, clients, configs| match used {
-            AssignorUsed::HighAvailability => {
-                let out = assign(clients, configs);
-                Some(AssignorAnswer {
-                    probing_rebalance: out.probing_rebalance,
-                    warmups: out.warmups,
-                })
-            }
-            _ => None,
-        },
-    );
-    assert_eq!(report.checked, 263);
-    assert!(report.mismatches.is_empty(), "{}", report.summary());
-}
-
 /// Kafka's diagnostic `probe` of every high-availability case: what the assignor decided on
 /// the way, not only its result (README Part 2): the lag-blind placement with its standbys, the
 /// movements needed, the warm-up budget before and after each kind of movement, and which

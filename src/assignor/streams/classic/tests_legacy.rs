@@ -6,10 +6,7 @@
 //! iterates them by `lsb & (table - 1)`. `TaskId` `0_p` hashes to `29791 + 31p`.
 
 use super::legacy_sticky::{assign, assign_fallback_prior};
-use super::AssignorAnswer;
-use super::{
-    java_task_order, AssignmentConfigs, AssignorUsed, ClientState, Clients, ProcessId, TaskId,
-};
+use super::{java_task_order, AssignmentConfigs, ClientState, Clients, ProcessId, TaskId};
 use crate::java::{Capacity, JavaHash};
 use std::collections::BTreeMap;
 
@@ -324,41 +321,4 @@ fn standbys_limited_by_clients_and_stateful_only() {
     assign(&mut c, &standbys(3), false);
     let all_standbys: Vec<TaskId> = [1, 2].iter().flat_map(|&l| standby(&c, l)).collect();
     assert_eq!(all_standbys, vec![t(0)]);
-}
-
-/// Kafka 4.3.1's own answers (the handed-over corpus): every case where the leader ran
-/// `LegacyStickyTaskAssignor` (66) or `FallbackPriorTaskAssignor` (42: high availability
-/// configured, end offsets not fetched), compared key by key (active, standby, probing, and
-/// the spread over threads built on them).
-fn corpus_with(chosen: AssignorUsed) -> super::corpus::Report {
-    super::corpus::check(
-        |case| {
-            AssignorUsed::chosen(case.assignor, case.changelog_end_offset_sums.is_some()) == chosen
-        },
-        &|used, clients, configs| {
-            let probing_rebalance = match used {
-                AssignorUsed::LegacySticky => assign(clients, configs, false),
-                AssignorUsed::FallbackPrior => assign_fallback_prior(clients, configs),
-                AssignorUsed::HighAvailability => return None,
-            };
-            Some(AssignorAnswer {
-                probing_rebalance,
-                warmups: BTreeMap::new(),
-            })
-        },
-    )
-}
-
-#[test]
-fn corpus_legacy_sticky_is_kafkas() {
-    let report = corpus_with(AssignorUsed::LegacySticky);
-    assert_eq!(report.checked, 66);
-    assert!(report.mismatches.is_empty(), "{}", report.summary());
-}
-
-#[test]
-fn corpus_fallback_prior_is_kafkas() {
-    let report = corpus_with(AssignorUsed::FallbackPrior);
-    assert_eq!(report.checked, 42);
-    assert!(report.mismatches.is_empty(), "{}", report.summary());
 }

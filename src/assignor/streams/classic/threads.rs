@@ -4,8 +4,8 @@
 //! (`computeNewAssignment`, `SPA.java:1023-1048`): the stateful actives, then every standby
 //! (warm-ups included), then the stateless actives.
 
-use super::{ClientState, TaskId};
-use crate::java::{iteration_order, Capacity, JavaHash, PriorityQueue};
+use super::{java_task_order, ClientState, TaskId};
+use crate::java::{Capacity, PriorityQueue};
 use std::collections::{BTreeMap, VecDeque};
 
 /// One thread's tasks, each list in the order the thread was given them.
@@ -23,13 +23,21 @@ pub fn spread_over_threads(client: &ClientState) -> BTreeMap<String, ThreadTasks
     // filled in the TreeSet's order, which the queue's constructor then heapifies.
     let (stateful, stateless): (Vec<TaskId>, Vec<TaskId>) =
         client.active.iter().partition(|t| client.is_stateful(**t));
-    let stateful_active =
-        assign_tasks_to_threads(&hash_set_order(&stateful), true, client, &mut load);
+    let stateful_active = assign_tasks_to_threads(
+        &java_task_order(&stateful, Capacity::Default),
+        true,
+        client,
+        &mut load,
+    );
     // `standbyTasks()` is the TreeSet itself (wrapped unmodifiable): already sorted.
     let standby: Vec<TaskId> = client.standby.iter().copied().collect();
     let standby = assign_tasks_to_threads(&standby, true, client, &mut load);
-    let stateless_active =
-        assign_tasks_to_threads(&hash_set_order(&stateless), false, client, &mut load);
+    let stateless_active = assign_tasks_to_threads(
+        &java_task_order(&stateless, Capacity::Default),
+        false,
+        client,
+        &mut load,
+    );
     client
         .consumers
         .iter()
@@ -42,15 +50,6 @@ pub fn spread_over_threads(client: &ClientState) -> BTreeMap<String, ThreadTasks
             };
             (c.clone(), tasks)
         })
-        .collect()
-}
-
-/// The iteration order of a `HashSet<TaskId>` (default capacity) filled in `sorted`'s order.
-fn hash_set_order(sorted: &[TaskId]) -> Vec<TaskId> {
-    let hashes: Vec<i32> = sorted.iter().map(JavaHash::java_hash).collect();
-    iteration_order(&hashes, Capacity::Default)
-        .into_iter()
-        .map(|i| sorted[i])
         .collect()
 }
 
